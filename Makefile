@@ -1,0 +1,49 @@
+# One entry point for people, CI and AAP image builders. Every target bootstraps what it needs.
+SHELL := /bin/bash
+PY := .venv/bin/python
+PYTEST_ARGS ?=
+
+.PHONY: help venv demo test unit selftest integration sanity twin twin-stop twin-status clean
+
+help:
+	@echo "make demo       - the main job against the twin: enable, verify, failover drill, report"
+	@echo "make test       - all tests: unit, twin self-tests, module/playbook tests, ansible-test sanity"
+	@echo "make unit | selftest | integration | sanity - one part of make test"
+	@echo "make twin       - start the twin in the background (then: source .twin/env)"
+	@echo "make twin-stop  - stop it"
+
+venv:
+	@bash scripts/bootstrap.sh
+
+demo: venv
+	@bash scripts/demo.sh
+
+test: venv
+	@echo "==> pytest: unit tests, twin self-tests, module and playbook tests against the twin"
+	$(PY) -m pytest $(PYTEST_ARGS)
+	@echo "==> ansible-test sanity"
+	@bash scripts/sanity.sh
+
+unit: venv
+	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+selftest: venv
+	$(PY) -m pytest tests/twin/selftest $(PYTEST_ARGS)
+
+integration: venv
+	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
+
+sanity: venv
+	@bash scripts/sanity.sh
+
+twin: venv
+	@$(PY) tests/twin/ctl.py start
+
+twin-stop:
+	@$(PY) tests/twin/ctl.py stop
+
+twin-status:
+	@$(PY) tests/twin/ctl.py status
+
+clean: twin-stop
+	rm -rf .build .cache .pytest_cache reports

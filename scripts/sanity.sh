@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs ansible-test sanity offline on a copy of the collection laid out as
+# ansible_collections/ocp/egressip outside the git checkout (ansible-test needs that layout, a real
+# directory, and no enclosing git repository that ignores it:
+# it resolves symlinks and asks git which files exist). Extra arguments go to ansible-test (for example --test pep8).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+dest=${SANITY_ROOT:-${TMPDIR:-/tmp}/ocp-egressip-sanity}/ansible_collections/ocp/egressip
+rm -rf "$dest"
+mkdir -p "$dest"
+# Exactly the files git would ship: tracked plus untracked-but-not-ignored.
+git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+  [ -e "$f" ] && printf '%s\0' "$f"
+done | tar --null -T - -cf - | tar -xf - -C "$dest"
+cd "$dest"
+export PATH="$root/.venv/bin:$PATH"
+py=$("$root/.venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+echo "==> ansible-test sanity (python $py) in $dest"
+exec ansible-test sanity --venv --requirements --python "$py" --color no "$@"

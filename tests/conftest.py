@@ -1,0 +1,112 @@
+"""Shared pytest fixtures: the twin, and running the collection's modules and playbooks against it.
+
+- `twin` (module scope): a fresh twin for each test module; a module may set
+  `TWIN_OPTIONS = {'workers': 5, ...}` (arguments of tests/twin/ctl.py start).
+- `run_module(name, args, check=False, diff=False, env=None)`: runs a module of this
+  collection as Ansible does (a separate Python process reading an args file) and returns
+  its result dict.
+- `run_playbook(playbook, extra_vars=None, check=False, diff=False, env=None)`: runs
+  ansible-playbook with this collection on the collections path; returns a `PlaybookRun`.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(TESTS_DIR)
+COLLECTIONS_DIR = os.path.join(REPO_ROOT, '.build')
+COLLECTION_LINK = os.path.join(COLLECTIONS_DIR, 'ansible_collections', 'ocp', 'egressip')
+
+# The collection is imported as ansible_collections.ocp.egressip (a link to the repo root made
+# here and by scripts/bootstrap.sh); the twin is the package `twin` under tests/.
+if not os.path.lexists(COLLECTION_LINK):
+    os.makedirs(os.path.dirname(COLLECTION_LINK), exist_ok=True)
+    os.symlink(REPO_ROOT, COLLECTION_LINK)
+for path in (COLLECTIONS_DIR, TESTS_DIR):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+from twin import ctl  # noqa: E402  pylint: disable=wrong-import-position
+from twin.fixture import Twin  # noqa: E402  pylint: disable=wrong-import-position
+
+
+@pytest.fixture(scope='session')
+def vcsim_binary():
+    return ctl.build_vcsim()
+
+
+@pytest.fixture(scope='module')
+def twin(request, tmp_path_factory, vcsim_binary):
+    options = dict(getattr(request.module, 'TWIN_OPTIONS', {}))
+    handle = Twin.start(str(tmp_path_factory.mktemp('twin')), binary=vcsim_binary, **options)
+    yield handle
+    handle.stop()
+
+
+def _environment(request, env):
+    merged = dict(os.environ)
+    merged.pop('KUBECONFIG', None)
+    merged.update({'ANSIBLE_COLLECTIONS_PATH': COLLECTIONS_DIR, 'PYTHONPATH': COLLECTIONS_DIR,
+                   'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_FORCE_COLOR': '0'})
+    if 'twin' in request.fixturenames or env is None:
+        merged.update(request.getfixturevalue('twin').env)
+    merged.update(env or {})
+    return {key: str(value) for key, value in merged.items() if value is not None}
+
+
+@pytest.fixture
+def run_module(request, tmp_path):
+    def run(name, args, check=False, diff=False, env=None):
+        module_args = dict(args, _ansible_check_mode=check, _ansible_diff=diff, _ansible_no_log=False)
+        args_file = tmp_path / ('%s-args.json' % name)
+        args_file.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': module_args}))
+        proc = subprocess.run([sys.executable, '-m', 'ansible_collections.ocp.egressip.plugins.modules.%s' % name, str(args_file)],
+                              env=_environment(request, env), capture_output=True, text=True, timeout=600, check=False)
+        try:
+            result = json.loads(proc.stdout)
+        except ValueError:
+            pytest.fail('module %s printed no JSON result (rc %s):\nstdout:\n%s\nstderr:\n%s' % (name, proc.returncode, proc.stdout, proc.stderr))
+        result['_rc'] = proc.returncode
+        result['_stderr'] = proc.stderr
+        return result
+    return run
+
+
+class PlaybookRun:
+    """The outcome of one ansible-playbook run: rc, output and the PLAY RECAP per host."""
+
+    RECAP = re.compile(r'^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)', re.M)
+
+    def __init__(self, proc):
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.recap = {match.group(1): {'ok': int(match.group(2)), 'changed': int(match.group(3)),
+                                       'unreachable': int(match.group(4)), 'failed': int(match.group(5))}
+                      for match in self.RECAP.finditer(proc.stdout)}
+
+    @property
+    def changed(self):
+        return sum(host['changed'] for host in self.recap.values())
+
+    def __repr__(self):
+        return 'PlaybookRun(rc=%s, recap=%s)\n--- stdout ---\n%s\n--- stderr ---\n%s' % (self.rc, self.recap, self.stdout[-6000:], self.stderr[-3000:])
+
+
+@pytest.fixture
+def run_playbook(request):
+    def run(playbook, extra_vars=None, check=False, diff=False, env=None, extra_args=()):
+        if not os.path.isabs(playbook):
+            playbook = os.path.join(REPO_ROOT, playbook)
+        argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), playbook]
+        for extra in ([extra_vars] if isinstance(extra_vars, (dict, str)) else extra_vars or []):
+            argv += ['-e', json.dumps(extra) if isinstance(extra, dict) else extra]
+        argv += (['--check'] if check else []) + (['--diff'] if diff else []) + list(extra_args)
+        proc = subprocess.run(argv, env=_environment(request, env), capture_output=True, text=True, timeout=1200, check=False, cwd=REPO_ROOT)
+        return PlaybookRun(proc)
+    return run

@@ -1,0 +1,158 @@
+"""The `Twin` handle that tests, playbook runs and benchmarks use to talk to a running twin.
+
+It wraps the state files written by `ctl.start` and the twin-only endpoints of both
+processes (request logs, fault injection, inventory, reachability, wire).
+"""
+
+import json
+import os
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from twin import ctl
+
+
+class Twin:
+    """A running twin: settings, typed clients, request logs, fault injection."""
+
+    def __init__(self, state_dir):
+        self.state_dir = os.path.abspath(state_dir)
+        with open(os.path.join(self.state_dir, 'vcsim.json'), encoding='utf-8') as handle:
+            self.vcsim_state = json.load(handle)
+        with open(os.path.join(self.state_dir, 'kube.json'), encoding='utf-8') as handle:
+            self.kube_state = json.load(handle)
+        self.env = {key: str(value) for key, value in ctl.environment(self.state_dir, self.vcsim_state, self.kube_state).items()}
+        self._vsphere = None
+
+    @classmethod
+    def start(cls, state_dir, **options):
+        ctl.start(state_dir, **options)
+        return cls(state_dir)
+
+    def stop(self):
+        if self._vsphere is not None:
+            from pyVim.connect import Disconnect  # pylint: disable=import-outside-toplevel
+            Disconnect(self._vsphere)
+            self._vsphere = None
+        ctl.stop(self.state_dir)
+
+    # --- Kubernetes side -------------------------------------------------------------------
+
+    def _kube(self, method, path, body=None):
+        request = urllib.request.Request(self.kube_state['url'] + path, method=method,
+                                         headers={'Authorization': 'Bearer %s' % self.kube_state['token'],
+                                                  'Content-Type': 'application/json'},
+                                         data=None if body is None else json.dumps(body).encode())
+        context = ssl.create_default_context(cafile=self.kube_state['ca_file'])
+        with urllib.request.urlopen(request, context=context, timeout=30) as response:  # nosec: loopback twin only
+            payload = response.read()
+        return json.loads(payload) if payload else None
+
+    def kube_requests(self):
+        """The emulator's request log: {'requests': [...], 'counts': {verb: n}, 'writes': n}."""
+        return self._kube('GET', '/_twin/requests')
+
+    def reset_kube_requests(self):
+        self._kube('DELETE', '/_twin/requests')
+
+    def inject_kube_fault(self, **fault):
+        """E.g. inject_kube_fault(verb='patch', path='/nodes/', code=500, count=1)."""
+        return self._kube('POST', '/_twin/faults', fault)
+
+    def clear_kube_faults(self):
+        self._kube('DELETE', '/_twin/faults')
+
+    def set_reachable(self, node, reachable):
+        """Make OVN-K's egress IP reachability probe to a node fail or succeed again."""
+        return self._kube('POST', '/_twin/nodes/%s' % urllib.parse.quote(node), {'reachable': reachable})
+
+    def wire(self, namespace, pod):
+        """The source address an echo target off the cluster sees for traffic from a pod."""
+        return self._kube('GET', '/_twin/wire?%s' % urllib.parse.urlencode({'namespace': namespace, 'pod': pod}))
+
+    def api_client(self):
+        from kubernetes import config  # pylint: disable=import-outside-toplevel
+        return config.new_client_from_config(config_file=self.kube_state['kubeconfig'])
+
+    def core_v1(self):
+        from kubernetes import client  # pylint: disable=import-outside-toplevel
+        return client.CoreV1Api(self.api_client())
+
+    def custom_objects(self):
+        from kubernetes import client  # pylint: disable=import-outside-toplevel
+        return client.CustomObjectsApi(self.api_client())
+
+    # --- vCenter side ----------------------------------------------------------------------
+
+    def _vcsim(self, method, path, body=None):
+        base = self.vcsim_state['url'].rsplit('/sdk', 1)[0]
+        request = urllib.request.Request(base + path, method=method, headers={'Content-Type': 'application/json'},
+                                         data=None if body is None else json.dumps(body).encode())
+        context = ssl._create_unverified_context()  # pylint: disable=protected-access  # vcsim's self-signed certificate
+        with urllib.request.urlopen(request, context=context, timeout=30) as response:  # nosec: loopback twin only
+            payload = response.read()
+        return json.loads(payload) if payload else None
+
+    def inventory(self):
+        """vcsim's live inventory (hosts, port groups, DVS, VMs and their NICs), read without SOAP."""
+        return self._vcsim('GET', '/_twin/inventory')
+
+    def vcsim_requests(self):
+        """vcsim's SOAP request log: {'requests': [{'method', 'this', 'status'}], 'counts': {method: n}}."""
+        return self._vcsim('GET', '/_twin/requests')
+
+    def reset_vcsim_requests(self):
+        self._vcsim('DELETE', '/_twin/requests')
+
+    def inject_vcsim_fault(self, **fault):
+        """E.g. inject_vcsim_fault(method='ReconfigVM_Task', this='vm-42', count=1, fault='disk full')."""
+        return self._vcsim('POST', '/_twin/faults', fault)
+
+    def clear_vcsim_faults(self):
+        self._vcsim('DELETE', '/_twin/faults')
+
+    def vsphere(self):
+        """A pyVmomi service instance logged in to the simulator (kept for the twin's lifetime)."""
+        if self._vsphere is None:
+            from pyVim.connect import SmartConnect  # pylint: disable=import-outside-toplevel
+            self._vsphere = SmartConnect(host=self.vcsim_state['host'], port=int(self.vcsim_state['port']),
+                                         user=self.vcsim_state['username'], pwd=self.vcsim_state['password'],
+                                         disableSslCertValidation=True)
+        return self._vsphere
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    @staticmethod
+    def wait_for(predicate, timeout=10.0, interval=0.1, what='condition'):
+        """Poll predicate until it returns a truthy value; return it, or raise AssertionError on timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError('timed out after %.1f s waiting for %s' % (timeout, what))
+            time.sleep(interval)
+
+
+def kube_writes(twin):
+    """Number of successful, non-dry-run writes in the emulator's request log."""
+    return twin.kube_requests()['writes']
+
+
+def vcsim_writes(twin):
+    """SOAP calls that change vCenter (everything but reads, session and view housekeeping)."""
+    reads = ('Retrieve', 'Login', 'Logout', 'CurrentTime', 'CreateContainerView', 'CreateFilter', 'DestroyView',
+             'DestroyPropertyFilter', 'ContinueRetrieve', 'WaitFor', 'FindBy', 'Query', 'HasPrivilege')
+    counts = twin.vcsim_requests()['counts']
+    return {method: count for method, count in counts.items() if not method.startswith(reads)}
+
+
+def http_error_body(error):
+    """The JSON body of an HTTPError from a twin endpoint, for assertions."""
+    if isinstance(error, urllib.error.HTTPError):
+        return json.loads(error.read() or b'{}')
+    raise error
