@@ -18,11 +18,8 @@ venv:
 demo: venv
 	@bash scripts/demo.sh
 
-test: venv
-	@echo "==> pytest: unit tests, twin self-tests, module and playbook tests against the twin"
-	$(PY) -m pytest $(PYTEST_ARGS)
-	@echo "==> ansible-test sanity"
-	@bash scripts/sanity.sh
+test:
+	@bash scripts/test.sh $(PYTEST_ARGS)
 
 unit: venv
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# All tests: unit, twin self-tests, module and playbook tests against the twin, ansible-test
+# sanity. Works on a fresh Debian 12 machine as root (installs what it needs first).
+# Arguments go to pytest (for example: bash scripts/test.sh -k egressip -x).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+echo
+echo "==> pytest: unit tests, twin self-tests, module and playbook tests against the twin"
+status=0
+.venv/bin/python -m pytest "$@" || status=$?
+echo
+echo "==> ansible-test sanity"
+bash scripts/sanity.sh || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "==> FAILED (exit $status)"
+else
+  echo "==> all tests passed"
+fi
+exit "$status"
