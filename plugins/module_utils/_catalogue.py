@@ -22,10 +22,214 @@ PLATFORM_CHECKS = {
 
 # --- vSphere network: port group, VM NICs, Machine API ------------------------------------
 VSPHERE_CHECKS = {
+    'vsphere_object_not_found': {
+        'severity': 'error',
+        'title': 'A datacenter, cluster, host or switch named in the variables does not exist in vCenter',
+        'remedy': 'Correct the name in egressip_vsphere (names are case-sensitive), or create the object in vCenter first.',
+    },
+    'vsphere_cluster_without_hosts': {
+        'severity': 'error',
+        'title': 'The vSphere cluster has no ESXi host to place a standard port group on',
+        'remedy': 'Check egressip_vsphere.cluster, or give the hosts explicitly.',
+    },
+    'vsphere_portgroup_vswitch_missing': {
+        'severity': 'error',
+        'title': 'A host of the cluster lacks the standard vSwitch the port group belongs on',
+        'remedy': 'Create the vSwitch (with its uplinks) on that host, or remove the host from the list; DRS/vMotion can move '
+                  'a node VM to any host of the cluster, so every host needs the port group.',
+    },
+    'vsphere_portgroup_on_other_vswitch': {
+        'severity': 'error',
+        'title': 'A port group of that name already exists on another vSwitch of a host',
+        'remedy': 'Use the vSwitch the port group is on, or move it by hand (remove and re-add) after checking which VMs use it.',
+    },
+    'vsphere_portgroup_not_found': {
+        'severity': 'error',
+        'title': 'The port group the NICs should connect to does not exist',
+        'remedy': 'Create it first (ocp.egressip.vsphere_portgroup, or the vsphere_network role), then rerun.',
+    },
+    'vsphere_portgroup_ambiguous': {
+        'severity': 'error',
+        'title': 'More than one network of that name exists in the datacenter',
+        'remedy': 'Give the distributed switch (switch) so the port group is identified by its switch, or rename one of them.',
+    },
+    'vsphere_portgroup_in_use': {
+        'severity': 'error',
+        'title': 'The port group still backs VM NICs, so it is not removed',
+        'remedy': 'Remove the NICs first (ocp.egressip.vsphere_vm_nic state=absent), or set force=true to leave them without a network.',
+    },
+    'vsphere_node_without_provider_id': {
+        'severity': 'error',
+        'title': 'A node has no vsphere:// providerID, so its VM cannot be identified',
+        'remedy': 'Check the node is a vSphere VM with the vSphere cloud provider running; name guessing is never used.',
+    },
+    'vsphere_node_vm_not_found': {
+        'severity': 'error',
+        'title': "No VM has the BIOS UUID of a node's providerID",
+        'remedy': 'Check the datacenter (egressip_vsphere.datacenter) and that the vCenter user can see the VM.',
+    },
+    'vsphere_vm_not_found': {
+        'severity': 'error',
+        'title': 'A VM given by name, BIOS UUID or moid does not exist',
+        'remedy': 'Correct the VM reference, or check that the vCenter user can see the VM.',
+    },
+    'vsphere_vm_ambiguous': {
+        'severity': 'error',
+        'title': 'A VM reference or a node providerID matches more than one VM',
+        'remedy': 'Refer to the VM by moid; VMs sharing a BIOS UUID were cloned without a new UUID and must be fixed in vCenter.',
+    },
+    'vsphere_vm_nic_limit': {
+        'severity': 'error',
+        'title': 'The VM already has 10 NICs, the vSphere maximum',
+        'remedy': 'Remove a NIC the VM does not need, then rerun.',
+    },
+    'vsphere_vm_nic_ambiguous': {
+        'severity': 'error',
+        'title': 'The VM has more than one NIC on the egress network',
+        'remedy': 'Remove the extra NIC by hand (check which MAC the node address uses first), then rerun.',
+    },
+    'vsphere_vm_nic_adapter': {
+        'severity': 'error',
+        'title': 'The NIC on the egress network is not vmxnet3',
+        'remedy': 'Replace it: remove it (state=absent), then add it again; the new NIC gets a new MAC.',
+    },
+    'vsphere_vm_nic_hosts_egress_ips': {
+        'severity': 'error',
+        'title': 'The NIC is not removed because its node hosts egress IPs',
+        'remedy': 'Move the egress IPs first (remove the egress-assignable label from the node and wait for reassignment), '
+                  'or set force=true to accept the outage.',
+    },
+    'vsphere_vm_reconfigure_failed': {
+        'severity': 'error',
+        'title': 'vCenter refused or failed the reconfiguration of a VM',
+        'remedy': 'Read the vCenter fault in the message, fix its cause, and rerun: VMs that were done are left as they are.',
+    },
+    'machineapi_absent': {
+        'severity': 'info',
+        'title': 'The nodes are not managed by Machine API (UPI or platform none)',
+        'remedy': 'Nothing to do: only the vCenter path applies; a node VM rebuilt by hand needs the NIC added again.',
+    },
+    'machineapi_node_without_machineset': {
+        'severity': 'warning',
+        'title': 'A node has no Machine, or its Machine belongs to no MachineSet',
+        'remedy': 'Control-plane Machines (ControlPlaneMachineSet) and Machines created by hand are not covered: '
+                  'a replacement of that node loses the NIC unless its template lists the port group.',
+    },
+    'machineapi_device_limit': {
+        'severity': 'error',
+        'title': 'The MachineSet template already lists 10 network devices',
+        'remedy': 'Remove a device from spec.template.spec.providerSpec.value.network.devices that the nodes do not need.',
+    },
+    'machineapi_providerspec_unexpected': {
+        'severity': 'error',
+        'title': 'A providerSpec has no network.devices list',
+        'remedy': 'Check the object is a vSphere MachineSet or Machine (VSphereMachineProviderSpec).',
+    },
+    'machineapi_network_count_mismatch': {
+        'severity': 'warning',
+        'title': "A Machine's providerSpec lists a different number of NICs than its VM has (invalid network count)",
+        'remedy': "Machine API fails to reconcile the Machine until they agree: append the port group to the Machine's "
+                  'providerSpec (align_machines=true), or remove the extra NIC.',
+    },
 }
 
 # --- node network: addresses, routes, forwarding, labels -------------------------------------
 NODE_CHECKS = {
+    'node_network_input_invalid': {
+        'severity': 'error',
+        'title': 'An option of the secondary network or node list is malformed',
+        'remedy': 'Correct the named option as the message says and run again.',
+    },
+    'node_gateway_outside_cidr': {
+        'severity': 'error',
+        'title': 'The secondary gateway is not inside the secondary cidr',
+        'remedy': 'Set egressip_network.gateway to the router address of egressip_network.cidr.',
+    },
+    'node_address_range_outside_cidr': {
+        'severity': 'error',
+        'title': 'node_address_range is not inside the secondary cidr',
+        'remedy': 'Choose egressip_network.node_address_range inside egressip_network.cidr.',
+    },
+    'node_address_range_reserved': {
+        'severity': 'error',
+        'title': 'node_address_range includes the network, broadcast or gateway address',
+        'remedy': 'Start the range after the network and gateway addresses and end it before the broadcast address.',
+    },
+    'node_address_range_too_small': {
+        'severity': 'error',
+        'title': 'node_address_range has fewer free addresses than nodes to address',
+        'remedy': 'Widen egressip_network.node_address_range, or address fewer nodes.',
+    },
+    'node_network_overlaps_host_subnet': {
+        'severity': 'error',
+        'title': 'The secondary cidr overlaps the primary machine network or another host subnet',
+        'remedy': 'Use a secondary subnet that no node already has on another interface (DOMAIN: prerequisite 4).',
+    },
+    'node_address_in_use': {
+        'severity': 'error',
+        'title': 'A node base address is already used by another node or an EgressIP object',
+        'remedy': 'Free the address, or give the node another one; allocations never move on their own.',
+    },
+    'node_address_allocation_fixed': {
+        'severity': 'error',
+        'title': 'A node already has an allocation that would have to move',
+        'remedy': 'Allocations never move: release the node with state: absent first (it loses its address), then run again.',
+    },
+    'node_policy_not_owned': {
+        'severity': 'error',
+        'title': 'A NodeNetworkConfigurationPolicy with the collection\'s name exists but was not created by it',
+        'remedy': 'Rename or delete that policy, or label it egressip.ocp/managed-by=ocp.egressip to let the collection adopt it.',
+    },
+    'node_policy_degraded': {
+        'severity': 'error',
+        'title': 'NMState could not apply the secondary NIC address on a node',
+        'remedy': 'Read the enactment message: usually the MAC has no NIC on that node VM (NIC not added or wrong MAC).',
+    },
+    'node_policy_timeout': {
+        'severity': 'error',
+        'title': 'A NodeNetworkConfigurationPolicy did not become Available in time',
+        'remedy': 'Check the NodeNetworkConfigurationEnactment of the node and the nmstate handler pod, or raise wait_timeout.',
+    },
+    'node_policy_orphaned': {
+        'severity': 'warning',
+        'title': 'A policy of the collection names a node that no longer exists; its address stays reserved',
+        'remedy': 'Release it with state: absent for that node to free the address.',
+    },
+    'node_hosts_egress_ips': {
+        'severity': 'error',
+        'title': 'Removing a node\'s address or label would strand the egress IPs it hosts',
+        'remedy': 'Move the egress IPs first (label a capable replacement node), or set force: true to accept the interruption.',
+    },
+    'node_route_metric_too_low': {
+        'severity': 'error',
+        'title': 'The secondary gateway route metric is not above the primary default route',
+        'remedy': 'Set egressip_network.route_metric above the metric of the primary default route (br-ex stays the default-route interface).',
+    },
+    'node_network_state_missing': {
+        'severity': 'error',
+        'title': 'A node has no NodeNetworkState (is the Kubernetes NMState Operator running?)',
+        'remedy': 'Install the Kubernetes NMState Operator and create the NMState CR named nmstate, then wait for its handler on the node.',
+    },
+    'node_nic_not_found': {
+        'severity': 'error',
+        'title': 'No interface with the NIC\'s MAC address is visible on the node',
+        'remedy': 'Check that the vNIC was added to the node VM with this MAC and is connected; NodeNetworkState refreshes within a minute.',
+    },
+    'node_ip_forwarding_global': {
+        'severity': 'warning',
+        'title': 'IP forwarding is enabled cluster wide (gatewayConfig.ipForwarding: Global)',
+        'remedy': 'Intended when chosen: every interface of every node forwards. Use per_interface to limit it to the secondary NIC.',
+    },
+    'node_ip_forwarding_off': {
+        'severity': 'warning',
+        'title': 'IP forwarding is not enabled on the secondary NIC of an egress node',
+        'remedy': 'Run ip_forwarding (per_interface or global); without forwarding, egress traffic is silently dropped.',
+    },
+    'node_not_capable': {
+        'severity': 'warning',
+        'title': 'A node matches the egress node selector but cannot host secondary-network egress IPs',
+        'remedy': 'Give the node its secondary NIC and address (vSphere NIC, node_nic_address) and wait for host-cidrs to show the subnet.',
+    },
 }
 
 # --- egress IPs: plan, placement, verification ------------------------------------------------
