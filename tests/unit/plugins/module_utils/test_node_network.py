@@ -1,0 +1,254 @@
+"""Desired NNCP and Tuned objects, progress, kernel names by MAC, capability and label plans."""
+
+import pytest
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+
+MAC = '00:50:56:aa:bb:01'
+
+
+def policy(addresses=None, mac=MAC, node='worker-0'):
+    return nn.desired_policy(node, node, mac, addresses or {4: '10.20.0.10/24'}, {4: '10.20.0.1', 6: 'fd00:20::1'}, 200, 'egressip0')
+
+
+def nns(interfaces, routes=None):
+    return {'metadata': {'name': 'worker-0'},
+            'status': {'currentState': {'interfaces': interfaces, 'routes': {'running': routes or [], 'config': []}}}}
+
+
+def iface(name, mac, state='up', addresses=()):
+    entry = {'name': name, 'type': 'ethernet', 'state': state, 'mac-address': mac.upper(), 'ipv6': {'enabled': False}}
+    entry['ipv4'] = {'enabled': bool(addresses), 'address': [{'ip': a.split('/')[0], 'prefix-length': int(a.split('/')[1])} for a in addresses]}
+    return entry
+
+
+# --- policy --------------------------------------------------------------------------------------
+
+def test_desired_policy_matches_nic_by_mac_with_static_address_and_gateway_route():
+    result = policy()
+    assert result['apiVersion'] == 'nmstate.io/v1'
+    assert result['metadata']['name'] == 'egressip-worker-0'
+    assert result['metadata']['labels'] == {'egressip.ocp/managed-by': 'ocp.egressip'}
+    assert result['metadata']['annotations'] == {'egressip.ocp/node': 'worker-0', 'egressip.ocp/addresses': '10.20.0.10/24'}
+    assert result['spec']['nodeSelector'] == {'kubernetes.io/hostname': 'worker-0'}
+    interface = result['spec']['desiredState']['interfaces'][0]
+    assert interface == {'name': 'egressip0', 'type': 'ethernet', 'state': 'up', 'identifier': 'mac-address',
+                         'mac-address': '00:50:56:AA:BB:01',
+                         'ipv4': {'enabled': True, 'dhcp': False, 'address': [{'ip': '10.20.0.10', 'prefix-length': 24}]},
+                         'ipv6': {'enabled': False}}
+    assert result['spec']['desiredState']['routes'] == {'config': [
+        {'destination': '0.0.0.0/0', 'next-hop-address': '10.20.0.1', 'next-hop-interface': 'egressip0', 'metric': 200, 'table-id': 254}]}
+    # no DNS, and nothing touches br-ex or the primary default route
+    assert 'dns-resolver' not in result['spec']['desiredState']
+    assert [i['name'] for i in result['spec']['desiredState']['interfaces']] == ['egressip0']
+
+
+def test_desired_policy_dual_stack():
+    result = policy({4: '10.20.0.10/24', 6: 'fd00:20::10/64'})
+    interface = result['spec']['desiredState']['interfaces'][0]
+    assert interface['ipv6'] == {'enabled': True, 'dhcp': False, 'autoconf': False, 'address': [{'ip': 'fd00:20::10', 'prefix-length': 64}]}
+    assert [r['destination'] for r in result['spec']['desiredState']['routes']['config']] == ['0.0.0.0/0', '::/0']
+    assert result['metadata']['annotations']['egressip.ocp/addresses'] == '10.20.0.10/24,fd00:20::10/64'
+
+
+def test_policy_allocation_reads_back_what_was_recorded():
+    assert nn.policy_allocation(policy({4: '10.20.0.10/24', 6: 'fd00:20::10/64'})) == {
+        'node': 'worker-0', 'addresses': {4: '10.20.0.10/24', 6: 'fd00:20::10/64'}, 'mac': MAC, 'name': 'egressip-worker-0'}
+    foreign = policy()
+    foreign['metadata']['labels'] = {}
+    assert nn.policy_allocation(foreign) is None
+
+
+def test_long_node_names_get_a_short_stable_policy_name():
+    node = 'n' * 250
+    name = nn.policy_name(node)
+    assert len(name) <= 253 and name == nn.policy_name(node) and name != nn.policy_name('m' * 250)
+
+
+def test_owned_patch_is_empty_when_in_sync_and_keeps_foreign_fields():
+    current = policy()
+    current['metadata']['labels']['team'] = 'net'
+    current['metadata']['resourceVersion'] = '7'
+    current['spec']['maxUnavailable'] = 1
+    current['status'] = {'conditions': []}
+    assert nn.owned_patch(current, policy()) == {}
+
+
+def test_owned_patch_changes_only_what_differs():
+    current = policy(mac='00:50:56:aa:bb:99')
+    current['spec']['desiredState']['dns-resolver'] = {'config': {'server': ['1.1.1.1']}}
+    patch = nn.owned_patch(current, policy())
+    assert set(patch) == {'spec'}
+    assert patch['spec']['desiredState']['interfaces'][0]['mac-address'] == '00:50:56:AA:BB:01'
+    assert patch['spec']['desiredState']['dns-resolver'] is None   # the policy is ours: exactly what we want
+    assert 'routes' not in patch['spec']['desiredState']
+
+
+def test_owned_patch_for_a_new_object_is_the_whole_owned_part():
+    patch = nn.owned_patch(None, policy())
+    assert patch['metadata']['labels'] == {'egressip.ocp/managed-by': 'ocp.egressip'}
+    assert patch['spec']['nodeSelector'] == {'kubernetes.io/hostname': 'worker-0'}
+
+
+def test_merge_patch():
+    assert nn.merge_patch({'a': 1, 'b': {'c': 1, 'd': 2}, 'l': [1]}, {'a': 1, 'b': {'c': 2}, 'l': [1, 2], 'n': None}) == {
+        'b': {'c': 2, 'd': None}, 'l': [1, 2], 'n': None}
+
+
+# --- progress ------------------------------------------------------------------------------------
+
+def conditions(**statuses):
+    return [{'type': kind, 'status': status, 'message': '%s message' % kind} for kind, status in statuses.items()]
+
+
+def test_progress_from_the_enactment_of_the_current_generation():
+    current = dict(policy(), status={'conditions': conditions(Available='True')})
+    current['metadata']['generation'] = 2
+    done = {'status': {'policyGeneration': 2, 'conditions': conditions(Available='True', Failing='False')}}
+    failing = {'status': {'policyGeneration': 2, 'conditions': conditions(Available='False', Failing='True')}}
+    stale = {'status': {'policyGeneration': 1, 'conditions': conditions(Available='True')}}
+    assert nn.policy_progress(current, done)[0] == nn.AVAILABLE
+    assert nn.policy_progress(current, failing) == (nn.DEGRADED, 'Failing message')
+    assert nn.policy_progress(current, stale)[0] == nn.PROGRESSING
+    assert nn.policy_progress(current, None)[0] == nn.PROGRESSING
+
+
+def test_progress_aborted_is_degraded():
+    current = policy()
+    aborted = {'status': {'conditions': conditions(Aborted='True', Available='False', Failing='False')}}
+    assert nn.policy_progress(current, aborted) == (nn.DEGRADED, 'Aborted message')
+
+
+# --- NodeNetworkState --------------------------------------------------------------------------------
+
+def test_interface_by_mac_is_case_insensitive_and_gives_the_kernel_name():
+    state = nns([iface('ens192', '00:50:56:00:00:01'), iface('ens224', MAC, addresses=['10.20.0.10/24'])])
+    found = nn.interface_by_mac(state, MAC.upper())
+    assert found['name'] == 'ens224'
+    assert nn.interface_addresses(found) == ['10.20.0.10/24']
+    assert nn.interface_by_mac(state, '00:50:56:ff:ff:ff') is None
+
+
+def test_route_metric_must_be_above_the_primary_default_route():
+    state = nns([], routes=[{'destination': '0.0.0.0/0', 'next-hop-interface': 'br-ex', 'metric': 48, 'table-id': 254},
+                            {'destination': '0.0.0.0/0', 'next-hop-interface': 'ens224', 'metric': 20, 'table-id': 254}])
+    assert nn.route_metric_findings({'worker-0': state}, 200, {'worker-0': 'ens224'}) == []
+    findings = nn.route_metric_findings({'worker-0': state}, 48, {'worker-0': 'ens224'})
+    assert [f['id'] for f in findings] == ['node_route_metric_too_low']
+    assert 'route_metric 48 is not above the metric 48 of the primary IPv4 default route of node worker-0' in findings[0]['message']
+    assert 'set route_metric to 49 or more' in findings[0]['remedy']
+
+
+# --- Tuned -------------------------------------------------------------------------------------------
+
+def test_desired_tuned_groups_nodes_by_interface_and_parent_profile():
+    targets = [{'node': 'w-0', 'hostname': 'w-0', 'interface': 'ens224', 'parent': 'openshift-node'},
+               {'node': 'w-1', 'hostname': 'w-1', 'interface': 'ens224', 'parent': 'openshift-node'},
+               {'node': 'w-2', 'hostname': 'w-2', 'interface': 'ens256', 'parent': 'openshift-node'},
+               {'node': 'm-0', 'hostname': 'm-0', 'interface': 'ens224', 'parent': 'openshift-control-plane'}]
+    tuned = nn.desired_tuned(targets, 20)
+    assert tuned['metadata']['namespace'] == 'openshift-cluster-node-tuning-operator'
+    assert tuned['metadata']['labels'] == {'egressip.ocp/managed-by': 'ocp.egressip'}
+    names = [p['name'] for p in tuned['spec']['profile']]
+    assert names == ['egressip-forwarding-control-plane-ens224', 'egressip-forwarding-node-ens224', 'egressip-forwarding-node-ens256']
+    data = tuned['spec']['profile'][1]['data']
+    assert 'include=openshift-node' in data and 'net.ipv4.conf.ens224.forwarding=1' in data and 'ipv6' not in data
+    assert tuned['spec']['recommend'][1] == {'profile': 'egressip-forwarding-node-ens224', 'priority': 20, 'match': [
+        {'label': 'kubernetes.io/hostname', 'value': 'w-0'}, {'label': 'kubernetes.io/hostname', 'value': 'w-1'}]}
+    assert nn.forwarded_interfaces(tuned) == {'w-0': {'ens224'}, 'w-1': {'ens224'}, 'w-2': {'ens256'}, 'm-0': {'ens224'}}
+    assert nn.desired_tuned([], 20) is None
+
+
+def test_tuned_ipv6_and_vlan_names():
+    tuned = nn.desired_tuned([{'node': 'w', 'hostname': 'w', 'interface': 'ens224.120', 'parent': 'openshift-node'}], 20, ipv6=True)
+    data = tuned['spec']['profile'][0]['data']
+    assert 'net.ipv4.conf.ens224/120.forwarding=1' in data and 'net.ipv6.conf.ens224/120.forwarding=1' in data
+    assert nn.forwarded_interfaces(tuned) == {'w': {'ens224.120'}}
+
+
+def test_parent_profile_by_role():
+    assert nn.parent_profile({'metadata': {'labels': {'node-role.kubernetes.io/master': ''}}}) == 'openshift-control-plane'
+    assert nn.parent_profile({'metadata': {'labels': {'node-role.kubernetes.io/worker': ''}}}) == 'openshift-node'
+
+
+def test_cluster_ip_forwarding():
+    operator = {'spec': {'defaultNetwork': {'ovnKubernetesConfig': {'gatewayConfig': {'ipForwarding': 'Global'}}}}}
+    assert nn.cluster_ip_forwarding(operator) == 'Global'
+    assert nn.cluster_ip_forwarding({'spec': {}}) == ''
+
+
+# --- capability and labels ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize('selector, labels, expected', [
+    ({'node-role.kubernetes.io/worker': ''}, {'node-role.kubernetes.io/worker': ''}, True),
+    ({'node-role.kubernetes.io/worker': ''}, {'node-role.kubernetes.io/master': ''}, False),
+    ({'matchLabels': {'a': 'b'}, 'matchExpressions': [{'key': 'c', 'operator': 'NotIn', 'values': ['x']}]}, {'a': 'b', 'c': 'y'}, True),
+    ({'matchExpressions': [{'key': 'c', 'operator': 'Exists'}]}, {'a': 'b'}, False),
+    ({'matchExpressions': [{'key': 'c', 'operator': 'In', 'values': ['x']}]}, {'c': 'x'}, True),
+    ({'matchExpressions': [{'key': 'c', 'operator': 'DoesNotExist'}]}, {}, True),
+    ({}, {'anything': 'x'}, True),
+])
+def test_selector_matches(selector, labels, expected):
+    assert nn.selector_matches(selector, labels) is expected
+
+
+CIDRS = ['10.20.0.0/24']
+
+
+def test_capable_node():
+    state = nns([iface('ens224', MAC, addresses=['10.20.0.10/24'])])
+    assert nn.node_capability(['10.20.0.10/24', '192.168.10.11/24'], state, CIDRS) == []
+    assert nn.node_capability(['10.20.0.10/24', '192.168.10.11/24'], state, CIDRS, mac=MAC) == []
+
+
+@pytest.mark.parametrize('host_cidrs, interfaces, mac, reason', [
+    (['192.168.10.11/24'], [iface('ens224', MAC, addresses=['10.20.0.10/24'])], None, 'host-cidrs has no address in 10.20.0.0/24'),
+    (['10.20.0.200/32', '192.168.10.11/24'], [iface('ens224', MAC, addresses=['10.20.0.10/24'])], None, 'host-cidrs has no address'),
+    (['10.20.0.10/24'], [iface('ens224', MAC, state='down', addresses=['10.20.0.10/24'])], None, 'interface ens224 is down'),
+    (['10.20.0.10/24'], [iface('ens192', '00:50:56:00:00:01')], MAC, 'no interface with MAC 00:50:56:aa:bb:01'),
+    (['10.20.0.10/24'], [iface('ens224', MAC)], MAC, 'interface ens224 has no address in 10.20.0.0/24'),
+    (['10.20.0.10/24'], [iface('ens192', '00:50:56:00:00:01')], None, 'no interface holds an address in 10.20.0.0/24'),
+])
+def test_not_capable_reasons(host_cidrs, interfaces, mac, reason):
+    reasons = nn.node_capability(host_cidrs, nns(interfaces), CIDRS, mac=mac)
+    assert any(reason in text for text in reasons), reasons
+
+
+def test_no_node_network_state():
+    assert 'no NodeNetworkState' in nn.node_capability(['10.20.0.10/24'], None, CIDRS)[0]
+
+
+def eip(name, items):
+    return {'metadata': {'name': name}, 'status': {'items': [{'node': node, 'egressIP': ip} for node, ip in items]}}
+
+
+def test_plan_labels_adds_capable_and_removes_the_rest():
+    add, remove, findings = nn.plan_labels(labelled=['w-0', 'gone'], capable=['w-0', 'w-1'], matching=['w-0', 'w-1', 'w-2'], egressips=[])
+    assert (add, remove, findings) == (['w-1'], ['gone'], [])
+
+
+def test_plan_labels_not_exclusive_keeps_labels_outside_the_selector():
+    add, remove, _ = nn.plan_labels(labelled=['other', 'w-2'], capable=['w-0'], matching=['w-0', 'w-2'], egressips=[], exclusive=False)
+    assert (add, remove) == (['w-0'], ['w-2'])
+
+
+def test_removal_refused_without_capable_replacement():
+    eips = [eip('payments', [('w-0', '10.20.0.200'), ('w-1', '10.20.0.201')])]
+    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1'], matching=['w-0', 'w-1'], egressips=eips)
+    assert remove == ['w-0']
+    assert [f['id'] for f in findings] == ['node_hosts_egress_ips']
+    assert ('removing k8s.ovn.org/egress-assignable from node w-0 would strand egress IP 10.20.0.200 of EgressIP payments: '
+            '0 capable replacement node(s) for 1 IP(s) of that object.') == findings[0]['message']
+
+
+def test_removal_allowed_with_a_capable_replacement_or_force():
+    eips = [eip('payments', [('w-0', '10.20.0.200'), ('w-1', '10.20.0.201')])]
+    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1', 'w-2'], matching=['w-0', 'w-1', 'w-2'], egressips=eips)
+    assert (remove, findings) == (['w-0'], [])
+    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1'], matching=['w-0', 'w-1'], egressips=eips, force=True)
+    assert (remove, findings) == (['w-0'], [])
+
+
+def test_hosted_egress_ips():
+    assert nn.hosted_egress_ips([eip('a', [('w-0', '1.1.1.1')]), eip('b', [('w-0', '2.2.2.2'), ('w-1', '3.3.3.3')])]) == {
+        'w-0': [('a', '1.1.1.1'), ('b', '2.2.2.2')], 'w-1': [('b', '3.3.3.3')]}
