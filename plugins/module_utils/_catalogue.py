@@ -22,31 +22,17 @@ PLATFORM_CHECKS = {
 
 # --- vSphere network: port group, VM NICs, Machine API ------------------------------------
 VSPHERE_CHECKS = {
-    'vsphere_object_not_found': {
-        'severity': 'error',
-        'title': 'A datacenter, cluster, host or switch named in the variables does not exist in vCenter',
-        'remedy': 'Correct the name in egressip_vsphere (names are case-sensitive), or create the object in vCenter first.',
-    },
+    # Also used here, defined with preflight in PLATFORM_CHECKS: vsphere_cluster_not_found, vsphere_node_vm_not_found,
+    # switch_missing, portgroup_missing, machine_api_absent, machine_nic_count_mismatch.
     'vsphere_cluster_without_hosts': {
         'severity': 'error',
         'title': 'The vSphere cluster has no ESXi host to place a standard port group on',
         'remedy': 'Check egressip_vsphere.cluster, or give the hosts explicitly.',
     },
-    'vsphere_portgroup_vswitch_missing': {
-        'severity': 'error',
-        'title': 'A host of the cluster lacks the standard vSwitch the port group belongs on',
-        'remedy': 'Create the vSwitch (with its uplinks) on that host, or remove the host from the list; DRS/vMotion can move '
-                  'a node VM to any host of the cluster, so every host needs the port group.',
-    },
     'vsphere_portgroup_on_other_vswitch': {
         'severity': 'error',
         'title': 'A port group of that name already exists on another vSwitch of a host',
         'remedy': 'Use the vSwitch the port group is on, or move it by hand (remove and re-add) after checking which VMs use it.',
-    },
-    'vsphere_portgroup_not_found': {
-        'severity': 'error',
-        'title': 'The port group the NICs should connect to does not exist',
-        'remedy': 'Create it first (ocp.egressip.vsphere_portgroup, or the vsphere_network role), then rerun.',
     },
     'vsphere_portgroup_ambiguous': {
         'severity': 'error',
@@ -57,16 +43,6 @@ VSPHERE_CHECKS = {
         'severity': 'error',
         'title': 'The port group still backs VM NICs, so it is not removed',
         'remedy': 'Remove the NICs first (ocp.egressip.vsphere_vm_nic state=absent), or set force=true to leave them without a network.',
-    },
-    'vsphere_node_without_provider_id': {
-        'severity': 'error',
-        'title': 'A node has no vsphere:// providerID, so its VM cannot be identified',
-        'remedy': 'Check the node is a vSphere VM with the vSphere cloud provider running; name guessing is never used.',
-    },
-    'vsphere_node_vm_not_found': {
-        'severity': 'error',
-        'title': "No VM has the BIOS UUID of a node's providerID",
-        'remedy': 'Check the datacenter (egressip_vsphere.datacenter) and that the vCenter user can see the VM.',
     },
     'vsphere_vm_not_found': {
         'severity': 'error',
@@ -104,32 +80,21 @@ VSPHERE_CHECKS = {
         'title': 'vCenter refused or failed the reconfiguration of a VM',
         'remedy': 'Read the vCenter fault in the message, fix its cause, and rerun: VMs that were done are left as they are.',
     },
-    'machineapi_absent': {
-        'severity': 'info',
-        'title': 'The nodes are not managed by Machine API (UPI or platform none)',
-        'remedy': 'Nothing to do: only the vCenter path applies; a node VM rebuilt by hand needs the NIC added again.',
-    },
-    'machineapi_node_without_machineset': {
+    'machine_api_node_without_machineset': {
         'severity': 'warning',
         'title': 'A node has no Machine, or its Machine belongs to no MachineSet',
         'remedy': 'Control-plane Machines (ControlPlaneMachineSet) and Machines created by hand are not covered: '
                   'a replacement of that node loses the NIC unless its template lists the port group.',
     },
-    'machineapi_device_limit': {
+    'machineset_device_limit': {
         'severity': 'error',
         'title': 'The MachineSet template already lists 10 network devices',
         'remedy': 'Remove a device from spec.template.spec.providerSpec.value.network.devices that the nodes do not need.',
     },
-    'machineapi_providerspec_unexpected': {
+    'machine_api_providerspec_unexpected': {
         'severity': 'error',
         'title': 'A providerSpec has no network.devices list',
         'remedy': 'Check the object is a vSphere MachineSet or Machine (VSphereMachineProviderSpec).',
-    },
-    'machineapi_network_count_mismatch': {
-        'severity': 'warning',
-        'title': "A Machine's providerSpec lists a different number of NICs than its VM has (invalid network count)",
-        'remedy': "Machine API fails to reconcile the Machine until they agree: append the port group to the Machine's "
-                  'providerSpec (align_machines=true), or remove the extra NIC.',
     },
 }
 

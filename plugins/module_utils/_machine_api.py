@@ -71,14 +71,14 @@ def plan_devices_append(obj, path, network_name, device_options=None):
     name = entry['object']['name']
     if not isinstance(devices, list):
         entry['findings'].append(catalogue_finding(
-            'machineapi_providerspec_unexpected', '%s %s has no %s list.' % (entry['object']['kind'], name, '.'.join(path)),
+            'machine_api_providerspec_unexpected', '%s %s has no %s list.' % (entry['object']['kind'], name, '.'.join(path)),
             objects=[entry['object']]))
         return dict(entry, action='refused')
     if any(device_matches(device, network_name) for device in devices):
         return dict(entry, action='none')
     if len(devices) >= MAX_DEVICES:
         entry['findings'].append(catalogue_finding(
-            'machineapi_device_limit', '%s %s already lists %d network devices, the limit is %d.'
+            'machineset_device_limit', '%s %s already lists %d network devices, the limit is %d.'
             % (entry['object']['kind'], name, len(devices), MAX_DEVICES), objects=[entry['object']]))
         return dict(entry, action='refused')
     device = new_device(network_name, device_options)
@@ -125,18 +125,18 @@ def node_machines(nodes, machines, machinesets):
 def coverage_findings(rows):
     """UPI detection and nodes a MachineSet does not cover."""
     if rows and not any(row['machine'] for row in rows):
-        return [catalogue_finding('machineapi_absent',
+        return [catalogue_finding('machine_api_absent',
                                   'none of the %d selected nodes is backed by a Machine: the cluster has no Machine API '
                                   'management for them (UPI or platform none), only the vCenter path applies.' % len(rows),
                                   objects=[{'kind': 'Node', 'name': row['node']} for row in rows])]
     findings = []
     for row in rows:
         if row['machine'] is None:
-            findings.append(catalogue_finding('machineapi_node_without_machineset', 'node %s has no Machine.' % row['node'],
+            findings.append(catalogue_finding('machine_api_node_without_machineset', 'node %s has no Machine.' % row['node'],
                                               objects=[{'kind': 'Node', 'name': row['node']}]))
         elif row['machineset'] is None:
             findings.append(catalogue_finding(
-                'machineapi_node_without_machineset',
+                'machine_api_node_without_machineset',
                 'node %s is backed by Machine %s, which belongs to no MachineSet.' % (row['node'], row['machine']['metadata']['name']),
                 objects=[{'kind': 'Node', 'name': row['node']}, _ref(row['machine'])]))
     return findings
@@ -171,7 +171,7 @@ def plan_machine(machine, vm, network_name, nic_on_network, align):
         return dict(entry, action='append', patch=append['patch'], after=append['after'])
     hint = ' Set align_machines=true to append the port group to its providerSpec.' if fixable else ''
     entry['findings'].append(catalogue_finding(
-        'machineapi_network_count_mismatch',
+        'machine_nic_count_mismatch',
         'Machine %s lists %d network device(s), its VM %s has %d NIC(s): Machine API reports '
         '"invalid network count: expected=%d current=%d".%s'
         % (entry['object']['name'], entry['expected'], entry['vm'], entry['current'], entry['expected'], entry['current'], hint),

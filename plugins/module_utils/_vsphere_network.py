@@ -14,10 +14,8 @@ A security value of None means "inherited from the switch". `wanted` dicts hold 
 options the user set: nothing else is ever compared or changed.
 
 VM snapshot: {'name', 'moid', 'uuid', 'instance_uuid', 'power_state', 'nics': [nic, ...]}
-NIC: {'key', 'mac', 'adapter', 'connected', 'start_connected', 'backing'} where backing is
-    {'type': 'standard', 'network': moid or None, 'name': device name}
-    {'type': 'distributed', 'portgroup_key', 'switch_uuid'}
-    {'type': 'other', 'name': ...}
+NIC: the facts of _vsphere_facts.nic_facts: {'key', 'mac', 'adapter', 'network', 'network_moid',
+    'portgroup_key', 'switch_uuid', 'opaque_network_id', 'connected', 'start_connected', ...}
 Network: {'type': 'standard', 'name', 'moid'} or
          {'type': 'distributed', 'name', 'moid', 'portgroup_key', 'switch_uuid'}
 """
@@ -27,6 +25,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import (
+    PORT_BINDINGS as PORT_BINDING_NAMES,
+    normalize_uuid,
+    vm_uuid_from_provider_id,
+)
 
 MAX_VM_NICS = 10
 VLAN_MIN = 0
@@ -35,10 +38,8 @@ NIC_ADAPTER = 'vmxnet3'
 SECURITY_OPTIONS = ('promiscuous', 'mac_changes', 'forged_transmits')
 STANDARD = 'standard'
 DISTRIBUTED = 'distributed'
-# The user's words for port binding and vSphere's DVPortgroupConfigSpec.type values.
-PORT_BINDINGS = {'static': 'earlyBinding', 'ephemeral': 'ephemeral'}
-PORT_BINDING_NAMES = {'earlyBinding': 'static', 'ephemeral': 'ephemeral', 'lateBinding': 'dynamic'}
-PROVIDER_ID_PREFIX = 'vsphere://'
+# The user's words for port binding -> vSphere's DVPortgroupConfigSpec.type (dynamic is deprecated: not offered).
+PORT_BINDINGS = dict((name, vsphere) for vsphere, name in PORT_BINDING_NAMES.items() if name != 'dynamic')
 # Defaults vSphere itself uses for a new port group; only used when creating one.
 CREATE_DEFAULTS = {
     STANDARD: {'vlan_id': 0},
@@ -53,35 +54,21 @@ def normalize_mac(mac):
     return (mac or '').strip().lower()
 
 
-def normalize_uuid(uuid):
-    return (uuid or '').strip().lower()
-
-
 def normalize_switch_uuid(uuid):
     # DVS UUIDs are written with spaces and dashes in different places by different tools.
     return ''.join(ch for ch in (uuid or '').lower() if ch not in ' -')
 
 
-def uuid_from_provider_id(provider_id):
-    """The BIOS UUID of `vsphere://<uuid>`, or None when providerID is missing or not vSphere's."""
-    if not provider_id or not provider_id.startswith(PROVIDER_ID_PREFIX):
-        return None
-    uuid = provider_id[len(PROVIDER_ID_PREFIX):].strip('/')
-    return normalize_uuid(uuid) or None
-
-
 def nic_on_network(nic, network):
     """Whether a NIC's backing is the network: never by label, which vCenter may rename."""
-    backing = nic.get('backing') or {}
     if network['type'] == DISTRIBUTED:
-        return (backing.get('type') == DISTRIBUTED
-                and backing.get('portgroup_key') == network['portgroup_key']
-                and normalize_switch_uuid(backing.get('switch_uuid')) == normalize_switch_uuid(network['switch_uuid']))
-    if backing.get('type') != STANDARD:
+        return (nic.get('portgroup_key') == network['portgroup_key']
+                and normalize_switch_uuid(nic.get('switch_uuid')) == normalize_switch_uuid(network['switch_uuid']))
+    if nic.get('portgroup_key') or nic.get('opaque_network_id'):
         return False
-    if backing.get('network') and network.get('moid'):
-        return backing['network'] == network['moid']
-    return backing.get('name') == network['name']
+    if nic.get('network_moid') and network.get('moid'):
+        return nic['network_moid'] == network['moid']
+    return nic.get('network') == network['name']
 
 
 # --- validation of the user's options -----------------------------------------------------
@@ -172,7 +159,7 @@ def plan_standard_portgroup(name, vswitch, wanted, hosts):
             continue
         if current is None and vswitch not in host['vswitches']:
             findings.append(catalogue_finding(
-                'vsphere_portgroup_vswitch_missing',
+                'switch_missing',
                 'host %s has no vSwitch %s (it has: %s).' % (host['name'], vswitch, ', '.join(sorted(host['vswitches'])) or 'none'),
                 objects=[{'kind': 'HostSystem', 'name': host['name']}]))
             continue
@@ -237,10 +224,10 @@ def resolve_targets(vms, nodes=None, vm_refs=None):
             targets.append({'vm': vm, 'node': node})
 
     for node in nodes or []:
-        uuid = uuid_from_provider_id(node.get('provider_id'))
+        uuid = vm_uuid_from_provider_id(node.get('provider_id'))
         if uuid is None:
             findings.append(catalogue_finding(
-                'vsphere_node_without_provider_id',
+                'vsphere_node_vm_not_found',
                 'node %s has spec.providerID %r, not vsphere://<BIOS UUID>.' % (node['name'], node.get('provider_id') or ''),
                 objects=[{'kind': 'Node', 'name': node['name']}]))
             continue

@@ -67,14 +67,14 @@ def test_device_options_only_when_set():
 
 def test_ten_devices_refused():
     plan = mapi.plan_machineset(machineset(devices=[{'networkName': 'n%d' % i} for i in range(10)]), 'pg')
-    assert plan['action'] == 'refused' and ids(plan['findings']) == ['machineapi_device_limit']
+    assert plan['action'] == 'refused' and ids(plan['findings']) == ['machineset_device_limit']
 
 
 def test_missing_devices_refused():
     broken = machineset()
     del broken['spec']['template']['spec']['providerSpec']['value']['network']
     plan = mapi.plan_machineset(broken, 'pg')
-    assert plan['action'] == 'refused' and ids(plan['findings']) == ['machineapi_providerspec_unexpected']
+    assert plan['action'] == 'refused' and ids(plan['findings']) == ['machine_api_providerspec_unexpected']
 
 
 # --- coverage ---------------------------------------------------------------------------------------
@@ -85,7 +85,7 @@ def test_nodes_map_to_machine_by_annotation_or_node_ref():
     assert [(r['node'], r['machine'] and r['machine']['metadata']['name'], r['machineset']) for r in rows] == [
         ('n0', 'm0', 'ocp1-worker'), ('n1', 'm1', 'ocp1-worker'), ('cp-node', 'cp0', None), ('stray', None, None)]
     findings = mapi.coverage_findings(rows)
-    assert ids(findings) == ['machineapi_node_without_machineset'] * 2
+    assert ids(findings) == ['machine_api_node_without_machineset'] * 2
     assert 'cp0' in findings[0]['message'] and 'stray' in findings[1]['message']
 
 
@@ -96,7 +96,7 @@ def test_owner_that_is_gone_counts_as_no_machineset():
 
 def test_no_machine_for_any_node_is_upi():
     rows = mapi.node_machines([node('n0'), node('n1')], [], [])
-    assert ids(mapi.coverage_findings(rows)) == ['machineapi_absent']
+    assert ids(mapi.coverage_findings(rows)) == ['machine_api_absent']
     assert mapi.coverage_findings([]) == []
 
 
@@ -123,7 +123,7 @@ def test_mismatch_reported_with_machine_api_message_and_hint():
     plan = mapi.plan_machine(machine('m0'), vm('m0', 2), 'pg', True, align=False)
     assert plan['mismatch'] and plan['action'] == 'report'
     assert (plan['expected'], plan['current']) == (1, 2)
-    assert ids(plan['findings']) == ['machineapi_network_count_mismatch']
+    assert ids(plan['findings']) == ['machine_nic_count_mismatch']
     assert 'invalid network count: expected=1 current=2' in plan['findings'][0]['message']
     assert 'align_machines=true' in plan['findings'][0]['message']
 

@@ -24,13 +24,17 @@ def host(name, vswitches=('vSwitch0', 'vSwitch1'), portgroups=None):
 
 
 def nic(key, mac, backing, adapter='vmxnet3', connected=True, start_connected=True):
-    return {'key': key, 'mac': mac, 'adapter': adapter, 'connected': connected, 'start_connected': start_connected,
-            'backing': backing}
+    """A NIC as _vsphere_facts.nic_facts describes it."""
+    facts = {'key': key, 'label': 'Network adapter', 'mac': mac, 'adapter': adapter, 'network': None, 'network_moid': None,
+             'portgroup_key': None, 'switch_uuid': None, 'opaque_network_id': None, 'connected': connected,
+             'start_connected': start_connected}
+    facts.update(backing)
+    return facts
 
 
-PRIMARY = {'type': 'standard', 'network': 'network-7', 'name': 'VM Network'}
-ON_STD = {'type': 'standard', 'network': 'network-20', 'name': 'ocp-egress-120'}
-ON_DV = {'type': 'distributed', 'portgroup_key': 'dvportgroup-30', 'switch_uuid': '502a3b4c5d6e'}
+PRIMARY = {'network_moid': 'network-7', 'network': 'VM Network'}
+ON_STD = {'network_moid': 'network-20', 'network': 'ocp-egress-120'}
+ON_DV = {'network_moid': 'dvportgroup-30', 'network': 'ocp-egress-120', 'portgroup_key': 'dvportgroup-30', 'switch_uuid': '502a3b4c5d6e'}
 
 
 def vm(name='w0', nics=None, power='poweredOn', uuid='4230AAAA-0000-0000-0000-000000000001', moid='vm-1'):
@@ -44,15 +48,6 @@ def target(machine, node='worker-0'):
 
 # --- identities ----------------------------------------------------------------------------------
 
-def test_provider_id_gives_lower_case_uuid():
-    assert net.uuid_from_provider_id('vsphere://4230AAAA-0000-0000-0000-000000000001') == '4230aaaa-0000-0000-0000-000000000001'
-
-
-@pytest.mark.parametrize('provider_id', [None, '', 'aws:///us-east-1a/i-0123', 'vsphere://'])
-def test_provider_id_that_is_not_vsphere_gives_none(provider_id):
-    assert net.uuid_from_provider_id(provider_id) is None
-
-
 def test_distributed_identity_is_portgroup_key_and_switch_uuid_not_the_label():
     assert net.nic_on_network(nic(4001, 'x', ON_DV), DV_NET)
     assert not net.nic_on_network(nic(4001, 'x', dict(ON_DV, portgroup_key='dvportgroup-31')), DV_NET)
@@ -62,9 +57,10 @@ def test_distributed_identity_is_portgroup_key_and_switch_uuid_not_the_label():
 
 def test_standard_identity_is_network_moid_else_name():
     assert net.nic_on_network(nic(4001, 'x', ON_STD), STD_NET)
-    assert not net.nic_on_network(nic(4001, 'x', dict(ON_STD, network='network-99')), STD_NET)
-    assert net.nic_on_network(nic(4001, 'x', {'type': 'standard', 'network': None, 'name': 'ocp-egress-120'}), STD_NET)
+    assert not net.nic_on_network(nic(4001, 'x', dict(ON_STD, network_moid='network-99')), STD_NET)
+    assert net.nic_on_network(nic(4001, 'x', {'network_moid': None, 'network': 'ocp-egress-120'}), STD_NET)
     assert not net.nic_on_network(nic(4001, 'x', ON_DV), STD_NET)
+    assert not net.nic_on_network(nic(4001, 'x', {'opaque_network_id': 'nsx-1', 'network': 'ocp-egress-120'}), STD_NET)
 
 
 # --- option validation -----------------------------------------------------------------------------
@@ -103,7 +99,7 @@ def test_standard_created_on_every_host_with_defaults_for_unset():
 
 def test_standard_host_without_vswitch_is_an_error_naming_the_host():
     plan = net.plan_standard_portgroup('pg', 'vSwitch1', {'vlan_id': 120}, [host('h0'), host('h1', vswitches=['vSwitch0'])])
-    assert ids(plan['findings']) == ['vsphere_portgroup_vswitch_missing']
+    assert ids(plan['findings']) == ['switch_missing']
     assert 'host h1 has no vSwitch vSwitch1' in plan['findings'][0]['message']
     assert plan['findings'][0]['objects'] == [{'kind': 'HostSystem', 'name': 'h1'}]
 
@@ -192,13 +188,14 @@ def test_nodes_without_provider_id_or_vm_are_listed_each():
              {'name': 'n-gone', 'provider_id': 'vsphere://4230ffff-0000-0000-0000-000000000009'}]
     targets, findings = net.resolve_targets(vms, nodes=nodes)
     assert targets == []
-    assert ids(findings) == ['vsphere_node_without_provider_id', 'vsphere_node_without_provider_id', 'vsphere_node_vm_not_found']
+    assert ids(findings) == ['vsphere_node_vm_not_found', 'vsphere_node_vm_not_found', 'vsphere_node_vm_not_found']
     assert 'n-gone' in findings[2]['message'] and '4230ffff' in findings[2]['message']
 
 
 def test_shared_bios_uuid_is_ambiguous():
-    vms = [vm('a', moid='vm-1', uuid='u1'), vm('b', moid='vm-2', uuid='U1')]
-    _, findings = net.resolve_targets(vms, nodes=[{'name': 'n', 'provider_id': 'vsphere://u1'}])
+    uuid = '4230aaaa-0000-0000-0000-00000000000a'
+    vms = [vm('a', moid='vm-1', uuid=uuid), vm('b', moid='vm-2', uuid=uuid.upper())]
+    _, findings = net.resolve_targets(vms, nodes=[{'name': 'n', 'provider_id': 'vsphere://' + uuid}])
     assert ids(findings) == ['vsphere_vm_ambiguous']
 
 
