@@ -18,6 +18,141 @@ from ansible_collections.ocp.egressip.plugins.module_utils._findings import find
 
 # --- cluster and platform (preflight) ---------------------------------------------------
 PLATFORM_CHECKS = {
+    'preflight_read_incomplete': {
+        'severity': 'warning',
+        'title': 'Preflight could not read some kinds; the checks that need them were skipped',
+        'remedy': 'Give the credentials read (get/list) access to the kinds named, or accept that those checks did not run.',
+    },
+    'platform_not_vsphere': {
+        'severity': 'error',
+        'title': 'The cluster does not run on VMware vSphere',
+        'remedy': 'Use this collection only on OpenShift on vSphere (Infrastructure platform VSphere).',
+    },
+    'platform_network_type_not_ovn_kubernetes': {
+        'severity': 'error',
+        'title': 'The cluster network plugin is not OVN-Kubernetes',
+        'remedy': 'EgressIP on a secondary interface needs OVN-Kubernetes; migrate the cluster network plugin first.',
+    },
+    'platform_version_unsupported': {
+        'severity': 'error',
+        'title': 'OpenShift is older than 4.14 (or its version cannot be read)',
+        'remedy': 'Upgrade to OpenShift 4.14 or newer (secondary-interface EgressIP arrived in 4.14, GA in 4.15).',
+    },
+    'support_not_acknowledged': {
+        'severity': 'error',
+        'title': 'Secondary-network EgressIP on vSphere requested without acknowledging that it is outside Red Hat support',
+        'remedy': 'Read docs/support-matrix.md, then set egressip_acknowledge_unsupported: true, or use EgressIP on the primary network (supported).',
+    },
+    'support_acknowledged': {
+        'severity': 'info',
+        'title': 'The configuration is outside Red Hat support, and that was acknowledged',
+        'remedy': 'Nothing to do; keep this report with support cases (Red Hat supports secondary-interface EgressIP on bare metal only).',
+    },
+    'infrastructure_node_networking_not_pinned': {
+        'severity': 'warning',
+        'title': 'Infrastructure nodeNetworking does not pin node addresses to the primary subnet',
+        'remedy': 'Set nodeNetworking.internal/external.networkSubnetCidr to the primary machine network in Infrastructure cluster.',
+    },
+    'nmstate_not_installed': {
+        'severity': 'error',
+        'title': 'The Kubernetes NMState Operator or its NMState CR is missing',
+        'remedy': 'Install the Kubernetes NMState Operator and create the NMState CR named nmstate.',
+    },
+    'egress_ip_in_nmstate_policy': {
+        'severity': 'error',
+        'title': 'An egress IP is configured as a static address in a NodeNetworkConfigurationPolicy',
+        'remedy': 'Remove the egress IP from the policy; only the NIC base address belongs in NetworkManager.',
+    },
+    'machine_api_absent': {
+        'severity': 'info',
+        'title': 'No Machine API Machines back the egress nodes (UPI or platform none): only the vCenter path applies',
+        'remedy': 'Nothing to change; run enable again after adding nodes so their VMs get the secondary NIC.',
+    },
+    'machine_nic_count_mismatch': {
+        'severity': 'error',
+        'title': 'A Machine lists a different number of network devices than its VM has NICs (invalid network count)',
+        'remedy': 'Align the Machine providerSpec network.devices with the VM NICs (machineset_network align_machines), or remove the extra NIC.',
+    },
+    'machineset_missing_secondary_device': {
+        'severity': 'warning',
+        'title': 'A MachineSet that builds egress nodes has no network device on the secondary port group',
+        'remedy': 'Run the vSphere network step (machineset_network) so the template lists the port group after its existing devices.',
+    },
+    'vsphere_not_checked': {
+        'severity': 'info',
+        'title': 'vCenter was not read, so the vSphere checks were skipped',
+        'remedy': 'Give egressip_vsphere and the VMWARE_* connection settings to run the vSphere checks.',
+    },
+    'vsphere_cluster_not_found': {
+        'severity': 'error',
+        'title': 'The vSphere datacenter or cluster named in egressip_vsphere does not exist',
+        'remedy': 'Correct egressip_vsphere.datacenter / egressip_vsphere.cluster (names as vCenter shows them, case-sensitive).',
+    },
+    'vsphere_node_vm_not_found': {
+        'severity': 'error',
+        'title': 'A node has no VM: its providerID is not vsphere://<BIOS UUID>, or no VM has that BIOS UUID',
+        'remedy': 'Check the node spec.providerID and that the vCenter user sees the VM in egressip_vsphere.datacenter; names are never guessed.',
+    },
+    'switch_missing': {
+        'severity': 'error',
+        'title': 'The switch of the secondary port group is missing: vSwitch absent on a host, distributed switch absent, or a host not a member',
+        'remedy': 'Create the vSwitch on every host of the cluster, or add every host to the distributed switch, or correct egressip_vsphere.portgroup.switch.',
+    },
+    'portgroup_missing': {
+        'severity': 'error',
+        'title': 'The secondary port group does not exist, or not on every host of the vSphere cluster',
+        'remedy': 'Run the vSphere network step (vsphere_portgroup) so it exists, with the same VLAN, on every host (or on the distributed switch).',
+    },
+    'portgroup_vlan_mismatch': {
+        'severity': 'error',
+        'title': 'The secondary port group has another VLAN than configured',
+        'remedy': 'Find out which VLAN is right; correct egressip_vsphere.portgroup.vlan_id or the port group, knowing other VMs may use it.',
+    },
+    'nsx_backed_network': {
+        'severity': 'error',
+        'title': 'The secondary network is backed by NSX (untested, unconfirmed)',
+        'remedy': 'Use a VLAN-backed standard or distributed port group, or set egressip_vsphere.accept_untested_nsx: true after testing.',
+    },
+    'secondary_cidr_overlaps_cluster_network': {
+        'severity': 'error',
+        'title': 'The secondary cidr overlaps the cluster, service or an OVN-Kubernetes internal network',
+        'remedy': 'Choose a secondary subnet outside the cluster, service and OVN-Kubernetes internal networks.',
+    },
+    'egress_reachability_check_disabled': {
+        'severity': 'warning',
+        'title': 'The EgressIP reachability check is disabled (reachabilityTotalTimeoutSeconds: 0)',
+        'remedy': 'Set egressIPConfig.reachabilityTotalTimeoutSeconds back to 1 (default) unless it was disabled on purpose.',
+    },
+    'egress_nodes_none_selected': {
+        'severity': 'error',
+        'title': 'The egress node selector matches no node',
+        'remedy': 'Correct egressip_nodes.selector (compare with oc get nodes --show-labels).',
+    },
+    'egress_nodes_capacity_insufficient': {
+        'severity': 'error',
+        'title': 'Fewer capable egress nodes than IPs per EgressIP object + 1',
+        'remedy': 'Select more egress nodes, or give the EgressIP fewer IPs: each object needs one more capable node than it has IPs.',
+    },
+    'namespace_primary_udn': {
+        'severity': 'error',
+        'title': 'An EgressIP selects namespaces on a user-defined primary network',
+        'remedy': 'Narrow the namespace_selector to namespaces on the default cluster network.',
+    },
+    'host_network_pods_selected': {
+        'severity': 'warning',
+        'title': 'An EgressIP selects host-networked pods, which never use egress IPs',
+        'remedy': 'Exclude those pods with pod_selector, or run the workload without hostNetwork.',
+    },
+    'primary_egressips_present': {
+        'severity': 'info',
+        'title': 'EgressIPs on the primary network exist; they are recorded and left unchanged',
+        'remedy': 'Nothing to do; later runs compare them with this record.',
+    },
+    'primary_egressips_affected_by_labels': {
+        'severity': 'warning',
+        'title': 'Newly labelled egress nodes also become candidates for primary-network egress IPs',
+        'remedy': 'Accept it, or keep the secondary egress nodes apart from the nodes meant for primary egress IPs.',
+    },
 }
 
 # --- vSphere network: port group, VM NICs, Machine API ------------------------------------
