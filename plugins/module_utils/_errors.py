@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, ocp.egressip contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Failures the collection reports to the user: one message plus machine-readable details.
+
+Private module_util: no API promise outside this collection.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+try:
+    from importlib.metadata import version as _distribution_version, PackageNotFoundError
+except ImportError:  # Python < 3.8 has no importlib.metadata; versions are then reported as unknown
+    _distribution_version = None
+    PackageNotFoundError = Exception
+
+
+class ModuleFailure(Exception):
+    """A failure reported as is through fail_json.
+
+    ``msg`` is complete for a human (what failed, on which object and endpoint, what to do);
+    ``details`` are extra keys for the result (HTTP status, fault type, library versions).
+    Neither ever holds a password or a token.
+    """
+
+    def __init__(self, msg, **details):
+        super(ModuleFailure, self).__init__(msg)
+        self.msg = msg
+        self.details = details
+
+    def to_result(self):
+        """The keyword arguments for ``AnsibleModule.fail_json``."""
+        result = dict(self.details)
+        result['msg'] = self.msg
+        return result
+
+
+def library_versions(*distributions):
+    """``{'<name>_version': '<version>'}`` for each Python distribution, like amazon.aws fail_json_aws."""
+    versions = {}
+    for name in distributions:
+        key = '%s_version' % name.lower().replace('-', '_')
+        if _distribution_version is None:
+            versions[key] = 'unknown'
+            continue
+        try:
+            versions[key] = _distribution_version(name)
+        except PackageNotFoundError:
+            versions[key] = 'not installed'
+    return versions
+
+
+def fail_with(module, failure):
+    """Exit the module through fail_json with a ModuleFailure."""
+    module.fail_json(**failure.to_result())
