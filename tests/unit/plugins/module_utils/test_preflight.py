@@ -1,0 +1,711 @@
+"""Preflight guardrails: each finding on a snapshot that triggers it and on a close one that does not.
+
+The base snapshot mirrors the twin (3 control-plane + 3 worker VMs on three ESXi hosts, primary
+192.168.10.0/24, OpenShift 4.16 with OVN-Kubernetes, Machine API for the workers, NMState) and
+the variables of examples/twin-cluster.yml, with Infrastructure nodeNetworking pinned: in plan
+mode it yields info findings only.
+"""
+
+import copy
+import json
+
+import pytest
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _catalogue
+from ansible_collections.ocp.egressip.plugins.module_utils import _preflight as preflight
+
+NS = 'openshift-machine-api'
+HOSTS = ['DC0_C0_H0', 'DC0_C0_H1', 'DC0_C0_H2']
+EGRESS_LABEL = 'k8s.ovn.org/egress-assignable'
+
+
+def uuid(index):
+    return '42100000-0000-0000-0000-%012d' % index
+
+
+def node(name, index, role, labels=None, secondary=None, ready=True):
+    primary = '192.168.10.%d/24' % (11 + index)
+    cidrs = [primary] + ([secondary] if secondary else [])
+    meta_labels = {'node-role.kubernetes.io/%s' % role: '', 'kubernetes.io/hostname': name}
+    meta_labels.update(labels or {})
+    return {
+        'metadata': {'name': name, 'labels': meta_labels,
+                     'annotations': {'k8s.ovn.org/node-primary-ifaddr': json.dumps({'ipv4': primary}),
+                                     'k8s.ovn.org/host-cidrs': json.dumps(cidrs)}},
+        'spec': {'providerID': 'vsphere://%s' % uuid(index)},
+        'status': {'conditions': [{'type': 'Ready', 'status': 'True' if ready else 'False'}],
+                   'addresses': [{'type': 'InternalIP', 'address': primary.split('/')[0]}]},
+    }
+
+
+def nic(index, network='VM Network', mac=None):
+    return {'key': 4000 + index, 'mac': mac or '00:50:56:00:00:%02x' % index, 'adapter': 'vmxnet3', 'network': network,
+            'network_moid': None, 'portgroup_key': None, 'switch_uuid': None, 'opaque_network_id': None,
+            'connected': True, 'start_connected': True}
+
+
+def vm(name, index, nics=None):
+    return {'name': name, 'moid': 'vm-%d' % (40 + index), 'uuid': uuid(index), 'host': HOSTS[index % 3],
+            'power_state': 'poweredOn', 'nics': nics if nics is not None else [nic(index)]}
+
+
+def machine(name, devices=1):
+    return {'kind': 'Machine', 'metadata': {'name': name, 'namespace': NS, 'uid': 'uid-%s' % name,
+                                            'ownerReferences': [{'kind': 'MachineSet', 'name': 'ocp1-worker'}]},
+            'spec': {'providerSpec': {'value': {'network': {'devices': [{'networkName': 'VM Network'}] * devices}}}},
+            'status': {'nodeRef': {'kind': 'Node', 'name': name}}}
+
+
+def machineset(devices=None):
+    devices = [{'networkName': 'VM Network'}] if devices is None else devices
+    return {'kind': 'MachineSet', 'metadata': {'name': 'ocp1-worker', 'namespace': NS},
+            'spec': {'template': {'spec': {'providerSpec': {'value': {'network': {'devices': devices}}}}}}}
+
+
+def host(name, portgroups=None):
+    portgroups = [{'name': 'VM Network', 'vswitch': 'vSwitch0', 'vlan_id': 0}] if portgroups is None else portgroups
+    return {'name': name, 'moid': 'host-%s' % name[-1], 'standard_switches': [{'name': 'vSwitch0'}, {'name': 'vSwitch1'}],
+            'standard_portgroups': portgroups}
+
+
+def egressip(name, ips, status=()):
+    return {'metadata': {'name': name}, 'spec': {'egressIPs': list(ips), 'namespaceSelector': {'matchLabels': {'team': name}}},
+            'status': {'items': [{'node': node_name, 'egressIP': ip} for ip, node_name in status]}}
+
+
+def base_snapshot():
+    names = ['ocp1-master-0', 'ocp1-master-1', 'ocp1-master-2', 'ocp1-worker-0', 'ocp1-worker-1', 'ocp1-worker-2']
+    nodes = [node(name, index, 'master' if 'master' in name else 'worker') for index, name in enumerate(names)]
+    return {
+        'infrastructure': {'metadata': {'name': 'cluster'},
+                           'spec': {'platformSpec': {'type': 'VSphere', 'vsphere': {'nodeNetworking': {
+                               'internal': {'networkSubnetCidr': ['192.168.10.0/24']},
+                               'external': {'networkSubnetCidr': ['192.168.10.0/24']}}}}},
+                           'status': {'platform': 'VSphere', 'platformStatus': {'type': 'VSphere'}}},
+        'network_config': {'metadata': {'name': 'cluster'},
+                           'spec': {'networkType': 'OVNKubernetes'},
+                           'status': {'networkType': 'OVNKubernetes', 'clusterNetwork': [{'cidr': '10.128.0.0/14', 'hostPrefix': 23}],
+                                      'serviceNetwork': ['172.30.0.0/16']}},
+        'network_operator': {'metadata': {'name': 'cluster'}, 'spec': {'defaultNetwork': {'type': 'OVNKubernetes', 'ovnKubernetesConfig': {
+            'gatewayConfig': {'ipForwarding': 'Restricted', 'routingViaHost': False},
+            'egressIPConfig': {'reachabilityTotalTimeoutSeconds': 1}}}}},
+        'cluster_version': {'metadata': {'name': 'version'}, 'status': {'desired': {'version': '4.16.3'}}},
+        'nodes': nodes,
+        'namespaces': [{'metadata': {'name': 'default'}}, {'metadata': {'name': 'payments', 'labels': {'team': 'payments'}}}],
+        'pods': [{'metadata': {'name': 'api-1', 'namespace': 'payments', 'labels': {'app': 'api'}}, 'spec': {}}],
+        'egressips': [],
+        'nncps': [],
+        'nmstates': [{'metadata': {'name': 'nmstate'}}],
+        'tuneds': [],
+        'machinesets': [machineset()],
+        'machines': [machine(name) for name in names[3:]],
+        'vsphere': {
+            'datacenter': 'DC0', 'cluster': 'DC0_C0', 'not_found': None,
+            'hosts': [host(name) for name in HOSTS],
+            'distributed_switches': [{'name': 'DSwitch1', 'uuid': '50 12 34', 'moid': 'dvs-1', 'hosts': list(HOSTS),
+                                      'portgroups': [{'name': 'ocp-primary-dpg', 'key': 'dvportgroup-1', 'moid': 'dvportgroup-1',
+                                                      'vlan_type': 'vlan', 'vlan_id': 0}]}],
+            'opaque_networks': [],
+            'vms': [vm(name, index) for index, name in enumerate(names)],
+        },
+        'config': {
+            'acknowledge_unsupported': True,
+            'vsphere': {'datacenter': 'DC0', 'cluster': 'DC0_C0',
+                        'portgroup': {'name': 'ocp-egress-120', 'switch_type': 'standard', 'switch': 'vSwitch1', 'vlan_id': 120}},
+            'network': {'cidr': '10.20.0.0/24', 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99',
+                        'route_metric': 200},
+            'nodes': {'selector': {'node-role.kubernetes.io/worker': ''}},
+            'objects': [{'name': 'payments', 'egress_ips': ['10.20.0.200', '10.20.0.201'],
+                         'namespace_selector': {'matchLabels': {'team': 'payments'}}}],
+        },
+    }
+
+
+def configured_snapshot():
+    """The base after enable: port group everywhere, NICs, addresses in host-cidrs, labels, forwarding, device."""
+    snap = base_snapshot()
+    for index, item in enumerate(snap['nodes']):
+        if 'worker' in item['metadata']['name']:
+            item['metadata']['labels'][EGRESS_LABEL] = ''
+            item['metadata']['annotations']['k8s.ovn.org/host-cidrs'] = json.dumps(
+                ['192.168.10.%d/24' % (11 + index), '10.20.0.%d/24' % (10 + index)])
+            snap['vsphere']['vms'][index]['nics'].append(nic(10 + index, 'ocp-egress-120'))
+    for item in snap['machines']:
+        item['spec']['providerSpec']['value']['network']['devices'] = [{'networkName': 'VM Network'}, {'networkName': 'ocp-egress-120'}]
+    snap['machinesets'] = [machineset([{'networkName': 'VM Network'}, {'networkName': 'ocp-egress-120'}])]
+    for item in snap['vsphere']['hosts']:
+        item['standard_portgroups'].append({'name': 'ocp-egress-120', 'vswitch': 'vSwitch1', 'vlan_id': 120})
+    snap['tuneds'] = [{'metadata': {'name': 'egressip-forwarding'}, 'spec': {
+        'profile': [{'name': 'egressip-forwarding-node-ens224', 'data': '[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n'}],
+        'recommend': [{'profile': 'egressip-forwarding-node-ens224', 'priority': 20,
+                       'match': [{'label': 'kubernetes.io/hostname', 'value': 'ocp1-worker-%d' % i} for i in range(3)]}]}}]
+    return snap
+
+
+def findings_of(snap, mode='plan'):
+    return preflight.run_checks(snap, mode)
+
+
+def by_id(snap, finding_id, mode='plan'):
+    return [item for item in findings_of(snap, mode) if item['id'] == finding_id]
+
+
+def worker(snap, index):
+    return snap['nodes'][3 + index]
+
+
+# --- the base snapshots themselves -----------------------------------------------------------
+
+def test_base_snapshot_plan_has_no_error_or_warning():
+    findings = findings_of(base_snapshot())
+    assert [item for item in findings if item['severity'] != 'info'] == []
+    assert set(item['id'] for item in findings) == {'support_acknowledged', 'node_ip_forwarding_off', 'portgroup_missing',
+                                                    'machineset_missing_secondary_device'}
+
+
+def test_configured_snapshot_audit_is_clean_but_for_the_support_notice():
+    findings = findings_of(configured_snapshot(), 'audit')
+    assert [(item['id'], item['severity']) for item in findings] == [('support_acknowledged', 'info')]
+
+
+def test_findings_are_sorted_errors_first_and_carry_the_catalogue_shape():
+    snap = base_snapshot()
+    snap['config']['acknowledge_unsupported'] = False
+    snap['network_operator']['spec']['defaultNetwork']['ovnKubernetesConfig']['egressIPConfig']['reachabilityTotalTimeoutSeconds'] = 0
+    findings = findings_of(snap)
+    severities = [item['severity'] for item in findings]
+    assert severities == sorted(severities, key=lambda severity: {'error': 0, 'warning': 1, 'info': 2}[severity])
+    for item in findings:
+        assert set(item) == {'id', 'severity', 'message', 'remedy', 'docs', 'objects'}
+        assert item['docs'] == 'docs/runbook.md#' + item['id']
+        assert item['id'] in _catalogue.CATALOGUE
+
+
+def test_unknown_mode_is_refused():
+    with pytest.raises(ValueError):
+        preflight.run_checks(base_snapshot(), 'later')
+
+
+def test_nothing_requested_gives_only_cluster_level_findings():
+    snap = base_snapshot()
+    snap['config'] = {}
+    assert findings_of(snap) == []
+
+
+# --- one trigger and one close non-trigger per finding ----------------------------------------
+
+def _set(path, value):
+    def mutate(snap):
+        target = snap
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return mutate
+
+
+def _unreadable(snap):
+    snap['unreadable'] = {'pods': 'HTTP 403 Forbidden'}
+
+
+def _platform(value):
+    return _set(('infrastructure', 'status', 'platformStatus', 'type'), value)
+
+
+def _network_type(value):
+    def mutate(snap):
+        snap['network_config']['status']['networkType'] = value
+        snap['network_config']['spec']['networkType'] = value
+    return mutate
+
+
+def _version(value):
+    return _set(('cluster_version', 'status', 'desired', 'version'), value)
+
+
+def _acknowledge(value):
+    return _set(('config', 'acknowledge_unsupported'), value)
+
+
+def _node_networking(value):
+    return _set(('infrastructure', 'spec', 'platformSpec', 'vsphere', 'nodeNetworking'), value)
+
+
+def _policy_with_address(ip):
+    def mutate(snap):
+        snap['nncps'] = [{'metadata': {'name': 'hand-made'}, 'spec': {'desiredState': {'interfaces': [
+            {'name': 'ens224', 'type': 'ethernet', 'ipv4': {'enabled': True, 'address': [{'ip': ip, 'prefix-length': 24}]}}]}}}]
+    return mutate
+
+
+def _no_machines(snap):
+    snap['machines'] = []
+    snap['machinesets'] = []
+
+
+def _machineset_devices(names):
+    def mutate(snap):
+        snap['machinesets'] = [machineset([{'networkName': name} for name in names])]
+    return mutate
+
+
+def _vm_extra_nic(snap):
+    snap['vsphere']['vms'][3]['nics'].append(nic(20, 'ocp-egress-120'))
+
+
+def _vm_nic_count_equal(snap):
+    _vm_extra_nic(snap)
+    snap['machines'][0]['spec']['providerSpec']['value']['network']['devices'].append({'networkName': 'ocp-egress-120'})
+
+
+def _no_vsphere(snap):
+    snap['vsphere'] = None
+
+
+def _vsphere_not_found(snap):
+    snap['vsphere'] = {'datacenter': 'DC0', 'cluster': None, 'not_found': "vSphere cluster 'DC0_C9' not found in datacenter DC0"}
+
+
+def _provider_id(value):
+    return _set(('nodes', 3, 'spec', 'providerID'), value)
+
+
+def _switch(value):
+    return _set(('config', 'vsphere', 'portgroup', 'switch'), value)
+
+
+def _portgroup_on_hosts(vlans):
+    def mutate(snap):
+        for item, vlan in zip(snap['vsphere']['hosts'], vlans):
+            if vlan is not None:
+                item['standard_portgroups'].append({'name': 'ocp-egress-120', 'vswitch': 'vSwitch1', 'vlan_id': vlan})
+    return mutate
+
+
+def _distributed(switch='DSwitch1', members=None, vlan=None, backing=None):
+    def mutate(snap):
+        snap['config']['vsphere']['portgroup'] = {'name': 'ocp-egress-120', 'switch_type': 'distributed', 'switch': switch,
+                                                  'vlan_id': 120}
+        dvs = snap['vsphere']['distributed_switches'][0]
+        if members is not None:
+            dvs['hosts'] = members
+        if vlan is not None:
+            dvs['portgroups'].append({'name': 'ocp-egress-120', 'key': 'dvportgroup-9', 'moid': 'dvportgroup-9',
+                                      'vlan_type': 'vlan', 'vlan_id': vlan, 'backing_type': backing})
+    return mutate
+
+
+def _opaque(name, accept=False):
+    def mutate(snap):
+        snap['vsphere']['opaque_networks'] = [{'name': name, 'type': 'nsx.LogicalSwitch'}]
+        snap['config']['vsphere']['accept_untested_nsx'] = accept
+    return mutate
+
+
+def _cidr(cidr, gateway, address_range):
+    def mutate(snap):
+        snap['config']['network'].update(cidr=cidr, gateway=gateway, node_address_range=address_range)
+        snap['config']['objects'] = []
+    return mutate
+
+
+def _reachability(seconds):
+    return _set(('network_operator', 'spec', 'defaultNetwork', 'ovnKubernetesConfig', 'egressIPConfig',
+                 'reachabilityTotalTimeoutSeconds'), seconds)
+
+
+def _selector(selector):
+    return _set(('config', 'nodes', 'selector'), selector)
+
+
+def _egress_ips(ips):
+    return _set(('config', 'objects', 0, 'egress_ips'), ips)
+
+
+def _udn_namespace(label):
+    def mutate(snap):
+        labels = {'team': 'payments'}
+        if label:
+            labels['k8s.ovn.org/primary-user-defined-network'] = ''
+        snap['namespaces'][1]['metadata']['labels'] = labels
+    return mutate
+
+
+def _host_network_pod(namespace, pod_selector=None):
+    def mutate(snap):
+        snap['pods'].append({'metadata': {'name': 'agent-x', 'namespace': namespace, 'labels': {'app': 'agent'}},
+                             'spec': {'hostNetwork': True}})
+        if pod_selector is not None:
+            snap['config']['objects'][0]['pod_selector'] = pod_selector
+    return mutate
+
+
+def _existing_egressip(ips, status=()):
+    def mutate(snap):
+        snap['egressips'] = [egressip('legacy', ips, status)]
+    return mutate
+
+
+def _label_workers(snap):
+    for index in range(3):
+        worker(snap, index)['metadata']['labels'][EGRESS_LABEL] = ''
+
+
+def _both(*mutations):
+    def mutate(snap):
+        for mutation in mutations:
+            mutation(snap)
+    return mutate
+
+
+CASES = [
+    # (finding id, severity expected, trigger, close non-trigger, mode)
+    ('preflight_read_incomplete', 'warning', _unreadable, lambda snap: None, 'plan'),
+    ('platform_not_vsphere', 'error', _platform('AWS'), _platform('VSphere'), 'plan'),
+    ('platform_network_type_not_ovn_kubernetes', 'error', _network_type('OpenShiftSDN'), _network_type('OVNKubernetes'), 'plan'),
+    ('platform_version_unsupported', 'error', _version('4.13.20'), _version('4.14.0'), 'plan'),
+    ('support_not_acknowledged', 'error', _acknowledge(False), _acknowledge(True), 'plan'),
+    ('support_acknowledged', 'info', _acknowledge(True), _acknowledge(False), 'plan'),
+    ('infrastructure_node_networking_not_pinned', 'warning', _node_networking({}),
+     _node_networking({'internal': {'excludeNetworkSubnetCidr': ['10.20.0.0/16']}, 'external': {'network': 'VM Network'}}), 'plan'),
+    ('nmstate_not_installed', 'error', _set(('nncps',), None), _set(('nncps',), []), 'plan'),
+    ('egress_ip_in_nmstate_policy', 'error', _policy_with_address('10.20.0.200'), _policy_with_address('10.20.0.11'), 'plan'),
+    ('machine_api_absent', 'info', _no_machines, lambda snap: None, 'plan'),
+    ('machineset_missing_secondary_device', 'warning', lambda snap: None,
+     _machineset_devices(['VM Network', '/DC0/network/ocp-egress-120']), 'audit'),
+    ('machine_nic_count_mismatch', 'error', _vm_extra_nic, _vm_nic_count_equal, 'plan'),
+    ('vsphere_not_checked', 'info', _no_vsphere, lambda snap: None, 'plan'),
+    ('vsphere_cluster_not_found', 'error', _vsphere_not_found, lambda snap: None, 'plan'),
+    ('vsphere_node_vm_not_found', 'error', _provider_id('vsphere://42100000-0000-0000-0000-999999999999'), _provider_id(
+        'vsphere://%s' % uuid(3).upper()), 'plan'),
+    ('switch_missing', 'error', _switch('vSwitch9'), _switch('vSwitch1'), 'plan'),
+    ('portgroup_missing', 'error', _portgroup_on_hosts([120, 120, None]), _portgroup_on_hosts([120, 120, 120]), 'audit'),
+    ('portgroup_vlan_mismatch', 'error', _portgroup_on_hosts([120, 130, 120]), _portgroup_on_hosts([120, 120, 120]), 'plan'),
+    ('nsx_backed_network', 'error', _opaque('ocp-egress-120'), _opaque('nsx-other-segment'), 'plan'),
+    ('secondary_cidr_overlaps_cluster_network', 'error', _cidr('172.30.8.0/24', '172.30.8.1', '172.30.8.10-172.30.8.99'),
+     _cidr('172.31.8.0/24', '172.31.8.1', '172.31.8.10-172.31.8.99'), 'plan'),
+    ('egress_reachability_check_disabled', 'warning', _reachability(0), _reachability(5), 'plan'),
+    ('egress_nodes_none_selected', 'error', _selector({'node-role.kubernetes.io/egress': ''}),
+     _selector({'matchExpressions': [{'key': 'node-role.kubernetes.io/worker', 'operator': 'Exists'}]}), 'plan'),
+    ('egress_nodes_capacity_insufficient', 'error', _egress_ips(['10.20.0.200', '10.20.0.201', '10.20.0.202']),
+     _egress_ips(['10.20.0.200', '10.20.0.201']), 'plan'),
+    ('namespace_primary_udn', 'error', _udn_namespace(True), _udn_namespace(False), 'plan'),
+    ('host_network_pods_selected', 'warning', _host_network_pod('payments'),
+     _host_network_pod('payments', {'matchLabels': {'app': 'api'}}), 'plan'),
+    ('primary_egressips_present', 'info', _existing_egressip(['192.168.10.200'], [('192.168.10.200', 'ocp1-master-0')]),
+     _existing_egressip(['10.99.0.5']), 'plan'),
+    ('primary_egressips_affected_by_labels', 'warning', _existing_egressip(['192.168.10.200']),
+     _both(_existing_egressip(['192.168.10.200']), _label_workers), 'plan'),
+]
+
+
+@pytest.mark.parametrize('finding_id,severity,trigger,other,mode', CASES, ids=[case[0] for case in CASES])
+def test_finding_triggered(finding_id, severity, trigger, other, mode):
+    snap = base_snapshot()
+    trigger(snap)
+    found = by_id(snap, finding_id, mode)
+    assert found, '%s not reported: %s' % (finding_id, [item['id'] for item in findings_of(snap, mode)])
+    assert found[0]['severity'] == severity
+    assert found[0]['message'] and found[0]['remedy']
+
+
+@pytest.mark.parametrize('finding_id,severity,trigger,other,mode', CASES, ids=[case[0] for case in CASES])
+def test_finding_not_triggered(finding_id, severity, trigger, other, mode):
+    snap = base_snapshot()
+    other(snap)
+    assert by_id(snap, finding_id, mode) == []
+
+
+def test_every_preflight_id_has_a_case():
+    assert set(_catalogue.PLATFORM_CHECKS) <= set(case[0] for case in CASES)
+
+
+# --- details per check ------------------------------------------------------------------------
+
+def test_version_that_cannot_be_read_is_a_warning():
+    snap = base_snapshot()
+    snap['cluster_version'] = {'metadata': {'name': 'version'}, 'status': {}}
+    assert [item['severity'] for item in by_id(snap, 'platform_version_unsupported')] == ['warning']
+
+
+def test_version_from_history_when_desired_is_missing():
+    snap = {'cluster_version': {'status': {'history': [{'state': 'Partial', 'version': '4.17.1'},
+                                                       {'state': 'Completed', 'version': '4.16.9'}]}}}
+    assert preflight.cluster_version(snap) == '4.16.9'
+
+
+def test_acknowledgement_is_not_asked_when_nothing_is_requested():
+    snap = base_snapshot()
+    snap['config'] = {'acknowledge_unsupported': False}
+    assert by_id(snap, 'support_not_acknowledged') == []
+
+
+def test_acknowledgement_message_says_plainly_outside_red_hat_support():
+    snap = base_snapshot()
+    snap['config']['acknowledge_unsupported'] = False
+    message = by_id(snap, 'support_not_acknowledged')[0]['message']
+    assert 'outside Red Hat support' in message and 'bare-metal' in message
+
+
+def test_forwarding_plan_is_info_audit_is_error_global_is_fine():
+    snap = base_snapshot()
+    assert [item['severity'] for item in by_id(snap, 'node_ip_forwarding_off')] == ['info']
+    snap = configured_snapshot()
+    snap['tuneds'] = []
+    assert [item['severity'] for item in by_id(snap, 'node_ip_forwarding_off', 'audit')] == ['error']
+    snap['network_operator']['spec']['defaultNetwork']['ovnKubernetesConfig']['gatewayConfig']['ipForwarding'] = 'Global'
+    assert by_id(snap, 'node_ip_forwarding_off', 'audit') == []
+
+
+def test_forwarding_external_or_other_tuned_rules_cannot_be_confirmed():
+    snap = configured_snapshot()
+    snap['tuneds'] = []
+    snap['config']['network']['ip_forwarding'] = 'external'
+    assert [item['severity'] for item in by_id(snap, 'node_ip_forwarding_off', 'audit')] == ['warning']
+    snap = configured_snapshot()
+    snap['tuneds'] = [{'metadata': {'name': 'custom'}, 'spec': {
+        'profile': [{'name': 'fwd', 'data': '[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n'}],
+        'recommend': [{'profile': 'fwd', 'match': [{'label': 'node-role.kubernetes.io/worker'}]}]}}]
+    found = by_id(snap, 'node_ip_forwarding_off', 'audit')
+    assert [item['severity'] for item in found] == ['warning'] and 'custom/fwd' in found[0]['message']
+
+
+def test_forwarding_on_one_node_missing_is_named():
+    snap = configured_snapshot()
+    snap['tuneds'][0]['spec']['recommend'][0]['match'].pop()
+    found = by_id(snap, 'node_ip_forwarding_off', 'audit')
+    assert found and found[0]['objects'] == [{'kind': 'Node', 'name': 'ocp1-worker-2'}]
+
+
+def test_node_networking_selecting_the_secondary_subnet_is_an_error():
+    snap = base_snapshot()
+    snap['infrastructure']['spec']['platformSpec']['vsphere']['nodeNetworking']['internal'] = {'networkSubnetCidr': ['10.0.0.0/8']}
+    found = by_id(snap, 'infrastructure_node_networking_not_pinned')
+    assert [item['severity'] for item in found] == ['error'] and 'internal' in found[0]['message']
+    snap['infrastructure']['spec']['platformSpec']['vsphere']['nodeNetworking']['internal'] = {'network': 'ocp-egress-120'}
+    assert [item['severity'] for item in by_id(snap, 'infrastructure_node_networking_not_pinned')] == ['error']
+
+
+def test_node_networking_remedy_names_the_primary_subnet():
+    snap = base_snapshot()
+    snap['infrastructure']['spec']['platformSpec']['vsphere']['nodeNetworking'] = {'internal': {'networkSubnetCidr': ['192.168.10.0/24']}}
+    found = by_id(snap, 'infrastructure_node_networking_not_pinned')
+    assert 'external' in found[0]['message'] and 'internal' not in found[0]['message'].split('does not')[0]
+    assert '192.168.10.0/24' in found[0]['remedy']
+
+
+def test_nmstate_cr_missing():
+    snap = base_snapshot()
+    snap['nmstates'] = []
+    assert 'NMState CR' in by_id(snap, 'nmstate_not_installed')[0]['message']
+
+
+def test_machineset_missing_device_is_info_in_plan_mode():
+    found = by_id(base_snapshot(), 'machineset_missing_secondary_device')
+    assert [item['severity'] for item in found] == ['info']
+    assert found[0]['objects'] == [{'kind': 'MachineSet', 'namespace': NS, 'name': 'ocp1-worker'}]
+
+
+def test_machineset_of_other_nodes_is_not_checked():
+    snap = base_snapshot()
+    snap['machinesets'].append(dict(machineset(), metadata={'name': 'infra', 'namespace': NS}))
+    assert [item['objects'][0]['name'] for item in by_id(snap, 'machineset_missing_secondary_device')] == ['ocp1-worker']
+
+
+def test_node_without_provider_id():
+    snap = base_snapshot()
+    snap['nodes'][4]['spec'] = {}
+    found = by_id(snap, 'vsphere_node_vm_not_found')
+    assert found and found[0]['objects'] == [{'kind': 'Node', 'name': 'ocp1-worker-1'}]
+
+
+def test_vm_at_the_nic_limit_is_refused_before_enable():
+    snap = base_snapshot()
+    snap['vsphere']['vms'][5]['nics'] = [nic(30 + index) for index in range(10)]
+    assert by_id(snap, 'vsphere_vm_nic_limit')
+
+
+def test_capacity_uses_vms_and_readiness_in_plan_mode():
+    snap = base_snapshot()
+    worker(snap, 0)['status']['conditions'][0]['status'] = 'False'
+    found = by_id(snap, 'egress_nodes_capacity_insufficient')
+    assert found and 'one node failure' in found[0]['message']
+
+
+def test_capacity_in_audit_mode_counts_capable_nodes_only():
+    snap = configured_snapshot()
+    del worker(snap, 2)['metadata']['labels'][EGRESS_LABEL]
+    found = by_id(snap, 'egress_nodes_capacity_insufficient', 'audit')
+    assert found and 'capable node' in found[0]['message']
+    assert [item['name'] for item in found[0]['objects'] if item['kind'] == 'Node'] == ['ocp1-worker-0', 'ocp1-worker-1']
+
+
+def test_capacity_on_single_node_openshift_says_no_failover():
+    snap = base_snapshot()
+    snap['nodes'] = [node('sno', 0, 'worker', labels={'node-role.kubernetes.io/master': ''})]
+    snap['vsphere']['vms'] = [vm('sno', 0)]
+    snap['machines'], snap['machinesets'] = [], []
+    snap['config']['objects'][0]['egress_ips'] = ['10.20.0.200']
+    found = by_id(snap, 'egress_nodes_capacity_insufficient')
+    assert found and 'single-node' in found[0]['message']
+
+
+def test_capacity_with_fewer_nodes_than_ips_says_unassigned():
+    snap = base_snapshot()
+    snap['config']['objects'][0]['egress_ips'] = ['10.20.0.%d' % host_part for host_part in range(200, 204)]
+    assert '1 of its IPs cannot be assigned' in by_id(snap, 'egress_nodes_capacity_insufficient')[0]['message']
+
+
+def test_portgroup_missing_everywhere_in_plan_mode_is_info_and_says_it_will_be_created():
+    found = by_id(base_snapshot(), 'portgroup_missing')
+    assert [item['severity'] for item in found] == ['info'] and 'will create' in found[0]['message']
+
+
+def test_portgroup_missing_on_some_hosts_names_them():
+    snap = base_snapshot()
+    _portgroup_on_hosts([120, None, 120])(snap)
+    found = by_id(snap, 'portgroup_missing', 'audit')
+    assert [item['name'] for item in found[0]['objects']] == ['DC0_C0_H1'] and 'DRS' in found[0]['message']
+
+
+def test_portgroup_on_other_vswitch_uses_the_vsphere_step_id():
+    snap = base_snapshot()
+    snap['vsphere']['hosts'][0]['standard_portgroups'].append({'name': 'ocp-egress-120', 'vswitch': 'vSwitch0', 'vlan_id': 120})
+    assert by_id(snap, 'vsphere_portgroup_on_other_vswitch')
+
+
+def test_distributed_switch_checks():
+    snap = base_snapshot()
+    _distributed(switch='DSwitch9')(snap)
+    assert 'DSwitch9' in by_id(snap, 'switch_missing')[0]['message']
+    snap = base_snapshot()
+    _distributed(members=HOSTS[:2])(snap)
+    found = by_id(snap, 'switch_missing')
+    assert found[0]['objects'] == [{'kind': 'HostSystem', 'name': 'DC0_C0_H2'}]
+    snap = base_snapshot()
+    _distributed()(snap)
+    assert [item['severity'] for item in by_id(snap, 'portgroup_missing')] == ['info']
+    assert [item['severity'] for item in by_id(snap, 'portgroup_missing', 'audit')] == ['error']
+    snap = base_snapshot()
+    _distributed(vlan=130)(snap)
+    assert by_id(snap, 'portgroup_vlan_mismatch') and not by_id(snap, 'portgroup_missing')
+    snap = base_snapshot()
+    _distributed(vlan=120)(snap)
+    assert not by_id(snap, 'portgroup_vlan_mismatch') and not by_id(snap, 'switch_missing')
+
+
+def test_nsx_backed_distributed_portgroup_and_acceptance():
+    snap = base_snapshot()
+    _distributed(vlan=120, backing='nsx')(snap)
+    assert [item['severity'] for item in by_id(snap, 'nsx_backed_network')] == ['error']
+    snap['config']['vsphere']['accept_untested_nsx'] = True
+    found = by_id(snap, 'nsx_backed_network')
+    assert [item['severity'] for item in found] == ['warning'] and 'unconfirmed' in found[0]['message']
+    snap = base_snapshot()
+    _opaque('ocp-egress-120', accept=True)(snap)
+    assert [item['severity'] for item in by_id(snap, 'nsx_backed_network')] == ['warning']
+
+
+@pytest.mark.parametrize('cidr,owner', [('10.128.4.0/24', 'cluster network'), ('100.64.1.0/24', 'join subnet'),
+                                        ('100.88.0.0/24', 'transit switch'), ('169.254.10.0/24', 'masquerade')])
+def test_cidr_overlaps_each_cluster_network(cidr, owner):
+    snap = base_snapshot()
+    prefix = cidr.rsplit('.', 1)[0]
+    _cidr(cidr, prefix + '.1', '%s.10-%s.99' % (prefix, prefix))(snap)
+    found = by_id(snap, 'secondary_cidr_overlaps_cluster_network')
+    assert found and owner in found[0]['message']
+
+
+def test_cidr_overlap_honours_a_configured_join_subnet():
+    snap = base_snapshot()
+    snap['network_operator']['spec']['defaultNetwork']['ovnKubernetesConfig']['ipv4'] = {'internalJoinSubnet': '100.99.0.0/16'}
+    _cidr('100.64.1.0/24', '100.64.1.1', '100.64.1.10-100.64.1.99')(snap)
+    assert by_id(snap, 'secondary_cidr_overlaps_cluster_network') == []
+    _cidr('100.99.1.0/24', '100.99.1.1', '100.99.1.10-100.99.1.99')(snap)
+    assert 'as configured' in by_id(snap, 'secondary_cidr_overlaps_cluster_network')[0]['message']
+
+
+def test_address_plan_rules_come_from_the_address_plan():
+    snap = base_snapshot()
+    snap['config']['network']['gateway'] = '10.30.0.1'
+    assert by_id(snap, 'node_gateway_outside_cidr')
+    snap = base_snapshot()
+    _cidr('192.168.10.128/25', '192.168.10.129', '192.168.10.140-192.168.10.150')(snap)
+    found = by_id(snap, 'node_network_overlaps_host_subnet')
+    assert found and 'primary' in found[0]['message']
+    snap = base_snapshot()
+    worker(snap, 1)['metadata']['annotations']['k8s.ovn.org/host-cidrs'] = json.dumps(['192.168.10.15/24', '10.20.0.5/16'])
+    assert 'host-cidrs of node ocp1-worker-1' in by_id(snap, 'node_network_overlaps_host_subnet')[0]['message']
+
+
+def test_route_metric_against_the_configure_ovs_default():
+    snap = base_snapshot()
+    snap['config']['network']['route_metric'] = 48
+    found = by_id(snap, 'node_route_metric_too_low')
+    assert found and '48' in found[0]['message']
+    snap['config']['network']['route_metric'] = 49
+    assert by_id(snap, 'node_route_metric_too_low') == []
+
+
+def test_route_metric_against_node_network_state_when_read():
+    snap = base_snapshot()
+    snap['nns'] = [{'metadata': {'name': 'ocp1-worker-0'}, 'status': {'currentState': {'routes': {'running': [
+        {'destination': '0.0.0.0/0', 'next-hop-interface': 'br-ex', 'metric': 300, 'table-id': 254}]}}}}]
+    found = by_id(snap, 'node_route_metric_too_low')
+    assert found and 'ocp1-worker-0' in found[0]['message']
+
+
+def test_host_network_pod_in_another_namespace_is_not_reported():
+    snap = base_snapshot()
+    _host_network_pod('default')(snap)
+    assert by_id(snap, 'host_network_pods_selected') == []
+
+
+def test_namespace_selector_missing_selects_nothing():
+    snap = base_snapshot()
+    _udn_namespace(True)(snap)
+    snap['config']['objects'][0]['namespace_selector'] = None
+    assert by_id(snap, 'namespace_primary_udn') == []
+
+
+def test_primary_egressips_record():
+    snap = base_snapshot()
+    snap['egressips'] = [egressip('legacy', ['192.168.10.200', '10.20.0.250'], [('192.168.10.200', 'ocp1-master-1')]),
+                         egressip('other', ['192.168.10.201'])]
+    assert preflight.primary_egressips(snap) == [
+        {'name': 'legacy', 'egress_ip': '192.168.10.200', 'node': 'ocp1-master-1', 'subnet': '192.168.10.0/24'},
+        {'name': 'other', 'egress_ip': '192.168.10.201', 'node': None, 'subnet': '192.168.10.0/24'},
+    ]
+
+
+def test_primary_egressips_affected_lists_the_new_candidates():
+    snap = base_snapshot()
+    _existing_egressip(['192.168.10.200', '192.168.10.201'], [('192.168.10.201', 'ocp1-master-0')])(snap)
+    worker(snap, 0)['metadata']['labels'][EGRESS_LABEL] = ''
+    found = by_id(snap, 'primary_egressips_affected_by_labels')
+    assert found[0]['severity'] == 'warning'
+    assert 'legacy 192.168.10.200 (unassigned now' in found[0]['message']
+    assert 'ocp1-worker-1, ocp1-worker-2' in found[0]['message'] and 'ocp1-worker-0' not in found[0]['message']
+
+
+def test_primary_egressips_all_assigned_is_info_and_audit_mode_does_not_predict():
+    snap = base_snapshot()
+    _existing_egressip(['192.168.10.200'], [('192.168.10.200', 'ocp1-master-0')])(snap)
+    assert [item['severity'] for item in by_id(snap, 'primary_egressips_affected_by_labels')] == ['info']
+    assert by_id(snap, 'primary_egressips_affected_by_labels', 'audit') == []
+
+
+def test_cluster_facts():
+    facts = preflight.cluster_facts(configured_snapshot())
+    assert facts['openshift_version'] == '4.16.3'
+    assert facts['platform'] == 'VSphere' and facts['network_type'] == 'OVNKubernetes'
+    assert facts['ip_forwarding'] == 'Restricted'
+    assert facts['forwarding_by_hostname'] == dict(('ocp1-worker-%d' % i, ['ens224']) for i in range(3))
+    assert facts['egress_assignable_nodes'] == ['ocp1-worker-0', 'ocp1-worker-1', 'ocp1-worker-2']
+    assert facts['machine_api'] is True and facts['nmstate'] is True and facts['nodes'] == 6
+
+
+def test_run_checks_does_not_modify_the_snapshot():
+    snap = configured_snapshot()
+    before = copy.deepcopy(snap)
+    preflight.run_checks(snap, 'audit')
+    assert snap == before
