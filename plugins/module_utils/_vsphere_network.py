@@ -25,6 +25,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._node_network import selector_matches
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import (
     PORT_BINDINGS as PORT_BINDING_NAMES,
     normalize_uuid,
@@ -208,14 +209,14 @@ def plan_portgroup_removal(name, locations, attached, force):
 def resolve_targets(vms, nodes=None, vm_refs=None):
     """Map the requested nodes and VM references to VMs of the snapshot.
 
-    nodes: [{'name', 'provider_id'}]; vm_refs: [name, BIOS UUID or moid].
+    nodes: [{'name', 'provider_id'}]; vm_refs: [{'by': 'name'|'uuid'|'moid', 'value'}].
     Returns (targets, findings); targets: [{'vm': snapshot, 'node': name or None}], each VM once.
     """
-    by_uuid, by_moid, by_name = {}, {}, {}
+    index = {'uuid': {}, 'moid': {}, 'name': {}}
     for vm in vms:
-        by_uuid.setdefault(normalize_uuid(vm['uuid']), []).append(vm)
-        by_moid[vm['moid']] = vm
-        by_name.setdefault(vm['name'], []).append(vm)
+        index['uuid'].setdefault(normalize_uuid(vm['uuid']), []).append(vm)
+        index['moid'].setdefault(vm['moid'], []).append(vm)
+        index['name'].setdefault(vm['name'], []).append(vm)
     targets, findings, seen = [], [], set()
 
     def add(vm, node):
@@ -231,23 +232,28 @@ def resolve_targets(vms, nodes=None, vm_refs=None):
                 'node %s has spec.providerID %r, not vsphere://<BIOS UUID>.' % (node['name'], node.get('provider_id') or ''),
                 objects=[{'kind': 'Node', 'name': node['name']}]))
             continue
-        matches = by_uuid.get(uuid, [])
+        matches = index['uuid'].get(uuid, [])
         if len(matches) != 1:
             findings.append(_node_vm_finding(node, uuid, matches))
             continue
         add(matches[0], node['name'])
     for ref in vm_refs or []:
-        matches = _vm_matches(ref, by_uuid, by_moid, by_name)
+        value = normalize_uuid(ref['value']) if ref['by'] == 'uuid' else ref['value']
+        matches = index[ref['by']].get(value, [])
         if len(matches) == 1:
             add(matches[0], None)
         elif not matches:
-            findings.append(catalogue_finding('vsphere_vm_not_found', 'no VM has the name, BIOS UUID or moid %r.' % ref,
-                                              objects=[{'kind': 'VirtualMachine', 'name': ref}]))
+            findings.append(catalogue_finding('vsphere_vm_not_found', 'no VM has the %s %s.' % (REF_WORDS[ref['by']], ref['value']),
+                                              objects=[{'kind': 'VirtualMachine', ref['by']: ref['value']}]))
         else:
+            moids = ', '.join(sorted(vm['moid'] for vm in matches))
             findings.append(catalogue_finding(
-                'vsphere_vm_ambiguous', '%r matches %d VMs (%s).' % (ref, len(matches), ', '.join(sorted(vm['moid'] for vm in matches))),
+                'vsphere_vm_ambiguous', '%d VMs have the %s %s (%s).' % (len(matches), REF_WORDS[ref['by']], ref['value'], moids),
                 objects=[{'kind': 'VirtualMachine', 'name': vm['name'], 'moid': vm['moid']} for vm in matches]))
     return targets, findings
+
+
+REF_WORDS = {'name': 'name', 'uuid': 'BIOS UUID', 'moid': 'moid'}
 
 
 def _node_vm_finding(node, uuid, matches):
@@ -262,12 +268,31 @@ def _node_vm_finding(node, uuid, matches):
                              + [{'kind': 'VirtualMachine', 'name': vm['name'], 'moid': vm['moid']} for vm in matches])
 
 
-def _vm_matches(ref, by_uuid, by_moid, by_name):
-    if ref in by_moid:
-        return [by_moid[ref]]
-    if normalize_uuid(ref) in by_uuid:
-        return by_uuid[normalize_uuid(ref)]
-    return by_name.get(ref, [])
+def node_selected(selector, labels):
+    """Whether a node's labels match the user's selector: a map of labels, a LabelSelector, or a selector string."""
+    if isinstance(selector, dict):
+        return selector_matches(selector, labels)
+    parsed = {'matchLabels': {}, 'matchExpressions': []}
+    for term in (term.strip() for term in selector.split(',')):
+        if not term:
+            continue
+        if term.startswith('!'):
+            parsed['matchExpressions'].append({'key': term[1:], 'operator': 'DoesNotExist'})
+        elif '!=' in term:
+            key, value = term.split('!=', 1)
+            parsed['matchExpressions'].append({'key': key.strip(), 'operator': 'NotIn', 'values': [value.strip()]})
+        elif '=' in term:
+            key, value = term.replace('==', '=').split('=', 1)
+            parsed['matchLabels'][key.strip()] = value.strip()
+        else:
+            parsed['matchExpressions'].append({'key': term, 'operator': 'Exists'})
+    return selector_matches(parsed, labels)
+
+
+def nodes_of_vms(nodes):
+    """{BIOS UUID: node name} from the Nodes' providerIDs, to name the node of a VM given by name."""
+    return dict((vm_uuid_from_provider_id(node.get('provider_id')), node['name']) for node in nodes
+                if vm_uuid_from_provider_id(node.get('provider_id')))
 
 
 # --- one NIC per VM on the network -----------------------------------------------------------
@@ -320,9 +345,9 @@ def _plan_removal(entry, vm, network, force, egress_ips):
     if not entry['nics']:
         return dict(entry, action='none', after=[])
     if egress_ips and not force:
+        hosted = ', '.join(sorted(egress_ips))
         return _refuse(entry, 'vsphere_vm_nic_hosts_egress_ips',
-                       'node %s (VM %s) hosts egress IP(s) %s on %s.' % (entry['node'], vm['name'], ', '.join(sorted(egress_ips)),
-                                                                      network['name']))
+                       'node %s (VM %s) hosts egress IP(s) %s on %s.' % (entry['node'], vm['name'], hosted, network['name']))
     return dict(entry, action='remove', after=[])
 
 

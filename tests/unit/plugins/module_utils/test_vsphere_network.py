@@ -202,9 +202,18 @@ def test_shared_bios_uuid_is_ambiguous():
 def test_vm_refs_by_name_uuid_moid_deduplicated():
     vms = [vm('a', moid='vm-1', uuid='u1'), vm('b', moid='vm-2', uuid='u2'), vm('dup', moid='vm-3', uuid='u3'),
            vm('dup', moid='vm-4', uuid='u4')]
-    targets, findings = net.resolve_targets(vms, vm_refs=['a', 'U2', 'vm-1', 'vm-3', 'dup', 'nope'])
+    refs = [{'by': 'name', 'value': 'a'}, {'by': 'uuid', 'value': 'U2'}, {'by': 'moid', 'value': 'vm-1'},
+            {'by': 'moid', 'value': 'vm-3'}, {'by': 'name', 'value': 'dup'}, {'by': 'name', 'value': 'nope'}]
+    targets, findings = net.resolve_targets(vms, vm_refs=refs)
     assert [t['vm']['moid'] for t in targets] == ['vm-1', 'vm-2', 'vm-3']
     assert ids(findings) == ['vsphere_vm_ambiguous', 'vsphere_vm_not_found']
+    assert findings[0]['message'] == '2 VMs have the name dup (vm-3, vm-4).'
+    assert findings[1]['message'] == 'no VM has the name nope.'
+
+
+def test_nodes_of_vms_by_provider_id():
+    nodes = [{'name': 'w0', 'provider_id': 'vsphere://4230AAAA-0000-0000-0000-000000000001'}, {'name': 'x', 'provider_id': None}]
+    assert net.nodes_of_vms(nodes) == {'4230aaaa-0000-0000-0000-000000000001': 'w0'}
 
 
 # --- one NIC per VM -------------------------------------------------------------------------------------------------
@@ -299,3 +308,20 @@ def test_vm_result_shape():
                       'action': 'add', 'changed': True, 'mac': '00:50:56:aa:00:02', 'device_key': 4001}
     failed = net.vm_result(entry, None, False, failed='fault')
     assert failed['failed'] and failed['error'] == 'fault' and failed['mac'] is None
+
+
+# --- node selection --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('selector,labels,expected', [
+    ({'node-role.kubernetes.io/worker': ''}, {'node-role.kubernetes.io/worker': ''}, True),
+    ({'node-role.kubernetes.io/worker': ''}, {'node-role.kubernetes.io/master': ''}, False),
+    ({'matchExpressions': [{'key': 'zone', 'operator': 'In', 'values': ['a', 'b']}]}, {'zone': 'b'}, True),
+    ('node-role.kubernetes.io/worker', {'node-role.kubernetes.io/worker': ''}, True),
+    ('node-role.kubernetes.io/worker=', {'node-role.kubernetes.io/worker': ''}, True),
+    ('zone==a,!infra', {'zone': 'a'}, True),
+    ('zone==a,!infra', {'zone': 'a', 'infra': ''}, False),
+    ('zone!=a', {'zone': 'b'}, True),
+    ('zone!=a', {'zone': 'a'}, False),
+])
+def test_node_selected(selector, labels, expected):
+    assert net.node_selected(selector, labels) is expected

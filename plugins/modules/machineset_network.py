@@ -1,0 +1,346 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: machineset_network
+short_description: Keep Machine API consistent with the egress NICs (MachineSet devices, Machine NIC counts)
+version_added: 0.1.0
+description:
+  - Ensures that the selected MachineSets list the egress port group in
+    C(spec.template.spec.providerSpec.value.network.devices), B(after) the existing devices, which are never
+    reordered or dropped. Machine API builds a replacement Machine from this template with exactly the listed
+    NICs, so without it a replaced node loses the egress NIC added in vCenter.
+  - Template changes reach B(new Machines only); existing Machines keep their own C(providerSpec).
+  - 'Reports Machines whose C(providerSpec) lists a different number of network devices than their VM has NICs;
+    the vSphere machine controller then fails every reconcile with C(invalid network count: expected=N current=M).'
+  - With O(align_machines=true), a Machine whose only difference is the egress NIC gets the port group appended
+    to its own C(providerSpec) devices; other differences are reported, never guessed at.
+  - Detects clusters whose nodes are not managed by Machine API (UPI, platform none) and reports that only the
+    vCenter path applies (finding C(machine_api_absent)); nothing is written then.
+  - MachineSets are selected by name (O(machinesets)) or through the nodes they back (O(node_names), O(node_selector)).
+    Control-plane Machines (ControlPlaneMachineSet) belong to no MachineSet and are reported, not changed.
+  - One list per Kubernetes kind, one batched vCenter read for the Machines' VMs; MachineSets and Machines are changed
+    with JSON patches whose C(test) operation makes a concurrent edit fail instead of being overwritten.
+author:
+  - ocp.egressip maintainers (!UNKNOWN)
+requirements:
+  - kubernetes >= 31.0.0
+  - pyvmomi >= 9.0.0
+options:
+  network:
+    description:
+      - Name of the egress port group, as C(networkName) of the device appended.
+    type: str
+    required: true
+    aliases: [portgroup]
+  switch:
+    description:
+      - Distributed switch of O(network), when several networks share its name (used to find the VMs' NICs on it).
+    type: str
+  datacenter:
+    description:
+      - Datacenter of the Machines' VMs, read to compare each Machine's device count with its VM's NIC count.
+    type: str
+    required: true
+  machinesets:
+    description:
+      - Names of MachineSets (in O(namespace)) to give the device, in addition to those backing the selected nodes.
+    type: list
+    elements: str
+    default: []
+  node_names:
+    description:
+      - Nodes whose MachineSets get the device and whose Machines are checked.
+    type: list
+    elements: str
+    default: []
+  node_selector:
+    description:
+      - 'The nodes whose MachineSets get the device and whose Machines are checked, by label: a map of labels
+        (C({node-role.kubernetes.io/worker: ""})), a LabelSelector, or a selector string.'
+    type: raw
+  namespace:
+    description:
+      - Namespace of the MachineSets and Machines.
+    type: str
+    default: openshift-machine-api
+  device:
+    description:
+      - Extra fields of the device appended to a MachineSet, as Machine API names them. Unset fields are left out.
+      - Leave them unset when the node address comes from NMState (the collection's node address step).
+    type: dict
+    suboptions:
+      gateway:
+        description: Gateway of the device (static IP configuration through Machine API).
+        type: str
+      ipAddrs:
+        description: Static addresses with prefix, for example C(10.20.0.11/24).
+        type: list
+        elements: str
+      nameservers:
+        description: DNS servers for the device.
+        type: list
+        elements: str
+  align_machines:
+    description:
+      - Append the port group to the C(providerSpec) devices of each existing Machine whose VM has exactly one NIC more
+        than its C(providerSpec) lists, that NIC being on O(network). This ends Machine API's C(invalid network count) for them.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - ocp.egressip.k8s_auth
+  - ocp.egressip.vsphere_auth.nested
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Reads, then sends the patches as server-side dry runs (validated by the API server, stored nowhere).
+  diff_mode:
+    support: full
+    details: The devices lists of each MachineSet and Machine before and after.
+  platform:
+    platforms: all
+notes:
+  - Machine API counts every virtual NIC of the VM, connected or not (openshift/machine-api-operator
+    C(pkg/controller/vsphere/reconciler.go) C(reconcileNetwork)) and finds a Machine's VM by instance UUID
+    (the Machine's UID) or else by the Machine's name; this module does the same.
+  - Never removes or reorders devices; to take the port group out of a template, edit the MachineSet.
+seealso:
+  - module: ocp.egressip.vsphere_vm_nic
+'''
+
+EXAMPLES = r'''
+- name: Worker MachineSets keep the egress NIC on replacement; report Machine/VM NIC count mismatches
+  ocp.egressip.machineset_network:
+    network: ocp-egress-120
+    datacenter: DC1
+    node_selector:
+      node-role.kubernetes.io/worker: ""
+  register: machine_api
+
+- name: Same, and align the existing Machines whose VMs got the NIC
+  ocp.egressip.machineset_network:
+    network: ocp-egress-120
+    datacenter: DC1
+    machinesets: [ocp1-abcde-worker-0]
+    align_machines: true
+'''
+
+RETURN = r'''
+changed:
+  description: Whether a MachineSet or Machine was (or, in check mode, would be) patched.
+  returned: always
+  type: bool
+machine_api:
+  description: Whether Machine API manages the selected nodes (false on UPI / platform none clusters).
+  returned: always
+  type: bool
+machinesets:
+  description: Per MachineSet handled, C(name), C(namespace), C(action) (C(append), C(none), C(refused)) and the resulting C(devices).
+  returned: always
+  type: list
+  elements: dict
+machines:
+  description: >-
+    Per Machine of the selected nodes, C(name), C(node), C(machineset), C(vm), C(expected) (providerSpec devices),
+    C(current) (VM NICs), C(mismatch), C(action) (C(append), C(none), C(report)).
+  returned: always
+  type: list
+  elements: dict
+findings:
+  description: >-
+    C(machine_api_absent) (UPI), C(machine_api_node_without_machineset), C(machine_nic_count_mismatch),
+    refusals; each with C(id), C(severity), C(message), C(remedy), C(docs), C(objects).
+  returned: always
+  type: list
+  elements: dict
+diff:
+  description: C(before) and C(after) devices lists per C(MachineSet/<name>) and C(Machine/<name>).
+  returned: when diff mode is on
+  type: dict
+'''
+
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import connect_vsphere, vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
+from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as plan
+from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
+
+GROUP, VERSION = 'machine.openshift.io', 'v1beta1'
+JSON_PATCH = 'application/json-patch+json'
+
+
+def argument_spec():
+    spec = dict(
+        network=dict(type='str', required=True, aliases=['portgroup']),
+        switch=dict(type='str'),
+        datacenter=dict(type='str', required=True),
+        machinesets=dict(type='list', elements='str', default=[]),
+        node_names=dict(type='list', elements='str', default=[]),
+        node_selector=dict(type='raw'),
+        namespace=dict(type='str', default='openshift-machine-api'),
+        device=dict(type='dict', options=dict(gateway=dict(type='str'), ipAddrs=dict(type='list', elements='str'),
+                                              nameservers=dict(type='list', elements='str'))),
+        align_machines=dict(type='bool', default=False),
+    )
+    spec.update(vsphere_nested_argument_spec())
+    return spec
+
+
+def _list(module, plural):
+    """All objects of a Machine API kind in the namespace (one list); None when the API is not served (no Machine API)."""
+    k8s, namespace = module.k8s, module.params['namespace']
+    path = '/apis/%s/%s/namespaces/%s/%s' % (GROUP, VERSION, namespace, plural)
+    try:
+        result = k8s.call('list', '%s.%s' % (plural, GROUP), path, k8s.custom_objects.list_namespaced_custom_object,
+                          GROUP, VERSION, namespace, plural)
+    except ModuleFailure as failure:
+        if failure.details.get('status') == 404:
+            return None
+        raise
+    return list(result.get('items') or [])
+
+
+def _patch(module, plural, obj, patch):
+    k8s = module.k8s
+    meta = obj['metadata']
+    path = '/apis/%s/%s/namespaces/%s/%s/%s' % (GROUP, VERSION, meta['namespace'], plural, meta['name'])
+    kwargs = {'_content_type': JSON_PATCH}
+    if module.check_mode:
+        kwargs['dry_run'] = 'All'
+    return k8s.call('patch', '%s.%s %s' % (plural, GROUP, meta['name']), path, k8s.custom_objects.patch_namespaced_custom_object,
+                    GROUP, VERSION, meta['namespace'], plural, meta['name'], patch, **kwargs)
+
+
+def select_nodes(module, nodes):
+    params = module.params
+    selected = []
+    if params['node_names']:
+        known = dict((node['metadata']['name'], node) for node in nodes)
+        unknown = [name for name in params['node_names'] if name not in known]
+        if unknown:
+            raise ModuleFailure('node_names=%s: no such node on %s. Fix: use the names `oc get nodes` shows. Nothing was written.'
+                                % (', '.join(unknown), module.k8s.host))
+        selected = [known[name] for name in params['node_names']]
+    selector = params['node_selector']
+    if selector:
+        if not isinstance(selector, (dict, str)):
+            raise ModuleFailure('node_selector=%r is neither a selector string nor a map of labels: use for example '
+                                '{"node-role.kubernetes.io/worker": ""}. Nothing was written.' % (selector,))
+        matching = [node for node in nodes if plan.node_selected(selector, node['metadata'].get('labels') or {})]
+        if not matching:
+            raise ModuleFailure('node_selector=%s matches no node on %s. Fix: compare with `oc get nodes --show-labels`. '
+                                'Nothing was written.' % (selector, module.k8s.host))
+        selected += [node for node in matching if node not in selected]
+    return selected
+
+
+def vm_counts(module, machines):
+    """The VMs of the Machines (instance UUID = Machine UID, else the Machine's name) and the egress network."""
+    params = module.params
+    try:
+        client = connect_vsphere(params['vsphere'])
+    except ModuleFailure as failure:
+        module.fail_failure(failure)
+    datacenter = io.find_datacenter(client, params['datacenter'])
+    networks = io.read_networks(client, datacenter)
+    network, _findings = io.find_network(networks, params['network'], params['switch'])
+    index = io.read_vm_index(client, datacenter)
+    by_uuid = dict((vm['instance_uuid'], vm) for vm in index if vm['instance_uuid'])
+    by_name = dict((vm['name'], vm) for vm in index)
+    wanted = [mapi.machine_vm(machine, by_uuid, by_name) for machine in machines]
+    vms = io.read_vm_devices(client, dict((vm['moid'], vm) for vm in wanted if vm).values(), networks)
+    by_moid = dict((vm['moid'], vm) for vm in vms)
+    return [by_moid.get(vm['moid']) if vm else None for vm in wanted], network
+
+
+def run(module):
+    params = module.params
+    if not (params['machinesets'] or params['node_names'] or params['node_selector']):
+        raise ModuleFailure('nothing selected: set machinesets, node_names or node_selector. Nothing was written.')
+    nodes = module.k8s.list_nodes()
+    machinesets = _list(module, 'machinesets')
+    machines = _list(module, 'machines') if machinesets is not None else None
+    selected = select_nodes(module, nodes)
+    result = {'changed': False, 'machine_api': True, 'machinesets': [], 'machines': [], 'findings': []}
+    if machinesets is None or machines is None:
+        result['machine_api'] = False
+        result['findings'] = mapi.coverage_findings(mapi.node_machines(selected or nodes, [], []))
+        return result
+    rows = mapi.node_machines(selected, machines, machinesets)
+    coverage = mapi.coverage_findings(rows)
+    if any(item['id'] == 'machine_api_absent' for item in coverage) and not params['machinesets']:
+        result.update(machine_api=False, findings=coverage)
+        return result
+    set_plans = plan_machinesets(module, machinesets, rows)
+    findings = coverage + [item for entry in set_plans for item in entry['findings']]
+    if errors(findings):
+        raise ModuleFailure(failure_message(findings, 'machineset_network'), findings=findings)
+    row_machines = [row for row in rows if row['machine']]
+    vms, network = vm_counts(module, [row['machine'] for row in row_machines])
+    machine_plans = []
+    for row, vm in zip(row_machines, vms):
+        on_network = bool(vm and network and any(plan.nic_on_network(nic, network) for nic in vm['nics']))
+        entry = mapi.plan_machine(row['machine'], vm, params['network'], on_network, params['align_machines'])
+        machine_plans.append(dict(entry, node=row['node'], machineset=row['machineset']))
+        findings.extend(entry['findings'])
+    apply(module, set_plans, machine_plans)
+    result.update(changed=any(entry['action'] == 'append' for entry in set_plans + machine_plans), findings=findings,
+                  machinesets=[{'name': e['object']['name'], 'namespace': e['object']['namespace'], 'action': e['action'],
+                                'devices': e['after']} for e in set_plans],
+                  machines=[{'name': e['object']['name'], 'node': e['node'], 'machineset': e['machineset'], 'vm': e['vm'],
+                             'expected': e['expected'], 'current': e['current'], 'mismatch': e['mismatch'], 'action': e['action']}
+                            for e in machine_plans])
+    if module._diff:  # pylint: disable=protected-access
+        result['diff'] = diff_of(set_plans + machine_plans)
+    return result
+
+
+def plan_machinesets(module, machinesets, rows):
+    params = module.params
+    by_name = dict((item['metadata']['name'], item) for item in machinesets)
+    unknown = [name for name in params['machinesets'] if name not in by_name]
+    if unknown:
+        raise ModuleFailure('machinesets=%s: no such MachineSet in namespace %s (there: %s). Nothing was written.'
+                            % (', '.join(unknown), params['namespace'], ', '.join(sorted(by_name)) or 'none'))
+    names = list(params['machinesets']) + [row['machineset'] for row in rows if row['machineset']]
+    device_options = dict((key, value) for key, value in (params['device'] or {}).items() if value)
+    ordered = sorted(set(names), key=names.index)
+    return [mapi.plan_machineset(by_name[name], params['network'], device_options) for name in ordered]
+
+
+def apply(module, set_plans, machine_plans):
+    """Patch what the plans append (dry run in check mode); the test operation guards against concurrent edits."""
+    for entry in set_plans:
+        if entry['action'] == 'append':
+            _patch(module, 'machinesets', {'metadata': entry['object']}, entry['patch'])
+    for entry in machine_plans:
+        if entry['action'] == 'append':
+            _patch(module, 'machines', {'metadata': entry['object']}, entry['patch'])
+
+
+def diff_of(entries):
+    def side(key):
+        return dict(('%s/%s' % (entry['object']['kind'], entry['object']['name']), entry[key]) for entry in entries)
+    return {'before': side('before'), 'after': side('after')}
+
+
+def main():
+    module = K8sModule(argument_spec=argument_spec(), supports_check_mode=True)
+    try:
+        result = run(module)
+    except ModuleFailure as failure:
+        module.fail_failure(failure)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

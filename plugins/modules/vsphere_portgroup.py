@@ -1,0 +1,406 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: vsphere_portgroup
+short_description: The egress port group on every host of a vSphere cluster, or on a distributed switch
+version_added: 0.1.0
+description:
+  - With O(switch_type=standard), ensures the port group on the named standard vSwitch of B(every host) of the
+    vSphere cluster (or of the hosts listed in O(hosts)), with the same name and VLAN everywhere. DRS, vMotion
+    and HA can move a node VM to any host of the cluster; a host without the port group leaves the moved NIC
+    without a network. A host that lacks the vSwitch is an error naming the host, and then nothing is written on any host.
+  - With O(switch_type=distributed), ensures a distributed port group on the named distributed switch; changes
+    are sent with the port group's C(configVersion), so a concurrent edit in vCenter fails instead of being overwritten.
+  - Only the options you set are compared and changed. The security policy (promiscuous mode, MAC address changes,
+    forged transmits) stays as the switch has it unless you set it, and settings made by hand (teaming, traffic
+    shaping, number of ports, ...) are kept. This avoids the trap of modules whose defaults overwrite hand-made settings.
+  - With O(state=absent) the port group is removed, but only when no VM NIC uses it, unless O(force=true); the
+    refusal lists the VMs.
+author:
+  - ocp.egressip maintainers (!UNKNOWN)
+requirements:
+  - pyvmomi >= 9.0.0
+options:
+  datacenter:
+    description:
+      - Name (or moid) of the datacenter.
+    type: str
+    required: true
+  name:
+    description:
+      - Name of the port group.
+    type: str
+    required: true
+    aliases: [portgroup]
+  switch_type:
+    description:
+      - V(standard) for a port group on a standard vSwitch of each host, V(distributed) for a distributed port group.
+    type: str
+    choices: [standard, distributed]
+    required: true
+  switch:
+    description:
+      - Name of the standard vSwitch (for example C(vSwitch1)) or of the distributed switch.
+    type: str
+    required: true
+  cluster:
+    description:
+      - The vSphere cluster whose every host gets the standard port group.
+      - With O(hosts), the hosts must belong to this cluster.
+      - One of O(cluster) or O(hosts) is required with O(switch_type=standard).
+    type: str
+  hosts:
+    description:
+      - ESXi host names to place the standard port group on, instead of (or within) every host of O(cluster).
+    type: list
+    elements: str
+    default: []
+  vlan_id:
+    description:
+      - VLAN id, 0 to 4094 (0 is untagged). Compared and changed only when set; a new port group gets 0 when it is not set.
+    type: int
+  security:
+    description:
+      - Security policy of the port group. Each option is compared and changed only when set; unset options stay as
+        they are (a new port group inherits them from its switch).
+      - The egress IP is an extra address on the vNIC's own MAC, so the default Reject/Reject/Reject is expected to work.
+    type: dict
+    suboptions:
+      promiscuous:
+        description: Allow promiscuous mode.
+        type: bool
+      mac_changes:
+        description: Allow MAC address changes.
+        type: bool
+      forged_transmits:
+        description: Allow forged transmits.
+        type: bool
+  port_binding:
+    description:
+      - Port binding of a distributed port group (V(static) is vSphere's default). Distributed only.
+    type: str
+    choices: [static, ephemeral]
+  num_ports:
+    description:
+      - Number of ports of a distributed port group (a new one gets 8). Distributed only.
+    type: int
+  elastic:
+    description:
+      - Whether vSphere adds ports to a static distributed port group as needed (a new one is elastic). Distributed only.
+    type: bool
+  state:
+    description:
+      - V(present) creates or updates the port group; V(absent) removes it.
+    type: str
+    choices: [present, absent]
+    default: present
+  force:
+    description:
+      - With O(state=absent), remove the port group even while VM NICs use it (those NICs lose their network).
+    type: bool
+    default: false
+  timeout:
+    description:
+      - Seconds to wait for a distributed port group task.
+    type: int
+    default: 300
+extends_documentation_fragment:
+  - ocp.egressip.vsphere_auth
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Reads vCenter, reports what would change, writes nothing.
+  diff_mode:
+    support: full
+    details: The port group before and after, per host (standard) or on its switch (distributed).
+  platform:
+    platforms: all
+notes:
+  - Standard port groups are read from each host's network system (C(networkInfo)).
+  - For a standard port group the security values compared are the effective ones (C(computedPolicy)); a changed
+    value is written into the port group's own policy, everything else in that policy is sent back unchanged.
+seealso:
+  - module: ocp.egressip.vsphere_vm_nic
+  - module: ocp.egressip.vsphere_network_info
+'''
+
+EXAMPLES = r'''
+- name: Distributed port group for the egress network, VLAN 120
+  ocp.egressip.vsphere_portgroup:
+    datacenter: DC1
+    name: ocp-egress-120
+    switch_type: distributed
+    switch: DSwitch1
+    vlan_id: 120
+
+- name: The same as a standard port group on vSwitch1 of every host of the cluster
+  ocp.egressip.vsphere_portgroup:
+    datacenter: DC1
+    cluster: Cluster1
+    name: ocp-egress-120
+    switch_type: standard
+    switch: vSwitch1
+    vlan_id: 120
+    security:
+      forged_transmits: false
+
+- name: Remove it once no VM uses it
+  ocp.egressip.vsphere_portgroup:
+    datacenter: DC1
+    cluster: Cluster1
+    name: ocp-egress-120
+    switch_type: standard
+    switch: vSwitch1
+    state: absent
+'''
+
+RETURN = r'''
+changed:
+  description: Whether the port group was (or, in check mode, would be) created, changed or removed.
+  returned: always
+  type: bool
+portgroup:
+  description: What was done.
+  returned: always
+  type: dict
+  contains:
+    name:
+      description: Port group name.
+      type: str
+    switch_type:
+      description: C(standard) or C(distributed).
+      type: str
+    switch:
+      description: vSwitch or distributed switch name.
+      type: str
+    action:
+      description: C(create), C(update), C(remove), C(none) (distributed, or overall for standard).
+      type: str
+    changes:
+      description: The options changed and their new values (distributed).
+      type: dict
+    hosts:
+      description: Per host, C(host), C(action) and C(changes) (standard).
+      type: list
+      elements: dict
+    key:
+      description: The distributed port group key (also its moid), when it exists.
+      type: str
+    attached:
+      description: With O(state=absent), the VM NICs (C(vm), C(mac), C(connected)) that use the port group.
+      type: list
+      elements: dict
+findings:
+  description: Refusals as findings (C(id), C(severity), C(message), C(remedy), C(docs), C(objects)).
+  returned: always
+  type: list
+  elements: dict
+diff:
+  description: >-
+    The port group before and after: per host name (standard) or the distributed port group, with C(vlan_id),
+    the security options (null means inherited from the switch) and, for distributed, C(port_binding), C(num_ports), C(elastic).
+  returned: when diff mode is on
+  type: dict
+'''
+
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import VsphereModule
+from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as plan
+from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import names_text
+
+
+def argument_spec():
+    return dict(
+        datacenter=dict(type='str', required=True),
+        name=dict(type='str', required=True, aliases=['portgroup']),
+        switch_type=dict(type='str', required=True, choices=['standard', 'distributed']),
+        switch=dict(type='str', required=True),
+        cluster=dict(type='str'),
+        hosts=dict(type='list', elements='str', default=[]),
+        vlan_id=dict(type='int'),
+        security=dict(type='dict', options=dict(promiscuous=dict(type='bool'), mac_changes=dict(type='bool'),
+                                                forged_transmits=dict(type='bool'))),
+        port_binding=dict(type='str', choices=['static', 'ephemeral']),
+        num_ports=dict(type='int'),
+        elastic=dict(type='bool'),
+        state=dict(type='str', choices=['present', 'absent'], default='present'),
+        force=dict(type='bool', default=False),
+        timeout=dict(type='int', default=300),
+    )
+
+
+def user_options(params):
+    options = dict((key, params[key]) for key in ('vlan_id', 'port_binding', 'num_ports', 'elastic', 'hosts'))
+    options.update(params['security'] or {})
+    return options
+
+
+def validate(params):
+    problems = plan.validate_portgroup_options(params['switch_type'], user_options(params))
+    if params['switch_type'] == plan.STANDARD and not (params['cluster'] or params['hosts']):
+        problems.append('switch_type=standard needs the hosts to place the port group on: set cluster (every host of it) or hosts.')
+    if params['timeout'] < 1:
+        problems.append('timeout=%s must be at least 1 second.' % params['timeout'])
+    return problems
+
+
+def attached_nics(client, datacenter, network):
+    """VM NICs whose backing is the port group (two reads: VM index, devices of every VM)."""
+    if network is None:
+        return []
+    vms = io.read_vm_devices(client, io.read_vm_index(client, datacenter), [network])
+    return [{'vm': vm['name'], 'mac': nic['mac'], 'connected': nic['connected']}
+            for vm in vms for nic in vm['nics'] if plan.nic_on_network(nic, network)]
+
+
+def refuse(findings):
+    raise ModuleFailure(failure_message(findings, 'vsphere_portgroup'), findings=findings)
+
+
+# --- standard ------------------------------------------------------------------------------------------
+
+def standard(module, client, datacenter):
+    params = module.params
+    name = params['name']
+    hosts = io.read_hosts(client, datacenter, params['cluster'], params['hosts'])
+    result = {'name': name, 'switch_type': plan.STANDARD, 'switch': params['switch']}
+    if params['state'] == 'absent':
+        return standard_absent(module, client, datacenter, hosts, result)
+    wanted = plan.wanted_options(user_options(params), plan.STANDARD)
+    host_plan = plan.plan_standard_portgroup(name, params['switch'], wanted, hosts)
+    if host_plan['findings']:
+        refuse(host_plan['findings'])
+    changing = [entry for entry in host_plan['hosts'] if entry['action'] != 'none']
+    result.update(action=_overall(changing), hosts=[_host_row(entry) for entry in host_plan['hosts']])
+    diff = {'before': dict((entry['host'], entry['before']) for entry in host_plan['hosts']),
+            'after': dict((entry['host'], entry['after']) for entry in host_plan['hosts'])}
+    if not module.check_mode:
+        by_name = dict((host['name'], host) for host in hosts)
+        write_hosts(client, changing, lambda entry: (
+            io.add_standard_portgroup(client, by_name[entry['host']], name, entry['after']) if entry['action'] == 'create'
+            else io.update_standard_portgroup(client, by_name[entry['host']], name, entry['changes'])))
+    return bool(changing), result, diff
+
+
+def standard_absent(module, client, datacenter, hosts, result):
+    name = module.params['name']
+    located = [host for host in hosts if name in host['portgroups']]
+    networks = io.read_networks(client, datacenter) if located else []
+    network = next((item for item in networks if item['type'] == plan.STANDARD and item['name'] == name), None)
+    removal = plan.plan_portgroup_removal(name, [host['name'] for host in located], attached_nics(client, datacenter, network),
+                                          module.params['force'])
+    if removal['findings']:
+        refuse(removal['findings'])
+    result.update(action=removal['action'], attached=removal['attached'],
+                  hosts=[{'host': host['name'], 'action': 'remove' if host in located else 'none', 'changes': {}} for host in hosts])
+    diff = {'before': dict((host['name'], host['portgroups'].get(name)) for host in hosts),
+            'after': dict((host['name'], None) for host in hosts)}
+    if not module.check_mode:
+        by_name = dict((host['name'], host) for host in hosts)
+        write_hosts(client, [{'host': host['name'], 'action': 'remove'} for host in located],
+                    lambda entry: io.remove_standard_portgroup(client, by_name[entry['host']], name))
+    return bool(located), result, diff
+
+
+def write_hosts(client, entries, write):
+    """Write host by host; a host that fails does not stop the others, the module then fails listing them."""
+    failed, done = [], []
+    for entry in entries:
+        try:
+            write(entry)
+            done.append(entry['host'])
+        except ModuleFailure as failure:
+            failed.append('%s: %s' % (entry['host'], failure.msg))
+    if failed:
+        raise ModuleFailure('The port group change failed on %d of %d host(s): %s. Done on: %s. Fix the cause and rerun.'
+                            % (len(failed), len(entries), '; '.join(failed), names_text(done)), changed=bool(done))
+
+
+def _host_row(entry):
+    return {'host': entry['host'], 'action': entry['action'], 'changes': entry['changes']}
+
+
+def _overall(changing):
+    actions = set(entry['action'] for entry in changing)
+    if not actions:
+        return 'none'
+    return 'create' if actions == set(['create']) else 'update'
+
+
+# --- distributed ---------------------------------------------------------------------------------------
+
+def distributed(module, client, datacenter):
+    params = module.params
+    name, switch = params['name'], params['switch']
+    networks = io.read_networks(client, datacenter)
+    switches = io.switch_records(networks)
+    if switch not in switches:
+        refuse([catalogue_finding('switch_missing', 'switch=%s: no distributed switch of that name in datacenter %s (there: %s).'
+                                  % (switch, datacenter.props['name'], names_text(switches)),
+                                  objects=[{'kind': 'DistributedVirtualSwitch', 'name': switch}])])
+    network = next((item for item in networks if item['type'] == plan.DISTRIBUTED and item['name'] == name
+                    and item['switch'] == switch and not item['uplink']), None)
+    current = io.distributed_view(network) if network else None
+    result = {'name': name, 'switch_type': plan.DISTRIBUTED, 'switch': switch, 'key': network['portgroup_key'] if network else None}
+    if params['state'] == 'absent':
+        removal = plan.plan_portgroup_removal(name, [switch] if network else [], attached_nics(client, datacenter, network),
+                                              params['force'])
+        if removal['findings']:
+            refuse(removal['findings'])
+        result.update(action=removal['action'], attached=removal['attached'], changes={})
+        if network and not module.check_mode:
+            io.wait_task(client, io.destroy_distributed_portgroup(client, network), params['timeout'], 'removing port group %s' % name)
+        return bool(network), result, {'before': current, 'after': None}
+    wanted = plan.wanted_options(user_options(params), plan.DISTRIBUTED)
+    pg_plan = plan.plan_distributed_portgroup(name, switch, wanted, current)
+    result.update(action=pg_plan['action'], changes=pg_plan['changes'])
+    if not module.check_mode and pg_plan['action'] != 'none':
+        if pg_plan['action'] == 'create':
+            task = io.add_distributed_portgroup(client, switches[switch], name, pg_plan['after'])
+        else:
+            task = io.reconfigure_distributed_portgroup(client, network, pg_plan['changes'])
+        io.wait_task(client, task, params['timeout'], '%s of port group %s' % (pg_plan['action'], name))
+        if pg_plan['action'] == 'create':
+            created = [item for item in io.read_networks(client, datacenter)
+                       if item['type'] == plan.DISTRIBUTED and item['name'] == name and item['switch'] == switch]
+            result['key'] = created[0]['portgroup_key'] if created else None
+    return pg_plan['action'] != 'none', result, {'before': pg_plan['before'], 'after': pg_plan['after']}
+
+
+def run(module):
+    params = module.params
+    problems = validate(params)
+    if problems:
+        raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
+    client = module.vsphere
+    datacenter = io.find_datacenter(client, params['datacenter'])
+    handler = standard if params['switch_type'] == plan.STANDARD else distributed
+    changed, portgroup, diff = handler(module, client, datacenter)
+    result = {'changed': changed, 'portgroup': portgroup, 'findings': []}
+    if module._diff:  # pylint: disable=protected-access
+        result['diff'] = diff
+    return result
+
+
+def main():
+    module = VsphereModule(argument_spec=argument_spec(), supports_check_mode=True)
+    try:
+        result = run(module)
+    except ModuleFailure as failure:
+        module.fail_failure(failure)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,444 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: vsphere_vm_nic
+short_description: Give each OpenShift node VM exactly one vmxnet3 NIC on the egress port group
+version_added: 0.1.0
+description:
+  - Ensures that every VM of a batch has exactly one vmxnet3 NIC on the given network (a standard port group
+    or a distributed port group), connected now (when the VM is powered on) and connected at power-on.
+    Powered-on VMs get the NIC hot-added.
+  - VMs are given as Kubernetes nodes (O(node_names) or O(node_selector), each resolved through the node's
+    C(spec.providerID), C(vsphere://<BIOS UUID>), never by guessing from names), or as VM names, BIOS UUIDs or moids.
+  - The NIC is identified by its backing (the network for a standard port group; C(portgroupKey) and
+    C(switchUuid) for a distributed one), never by its label, and MAC addresses compare case-insensitively.
+    NICs on other networks are never touched.
+  - All VMs are read with one batched PropertyCollector retrieval. Reconfigure tasks are started in parallel,
+    at most O(parallel) at a time, and polled together; a run that changes nothing costs the same number of
+    vCenter requests for three VMs or five hundred.
+  - Refusals (a VM at the 10-NIC limit, a VM with two NICs on the network, a node without providerID or VM,
+    a NIC whose node hosts egress IPs) are listed for every offending VM before anything is written.
+  - With O(state=absent) the NICs on the network are removed; a VM whose node hosts egress IPs
+    (EgressIP C(status.items)) is refused unless O(force=true).
+author:
+  - ocp.egressip maintainers (!UNKNOWN)
+requirements:
+  - pyvmomi >= 9.0.0
+  - kubernetes >= 31.0.0 (with O(node_names), O(node_selector), or O(state=absent))
+options:
+  datacenter:
+    description:
+      - Name (or moid) of the datacenter holding the VMs and the network.
+    type: str
+    required: true
+  network:
+    description:
+      - Name of the port group the NIC connects to.
+    type: str
+    required: true
+    aliases: [portgroup]
+  switch:
+    description:
+      - Name of the distributed switch that holds O(network).
+      - Needed only when several networks share the name (for example the same port group name on two distributed switches).
+    type: str
+  node_names:
+    description:
+      - Kubernetes node names whose VMs get the NIC, found through each node's C(spec.providerID).
+      - Needs the Kubernetes connection (O(kubernetes)).
+    type: list
+    elements: str
+    default: []
+  node_selector:
+    description:
+      - 'The nodes whose VMs get the NIC, by label. Either a selector string (C(node-role.kubernetes.io/worker)),
+        a map of labels (C({node-role.kubernetes.io/worker: ""})), or a LabelSelector with C(matchLabels)/C(matchExpressions).'
+      - Needs the Kubernetes connection (O(kubernetes)).
+    type: raw
+  vm_names:
+    description:
+      - VM names; a name shared by several VMs is refused (give the moid).
+    type: list
+    elements: str
+    default: []
+  vm_uuids:
+    description:
+      - VM BIOS UUIDs (C(config.uuid)); case does not matter.
+    type: list
+    elements: str
+    default: []
+  vm_moids:
+    description:
+      - VM managed object ids (for example C(vm-42)).
+    type: list
+    elements: str
+    default: []
+  state:
+    description:
+      - V(present) ensures one NIC on the network per VM; V(absent) removes the VMs' NICs on the network.
+    type: str
+    choices: [present, absent]
+    default: present
+  force:
+    description:
+      - With O(state=absent), remove the NIC even when the VM's node hosts egress IPs (they stop working until reassigned).
+    type: bool
+    default: false
+  continue_on_error:
+    description:
+      - V(false) (default) refuses the whole batch, writing nothing, when any VM or node is refused; a failed
+        reconfigure task fails the module after the other VMs are done.
+      - V(true) configures the VMs that can be configured and reports the others in RV(vms) (C(failed)) and
+        RV(findings) with a warning, without failing the module.
+    type: bool
+    default: false
+  parallel:
+    description:
+      - How many reconfigure tasks run at the same time.
+    type: int
+    default: 8
+  timeout:
+    description:
+      - Seconds to wait for the reconfigure tasks of the batch to finish.
+    type: int
+    default: 600
+extends_documentation_fragment:
+  - ocp.egressip.vsphere_auth
+  - ocp.egressip.k8s_auth.nested
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Reads vCenter and the cluster, reports what would change, writes nothing.
+  diff_mode:
+    support: full
+    details: Per VM, the NICs on the network before and after.
+  platform:
+    platforms: all
+notes:
+  - A NIC added only in vCenter is lost when Machine API replaces the node; run M(ocp.egressip.machineset_network)
+    so the MachineSet template lists the port group, and so Machine API does not report C(invalid network count).
+  - 'The returned C(mac) is what the node address step matches the NIC on (NMState C(identifier: mac-address)).'
+  - A powered-off VM reports every NIC disconnected; only C(start_connected) is ensured for it.
+seealso:
+  - module: ocp.egressip.vsphere_portgroup
+  - module: ocp.egressip.machineset_network
+'''
+
+EXAMPLES = r'''
+- name: One NIC on the egress port group for every worker node VM
+  ocp.egressip.vsphere_vm_nic:
+    datacenter: DC1
+    network: ocp-egress-120
+    node_selector:
+      node-role.kubernetes.io/worker: ""
+  register: egress_nics
+
+- name: Show the MAC of each node's new NIC
+  ansible.builtin.debug:
+    msg: "{{ egress_nics.vms | items2dict(key_name='node', value_name='mac') }}"
+
+- name: Two VMs by name, on a distributed port group, ten tasks at a time
+  ocp.egressip.vsphere_vm_nic:
+    datacenter: DC1
+    network: ocp-egress-120
+    switch: DSwitch1
+    vm_names: [ocp1-worker-0, ocp1-worker-1]
+    parallel: 10
+
+- name: Remove the NIC from a node that no longer carries egress traffic
+  ocp.egressip.vsphere_vm_nic:
+    datacenter: DC1
+    network: ocp-egress-120
+    node_names: [ocp1-worker-2]
+    state: absent
+'''
+
+RETURN = r'''
+changed:
+  description: Whether any VM was (or, in check mode, would be) reconfigured.
+  returned: always
+  type: bool
+vms:
+  description: One entry per VM of the batch, in the order asked for.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: VM name.
+      type: str
+      sample: ocp1-worker-0
+    uuid:
+      description: VM BIOS UUID (lower case).
+      type: str
+      sample: 4230a1b2-0c3d-4e5f-8a9b-0123456789ab
+    moid:
+      description: VM managed object id.
+      type: str
+      sample: vm-42
+    node:
+      description: The Kubernetes node the VM backs, when known (always with O(node_names)/O(node_selector)).
+      type: str
+      sample: ocp1-worker-0
+    action:
+      description: C(add), C(connect), C(remove), C(none), or C(refused).
+      type: str
+      sample: add
+    changed:
+      description: Whether this VM was (or would be) reconfigured.
+      type: bool
+    mac:
+      description: MAC address (lower case) of the VM's NIC on the network; null when removed, refused, or not yet known in check mode.
+      type: str
+      sample: 00:50:56:aa:bb:cc
+    device_key:
+      description: vCenter device key of that NIC (do not rely on labels such as C(Network adapter 2)).
+      type: int
+      sample: 4001
+    failed:
+      description: Present and true when the VM was refused or its reconfigure task failed.
+      type: bool
+    error:
+      description: Why the VM failed, with the vCenter fault for a failed task.
+      type: str
+network:
+  description: The network the NICs are on.
+  returned: always
+  type: dict
+  sample: {name: ocp-egress-120, type: distributed, moid: dvportgroup-41, portgroup_key: dvportgroup-41, switch: DSwitch1}
+findings:
+  description: Refusals and failures as findings (C(id), C(severity), C(message), C(remedy), C(docs), C(objects)).
+  returned: always
+  type: list
+  elements: dict
+diff:
+  description: Per VM name, the NICs on the network before and after (C(key), C(mac), C(adapter), C(connected), C(start_connected)).
+  returned: when diff mode is on
+  type: dict
+'''
+
+import copy
+
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import k8s_client_for, k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import VsphereModule
+from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as plan
+from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
+
+MAX_PARALLEL = 64
+CHANGING = ('add', 'connect', 'remove')
+
+
+def argument_spec():
+    spec = dict(
+        datacenter=dict(type='str', required=True),
+        network=dict(type='str', required=True, aliases=['portgroup']),
+        switch=dict(type='str'),
+        node_names=dict(type='list', elements='str', default=[]),
+        node_selector=dict(type='raw'),
+        vm_names=dict(type='list', elements='str', default=[]),
+        vm_uuids=dict(type='list', elements='str', default=[]),
+        vm_moids=dict(type='list', elements='str', default=[]),
+        state=dict(type='str', choices=['present', 'absent'], default='present'),
+        force=dict(type='bool', default=False),
+        continue_on_error=dict(type='bool', default=False),
+        parallel=dict(type='int', default=8),
+        timeout=dict(type='int', default=600),
+    )
+    spec.update(k8s_nested_argument_spec())
+    return spec
+
+
+def validate(params):
+    """Messages naming field, value and fix for input the argument spec cannot check."""
+    problems = []
+    if not any(params[key] for key in ('node_names', 'node_selector', 'vm_names', 'vm_uuids', 'vm_moids')):
+        problems.append('no VM given: set node_names, node_selector, vm_names, vm_uuids or vm_moids.')
+    if not 1 <= params['parallel'] <= MAX_PARALLEL:
+        problems.append('parallel=%s is out of range: use 1 to %d.' % (params['parallel'], MAX_PARALLEL))
+    if params['timeout'] < 1:
+        problems.append('timeout=%s must be at least 1 second.' % params['timeout'])
+    selector = params['node_selector']
+    if selector is not None and not isinstance(selector, (dict, str)):
+        problems.append('node_selector=%r is neither a selector string nor a map of labels: use for example '
+                        '{"node-role.kubernetes.io/worker": ""}.' % (selector,))
+    return problems
+
+
+def read_nodes(module):
+    """The selected Nodes as {'name', 'provider_id', 'labels'} (one list), and all Nodes for naming VMs' nodes."""
+    params = module.params
+    wanted = params['node_names'] or params['node_selector'] or params['state'] == 'absent'
+    if not wanted:
+        return None, []
+    k8s = k8s_client_for(module, params['kubernetes'])
+    everything = [{'name': node['metadata']['name'], 'provider_id': (node.get('spec') or {}).get('providerID'),
+                   'labels': node['metadata'].get('labels') or {}} for node in k8s.list_nodes()]
+    selector = params['node_selector']
+    selected = []
+    if params['node_names']:
+        known = dict((node['name'], node) for node in everything)
+        unknown = [name for name in params['node_names'] if name not in known]
+        if unknown:
+            raise ModuleFailure('node_names=%s: no such node on %s. Fix: use the names `oc get nodes` shows.'
+                                % (', '.join(unknown), k8s.host))
+        selected += [known[name] for name in params['node_names']]
+    if selector:
+        matching = [node for node in everything if plan.node_selected(selector, node['labels'])]
+        if not matching:
+            raise ModuleFailure('node_selector=%s matches no node on %s. Fix: compare with `oc get nodes --show-labels`.'
+                                % (selector, k8s.host))
+        selected += [node for node in matching if node not in selected]
+    return (selected if (params['node_names'] or selector) else []), everything
+
+
+def egress_ips(module):
+    """{node: [egress IPs]} from EgressIP status (one list); none when the EgressIP API is not served."""
+    k8s = k8s_client_for(module, module.params['kubernetes'])
+    try:
+        items = k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips')
+    except ModuleFailure as failure:
+        if failure.details.get('status') == 404:
+            return {}
+        raise
+    return plan.egress_ips_by_node(items)
+
+
+def vm_refs(params):
+    return ([{'by': 'name', 'value': value} for value in params['vm_names']]
+            + [{'by': 'uuid', 'value': value} for value in params['vm_uuids']]
+            + [{'by': 'moid', 'value': value} for value in params['vm_moids']])
+
+
+def network_result(network):
+    result = {'name': network['name'], 'type': network['type'], 'moid': network['moid']}
+    if network['type'] == plan.DISTRIBUTED:
+        result.update(portgroup_key=network['portgroup_key'], switch=network['switch'])
+    return result
+
+
+def diff_of(entries):
+    """before/after per VM, built by one function for both sides."""
+    def side(key):
+        return dict((entry['vm'], entry[key]) for entry in entries)
+    return {'before': side('before'), 'after': side('after')}
+
+
+def run(module):
+    params = module.params
+    problems = validate(params)
+    if problems:
+        raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
+    nodes, all_nodes = read_nodes(module)
+    client = module.vsphere
+    datacenter = io.find_datacenter(client, params['datacenter'])
+    networks = io.read_networks(client, datacenter)
+    network, findings = io.find_network(networks, params['network'], params['switch'])
+    if findings:
+        raise ModuleFailure(failure_message(findings, 'vsphere_vm_nic'), findings=findings)
+    index = io.read_vm_index(client, datacenter)
+    targets, findings = plan.resolve_targets(index, nodes=nodes, vm_refs=vm_refs(params))
+    node_of = plan.nodes_of_vms(all_nodes)
+    snapshots = dict((vm['moid'], vm) for vm in io.read_vm_devices(client, [target['vm'] for target in targets], networks))
+    targets = [dict(target, vm=snapshots[target['vm']['moid']], node=target['node'] or node_of.get(target['vm']['uuid']))
+               for target in targets if target['vm']['moid'] in snapshots]
+    hosted = egress_ips(module) if params['state'] == 'absent' else {}
+    entries = plan.plan_vm_nics(targets, network, params['state'], params['force'], hosted)
+    for entry in entries:
+        findings.extend(entry['findings'])
+    if errors(findings) and not params['continue_on_error']:
+        raise ModuleFailure(failure_message(findings, 'vsphere_vm_nic'), findings=findings,
+                            vms=[plan.vm_result(entry, _current_nic(entry), False, _refusal(entry)) for entry in entries])
+    results = apply(module, client, entries, snapshots, network) if not module.check_mode else {}
+    return report(module, entries, results, findings, network)
+
+
+def _current_nic(entry):
+    return entry['nics'][0] if len(entry['nics']) == 1 and entry['action'] != 'remove' else None
+
+
+def _refusal(entry):
+    return ' '.join(item['message'] for item in entry['findings']) or None
+
+
+def apply(module, client, entries, snapshots, network):
+    """Start every reconfigure (bounded), wait for all, read the changed VMs back: {moid: (nic, error)}."""
+    params = module.params
+    changing = [entry for entry in entries if entry['action'] in CHANGING]
+    jobs = []
+    for entry in changing:
+        vm = snapshots[entry['moid']]
+        change = io.nic_device_change(entry, vm, network)
+        jobs.append((entry['moid'], lambda vm=vm, change=change: io.start_reconfigure(client, vm, change)))
+    outcomes = io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'waiting for the NIC reconfigure tasks')
+    done = [snapshots[moid] for moid, error in outcomes.items() if error is None]
+    after = dict((vm['moid'], vm) for vm in io.read_vm_devices(client, done, [network])) if done else {}
+    results = {}
+    for entry in changing:
+        error = outcomes.get(entry['moid'])
+        nic = None
+        if error is None and entry['action'] != 'remove' and entry['moid'] in after:
+            nic = plan.new_nic(snapshots[entry['moid']]['nics'], after[entry['moid']]['nics'], network)
+        results[entry['moid']] = (nic, error)
+    return results
+
+
+def report(module, entries, results, findings, network):
+    params = module.params
+    vms, failed = [], []
+    for entry in entries:
+        if entry['action'] == 'refused':
+            vms.append(plan.vm_result(entry, _current_nic(entry), False, _refusal(entry)))
+            continue
+        nic, error = results.get(entry['moid'], (_current_nic(entry), None))
+        if error:
+            failed.append(entry)
+            findings.append(catalogue_finding('vsphere_vm_reconfigure_failed', 'VM %s: %s' % (entry['vm'], error),
+                                              objects=[{'kind': 'VirtualMachine', 'name': entry['vm'], 'moid': entry['moid']}]))
+        vms.append(plan.vm_result(entry, nic, entry['action'] in CHANGING and not error, error))
+    changed = any(entry['action'] in CHANGING for entry in entries if entry not in failed)
+    result = {'changed': changed, 'vms': vms, 'network': network_result(network), 'findings': findings}
+    if module._diff:  # pylint: disable=protected-access
+        result['diff'] = diff_of(_with_results(entries, vms))
+    if failed and not params['continue_on_error']:
+        names = ', '.join('%s (%s)' % (entry['vm'], results[entry['moid']][1]) for entry in failed)
+        raise ModuleFailure('Reconfiguring the NICs failed for %d of %d VM(s): %s. The other VMs were configured; '
+                            'fix the cause and rerun (done VMs are left as they are).' % (len(failed), len(entries), names),
+                            **result)
+    for item in errors(findings):
+        module.warn('[%s] %s' % (item['id'], item['message']))
+    return result
+
+
+def _with_results(entries, vms):
+    """Entries whose after-side NIC carries the key and MAC vCenter gave it."""
+    merged = []
+    for entry, vm in zip(entries, vms):
+        entry = copy.deepcopy(dict((key, value) for key, value in entry.items() if key != 'nics'))
+        if entry['action'] == 'add' and vm.get('mac'):
+            entry['after'] = [dict(entry['after'][0], key=vm['device_key'], mac=vm['mac'])]
+        merged.append(entry)
+    return merged
+
+
+def main():
+    module = VsphereModule(argument_spec=argument_spec(), supports_check_mode=True)
+    try:
+        result = run(module)
+    except ModuleFailure as failure:
+        module.fail_failure(failure)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
