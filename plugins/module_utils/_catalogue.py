@@ -334,6 +334,63 @@ NODE_CHECKS = {
 
 # --- egress IPs: plan, placement, verification ------------------------------------------------
 EGRESSIP_CHECKS = {
+    # Also used here, defined with preflight in PLATFORM_CHECKS: egress_nodes_capacity_insufficient.
+    'egressip_input_invalid': {
+        'severity': 'error',
+        'title': 'An EgressIP entry of the variables file is malformed (name, IP list, selector)',
+        'remedy': 'Correct the named field as the message says and run again.',
+    },
+    'egressip_selector_missing': {
+        'severity': 'error',
+        'title': 'An EgressIP has no namespace_selector, or an empty one that selects every namespace',
+        'remedy': 'Give namespace_selector the labels of the namespaces that should use the egress IPs, e.g. {matchLabels: {team: payments}}.',
+    },
+    'egressip_outside_network': {
+        'severity': 'error',
+        'title': 'An egress IP is outside the secondary network (egressip_network.cidr)',
+        'remedy': 'Use an address inside egressip_network.cidr; an IP no node network holds is never assigned (NoMatchingNodeFound).',
+    },
+    'egressip_reserved_address': {
+        'severity': 'error',
+        'title': 'An egress IP is the network, broadcast or gateway address of the secondary network',
+        'remedy': 'Use a host address of the secondary network other than the gateway.',
+    },
+    'egressip_in_node_address_range': {
+        'severity': 'error',
+        'title': 'An egress IP is inside node_address_range, which the address plan keeps for the node NIC base addresses',
+        'remedy': 'Choose egress IPs outside egressip_network.node_address_range (e.g. above it), or shrink the range.',
+    },
+    'egressip_node_address': {
+        'severity': 'error',
+        'title': 'An egress IP is the address of a node (OVN-Kubernetes refuses it: EgressIPConflict)',
+        'remedy': 'Choose an address no node holds; oc get nodes -o yaml shows k8s.ovn.org/host-cidrs of each node.',
+    },
+    'egressip_claimed': {
+        'severity': 'error',
+        'title': 'An egress IP is already requested by another EgressIP object (OVN-Kubernetes refuses it: UnsupportedRequest)',
+        'remedy': 'Choose another address, or remove it from the other object first (or manage that object here and set exclusive).',
+    },
+    'egressip_duplicate': {
+        'severity': 'error',
+        'title': 'An egress IP is listed twice in the EgressIP objects of the variables file',
+        'remedy': 'List each egress IP once, in one object.',
+    },
+    'egressip_not_owned': {
+        'severity': 'error',
+        'title': 'An EgressIP object of that name exists and was not created by this collection',
+        'remedy': 'Rename the entry, or set adopt: true to take the object over (its spec is then replaced by the variables file).',
+    },
+    'egressip_unassigned': {
+        'severity': 'error',
+        'title': 'An egress IP is not assigned, or not to a node whose host-cidrs hold its network',
+        'remedy': 'Read the Warning events quoted in the message (NoMatchingNodeFound: no labelled node holds the subnet; '
+                  'EgressIPConflict: a node has the address; UnsupportedRequest: another object claims it), fix the cause, run again.',
+    },
+    'egressip_single_point_of_failure': {
+        'severity': 'warning',
+        'title': 'The failure of one node would leave an egress IP unassigned',
+        'remedy': 'Label one more capable node (NIC, address, k8s.ovn.org/egress-assignable) than the largest EgressIP object has IPs.',
+    },
 }
 
 

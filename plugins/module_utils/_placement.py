@@ -89,17 +89,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import json
 
 try:
     import netaddr
-except ImportError:  # pragma: no cover - the modules report the missing library
+except ImportError:  # pragma: no cover - the modules report the missing library (_egress_network.HAS_NETADDR)
     netaddr = None
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _egress_network, _egressip_facts
+
 BUDGET = 200000  # work units (nodes + IPs per search step): well under a second
-EGRESS_LABEL = 'k8s.ovn.org/egress-assignable'
-HOST_CIDRS = 'k8s.ovn.org/host-cidrs'
-PRIMARY_IFADDR = 'k8s.ovn.org/node-primary-ifaddr'
+EGRESS_LABEL = _egress_network.EGRESS_ASSIGNABLE_LABEL
 
 # Reasons OVN-K gives in its Warning events on the EgressIP (DOMAIN.md section 9).
 NO_MATCHING_NODE = 'NoMatchingNodeFound'
@@ -121,7 +120,7 @@ TRIGGERS = {
                        'address, the probe uses the primary network), nothing moves, traffic is blackholed'),
 }
 _MOVING = ('unlabel', 'not_ready', 'unreachable', 'power_off', 'deleted', 'subnet_gone')
-_UNREFUSED = '!'  # outcome tokens: a node name, or '!' + the reason the IP stays unassigned
+_UNASSIGNED_MARK = '!'  # outcome tokens: a node name, or '!' + the reason the IP stays unassigned
 
 
 class BudgetExceeded(Exception):
@@ -131,57 +130,22 @@ class BudgetExceeded(Exception):
 # --- snapshot ------------------------------------------------------------------------------
 
 
-def _json_annotation(annotations, key, default):
-    try:
-        return json.loads(annotations.get(key) or 'null') or default
-    except ValueError:
-        return default
-
-
-def _network(text):
-    try:
-        return netaddr.IPNetwork(text)
-    except (netaddr.AddrFormatError, ValueError, TypeError):
-        return None
-
-
-def _usable(address):
-    return not (address.is_link_local() or address.is_loopback() or address.is_multicast()
-                or address.value == 0)
-
-
 def node_networks(node):
-    """(addresses, primary cidrs, secondary cidrs) of a Node from its OVN-K annotations.
+    """(addresses, primary subnets, secondary subnets) of a Node, read by _egress_network.
 
-    Primary: the subnets of ``node-primary-ifaddr`` (br-ex). Secondary: every other
-    ``host-cidrs`` subnet with a global unicast address (DOMAIN.md sections 2 and 3).
+    Addresses: every address OVN-K sees on the node (``host-cidrs``, ``node-primary-ifaddr``)
+    plus the node's InternalIP/ExternalIP. Primary: the subnets of ``node-primary-ifaddr``
+    (br-ex). Secondary: the other ``host-cidrs`` subnets with a global unicast address.
     """
-    annotations = (node.get('metadata') or {}).get('annotations') or {}
-    primary = []
-    for value in _json_annotation(annotations, PRIMARY_IFADDR, {}).values():
-        parsed = _network(value)
-        if parsed is not None:
-            primary.append(str(parsed.cidr))
-    addresses, secondary = [], []
-    for value in _json_annotation(annotations, HOST_CIDRS, []):
-        parsed = _network(value)
-        if parsed is None:
-            continue
-        addresses.append(str(parsed.ip))
-        cidr = str(parsed.cidr)
-        if cidr not in primary and cidr not in secondary and _usable(parsed.ip):
-            secondary.append(cidr)
+    networks = _egress_network.node_networks_from_node(node)
+    addresses = sorted(str(address) for address in _egress_network.node_addresses(networks))
     for item in (node.get('status') or {}).get('addresses') or []:
-        if item.get('type') in ('InternalIP', 'ExternalIP') and item.get('address') not in addresses:
-            addresses.append(item['address'])
+        normal = normal_ip(item.get('address')) if item.get('type') in ('InternalIP', 'ExternalIP') else None
+        if normal and normal not in addresses:
+            addresses.append(normal)
+    primary = [str(subnet) for subnet in _egress_network.primary_subnets(networks)]
+    secondary = [str(subnet) for subnet in _egress_network.secondary_subnets(networks) if str(subnet) not in primary]
     return addresses, primary, secondary
-
-
-def _condition(node, kind):
-    for condition in (node.get('status') or {}).get('conditions') or []:
-        if condition.get('type') == kind:
-            return condition.get('status') == 'True'
-    return False
 
 
 def snapshot(nodes, egressips, unreachable=(), owner_label=None):
@@ -191,8 +155,8 @@ def snapshot(nodes, egressips, unreachable=(), owner_label=None):
         meta = node.get('metadata') or {}
         addresses, primary, secondary = node_networks(node)
         result['nodes'][meta['name']] = {
-            'labelled': EGRESS_LABEL in (meta.get('labels') or {}),
-            'ready': _condition(node, 'Ready'),
+            'labelled': _egressip_facts.is_egress_assignable(node),
+            'ready': _egressip_facts.is_ready(node),
             'reachable': meta['name'] not in unreachable,
             'cordoned': bool((node.get('spec') or {}).get('unschedulable')),
             'addresses': addresses,
@@ -217,27 +181,27 @@ def with_objects(current, objects, removed=()):
     for name in removed:
         result['egressips'].pop(name, None)
     for item in objects:
-        spec_ips = [_normal(ip) for ip in item.get('egress_ips') or []]
+        spec_ips = [normal_ip(ip) for ip in item.get('egress_ips') or []]
         entry = result['egressips'].setdefault(item['name'], {'egress_ips': [], 'status': [], 'owned': True})
         entry['egress_ips'] = list(item.get('egress_ips') or [])
-        entry['status'] = [status for status in entry['status'] if _normal(status.get('egressIP')) in spec_ips]
+        entry['status'] = [status for status in entry['status'] if normal_ip(status.get('egressIP')) in spec_ips]
     return result
 
 
 # --- the model the search works on ------------------------------------------------------------
 
 
-_NORMAL = {}
+_NORMALISED = {}
 
 
-def _normal(ip):
+def normal_ip(ip):
     """Canonical text of an IP (as Go's net.IP.String()), or None when it does not parse."""
-    if ip not in _NORMAL:
+    if ip not in _NORMALISED:
         try:
-            _NORMAL[ip] = str(netaddr.IPAddress(ip))
+            _NORMALISED[ip] = str(netaddr.IPAddress(ip))
         except (netaddr.AddrFormatError, ValueError, TypeError):
             return None
-    return _NORMAL[ip]
+    return _NORMALISED[ip]
 
 
 _PARSED = {}
@@ -270,7 +234,7 @@ class _Model:
             self.networks[name] = ([_parsed_network(cidr) for cidr in node['primary']],
                                    [_parsed_network(cidr) for cidr in secondary])
             for address in node['addresses']:
-                self.addresses.setdefault(_normal(address), name)
+                self.addresses.setdefault(normal_ip(address), name)
             usable = node['labelled'] and node['ready'] and node['reachable']
             if usable and not (name == failed and trigger in _MOVING and trigger != 'subnet_gone'):
                 self.assignable.add(name)
@@ -305,16 +269,16 @@ def _settled(model, snap):
     """
     assigned, pending, invalid = {}, {}, {}
     for name, entry in sorted(snap['egressips'].items()):
-        spec = [_normal(ip) for ip in entry['egress_ips']]
+        spec = [normal_ip(ip) for ip in entry['egress_ips']]
         if None in spec:
             invalid[name] = INVALID
-            pending.update(((name, _normal(ip) or ip), None) for ip in entry['egress_ips'])
+            pending.update(((name, normal_ip(ip) or ip), None) for ip in entry['egress_ips'])
             continue
         per_node = {}
         for item in entry['status']:
             per_node[item.get('node')] = per_node.get(item.get('node'), 0) + 1
         for item in entry['status']:
-            ip, node = _normal(item.get('egressIP')), item.get('node')
+            ip, node = normal_ip(item.get('egressIP')), item.get('node')
             if (ip in spec and node in model.assignable and per_node[node] == 1 and model.kind(node, ip)
                     and (name, ip) not in assigned):
                 assigned[(name, ip)] = node
@@ -402,16 +366,16 @@ class _Search:
         refusal = self._refusal(name, ip)
         if refusal:
             # OVN-K abandons the rest of this object's pass; a later pass may retry them.
-            outcomes = {item: set([_UNREFUSED + refusal])}
+            outcomes = {item: set([_UNASSIGNED_MARK + refusal])}
             siblings = frozenset(other for other in rest if other[0] == name)
-            aborted = dict((other, set([_UNREFUSED + refusal])) for other in siblings)
+            aborted = dict((other, set([_UNASSIGNED_MARK + refusal])) for other in siblings)
             _merge(outcomes, _merged(aborted, self._explore(rest - siblings, None)))
             _merge(outcomes, self._explore(rest, None))
             return outcomes
         eligible = [node for node in self.model.order if node in self.model.hostable(ip) and (name, node) not in self.hosted]
         if not eligible:
             reason = UNASSIGNED if self.model.hostable(ip) else NO_MATCHING_NODE
-            return _merged({item: set([_UNREFUSED + reason])}, self._explore(rest, name))
+            return _merged({item: set([_UNASSIGNED_MARK + reason])}, self._explore(rest, name))
         lowest = min(self.load[node] for node in eligible)
         outcomes = {}
         for members in self._classes([node for node in eligible if self.load[node] == lowest], rest):
@@ -500,14 +464,14 @@ def _bounded(model, assigned, pending):
     for name, ip in pending:
         tokens = set()
         if name in refused:
-            tokens.add(_UNREFUSED + refused[name])
+            tokens.add(_UNASSIGNED_MARK + refused[name])
         if ip in model.addresses:
             outcomes[(name, ip)] = tokens
             continue
         siblings = len([other for other in pending if other[0] == name]) - 1
         eligible = sorted(node for node in model.hostable(ip) if (name, node) not in hosted)
         if len(eligible) <= siblings:
-            tokens.add(_UNREFUSED + (UNASSIGNED if model.hostable(ip) else NO_MATCHING_NODE))
+            tokens.add(_UNASSIGNED_MARK + (UNASSIGNED if model.hostable(ip) else NO_MATCHING_NODE))
         if eligible:
             loads = sorted(load[node] for node in eligible)
             ceiling = loads[min(siblings, len(loads) - 1)] + len(pending) - 1
@@ -523,9 +487,9 @@ def _outcomes(model, assigned, pending, invalid, budget):
     for item in pending:
         name = item[0]
         if name in invalid:
-            outcomes[item] = set([_UNREFUSED + invalid[name]])
+            outcomes[item] = set([_UNASSIGNED_MARK + invalid[name]])
         elif not model.assignable:
-            outcomes[item] = set([_UNREFUSED + NO_MATCHING_NODE])
+            outcomes[item] = set([_UNASSIGNED_MARK + NO_MATCHING_NODE])
         else:
             searchable[item] = None
     try:
@@ -537,8 +501,8 @@ def _outcomes(model, assigned, pending, invalid, budget):
 
 
 def _describe(tokens):
-    nodes = sorted(token for token in tokens if not token.startswith(_UNREFUSED))
-    reasons = sorted(token[1:] for token in tokens if token.startswith(_UNREFUSED))
+    nodes = sorted(token for token in tokens if not token.startswith(_UNASSIGNED_MARK))
+    reasons = sorted(token[1:] for token in tokens if token.startswith(_UNASSIGNED_MARK))
     return nodes, reasons
 
 
@@ -553,7 +517,7 @@ def predict(snap, budget=BUDGET):
     placements = []
     for name, entry in sorted(snap['egressips'].items()):
         for raw in entry['egress_ips']:
-            ip = _normal(raw) or raw
+            ip = normal_ip(raw) or raw
             if (name, ip) in assigned:
                 node = assigned[(name, ip)]
                 placements.append({'egressip': name, 'ip': ip, 'node': node, 'state': 'kept',
@@ -681,7 +645,7 @@ def plan(snap, trigger='unlabel', budget=BUDGET):
 
 def hosting_nodes(snap, ip, require_ready=True):
     """Capable nodes for an IP: labelled, (Ready and reachable,) holding a network that hosts it."""
-    address = _normal(ip)
+    address = normal_ip(ip)
     result = []
     for name, node in sorted(snap['nodes'].items()):
         if not node['labelled'] or (require_ready and not (node['ready'] and node['reachable'])):
@@ -694,7 +658,7 @@ def hosting_nodes(snap, ip, require_ready=True):
 def holds_network(snap, node, ip):
     """'primary', 'secondary' or None: which of the node's networks would host the IP."""
     entry = snap['nodes'].get(node)
-    address = _normal(ip)
+    address = normal_ip(ip)
     if entry is None or address is None:
         return None
     address = netaddr.IPAddress(address)
@@ -712,9 +676,9 @@ def assignment_gaps(snap, names=None, network=None):
     for name, entry in sorted(snap['egressips'].items()):
         if names is not None and name not in names:
             continue
-        status = dict((_normal(item.get('egressIP')), item.get('node')) for item in entry['status'])
+        status = dict((normal_ip(item.get('egressIP')), item.get('node')) for item in entry['status'])
         for raw in entry['egress_ips']:
-            ip = _normal(raw) or raw
+            ip = normal_ip(raw) or raw
             node = status.get(ip)
             problem = None
             if node is None:
@@ -739,7 +703,7 @@ def compare(prediction, after):
     actual = {}
     for name, entry in after['egressips'].items():
         for item in entry['status']:
-            actual[(name, _normal(item.get('egressIP')))] = item.get('node')
+            actual[(name, normal_ip(item.get('egressIP')))] = item.get('node')
     result = []
     for moved in prediction['moved']:
         node = actual.get((moved['egressip'], moved['ip']))
