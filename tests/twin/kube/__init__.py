@@ -1,0 +1,1 @@
+"""Kubernetes API emulator of the twin (see tests/twin/README.md, "Process 2")."""

@@ -1,0 +1,408 @@
+"""In-process object store of the emulator, shared by the HTTP layer and the controllers.
+
+Public API (tests/twin/README.md, "In-process store API"):
+
+    store.get(resource, name, namespace=None) -> dict | None
+    store.list(resource, namespace=None, label_selector=None, field_selector=None) -> list[dict]
+    store.create(resource, obj) -> dict                    # ApiError 409 AlreadyExists, 422 Invalid, 404 namespace
+    store.update(resource, obj, subresource=None) -> dict  # ApiError 409 Conflict on a stale resourceVersion
+    store.patch(resource, name, patch, patch_type="merge", namespace=None, subresource=None) -> dict
+    store.delete(resource, name, namespace=None) -> dict
+    store.subscribe(callback)                              # callback(event_type, resource, obj)
+    store.set_log(namespace, name, text) / store.get_log(namespace, name)
+
+`resource` is `nodes`, `pods`, ... for the core group and `plural.group` otherwise.
+Objects are plain dicts and every method returns deep copies. Writes follow the
+apiserver's rules (strategy.py): for kinds with a status subresource a main-resource
+write keeps the stored status and `subresource="status"` changes only status, and
+creating a custom resource that has a status subresource drops its status (write it
+afterwards with update/patch subresource="status", as a real controller does).
+Label selectors are strings (`a=b,c in (x)`) or parsed requirement lists; field
+selectors are strings (`metadata.name=x`).
+
+Every write method also takes keyword arguments used by the HTTP layer: `dry_run`
+(validate, store nothing), `field_validation` ("Strict" | "Warn" | "Ignore") and
+`warnings` (a list that collects warnings for the client).
+
+Subscribers are called synchronously in the writer's thread after the store lock is
+released, with event_type "ADDED" | "MODIFIED" | "DELETED". They may write to the store;
+they should be quick (hand slow work to a thread of their own). Writes that change
+nothing do not bump resourceVersion and notify no one.
+"""
+
+import collections
+import copy
+import logging
+import queue
+import random
+import threading
+import time
+import uuid
+
+from . import patch as patching
+from . import strategy
+from .errors import ApiError, bad_request, conflict, invalid, not_found, already_exists, stale
+from .resources import CRD_RESOURCE, Registry
+from .selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
+
+__all__ = ["ApiError", "Store"]
+
+LOG = logging.getLogger(__name__)
+HISTORY = 10000
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class Watch:
+    """Events for one watch request: `initial` (synthetic ADDED) then `queue` of (type, obj, old)."""
+
+    def __init__(self, store, rtype, namespace):
+        self.store = store
+        self.rtype = rtype
+        self.namespace = namespace
+        self.initial = []
+        self.queue = queue.Queue()
+
+    def wants(self, rtype, obj):
+        return rtype is self.rtype and (not self.namespace or obj["metadata"].get("namespace") == self.namespace)
+
+    def close(self):
+        self.store._drop_watch(self)
+
+
+class Store:
+    def __init__(self, registry=None):
+        self.registry = registry if registry is not None else Registry.default()
+        self._lock = threading.RLock()
+        self._objects = collections.defaultdict(dict)  # resource key -> {(namespace, name): obj}
+        self._rv = 1000
+        self._subscribers = []
+        self._watches = []
+        self._history = collections.deque(maxlen=HISTORY)  # (rv, type, rtype, obj, old) for watch resumption
+        self._logs = {}
+        for crd in self.registry.crds:
+            self._install_crd(crd)
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, resource, name, namespace=None):
+        rtype = self.registry.get(resource)
+        with self._lock:
+            obj = self._objects[rtype.key].get((self._ns(rtype, namespace), name))
+            return copy.deepcopy(obj)
+
+    def list(self, resource, namespace=None, label_selector=None, field_selector=None):
+        return self.list_rv(resource, namespace, label_selector, field_selector)[0]
+
+    def list_rv(self, resource, namespace=None, label_selector=None, field_selector=None):
+        """(items, resourceVersion of the list) as one consistent snapshot."""
+        rtype = self.registry.get(resource)
+        labels = parse_label_selector(label_selector) if isinstance(label_selector, str) else label_selector
+        fields = parse_field_selector(field_selector, rtype.field_selectors) if field_selector else []
+        with self._lock:
+            items = [o for (ns, _name), o in sorted(self._objects[rtype.key].items())
+                     if (not namespace or ns == namespace)
+                     and (not labels or labels_match(labels, o["metadata"].get("labels")))
+                     and fields_match(fields, o)]
+            return copy.deepcopy(items), str(self._rv)
+
+    def resource_version(self):
+        with self._lock:
+            return str(self._rv)
+
+    # ------------------------------------------------------------------ writes
+
+    def create(self, resource, obj, dry_run=False, field_validation=None, warnings=None):
+        rtype = self.registry.get(resource)
+        obj = self._normalise(rtype, obj)
+        meta = obj["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(random.choices(_NAME_CHARS, k=5))
+        with self._lock:
+            if rtype.namespaced:
+                self._require_namespace(meta.get("namespace"))
+            strategy.prepare_create(rtype, obj)
+            self._validate(rtype, obj, None, field_validation, warnings)
+            key = (self._ns(rtype, meta.get("namespace")), meta["name"])
+            if key in self._objects[rtype.key]:
+                raise already_exists(rtype, meta["name"])
+            meta["uid"] = str(uuid.uuid4())
+            meta["creationTimestamp"] = now()
+            if rtype.is_custom:
+                meta["generation"] = 1
+            obj["apiVersion"] = rtype.api_version()
+            if dry_run:
+                return copy.deepcopy(obj)
+            event = self._commit(rtype, "ADDED", obj, None)
+        self._dispatch([event])
+        return copy.deepcopy(obj)
+
+    def update(self, resource, obj, subresource=None, dry_run=False, field_validation=None, warnings=None):
+        rtype = self.registry.get(resource)
+        obj = self._normalise(rtype, obj)
+        self._check_subresource(rtype, subresource)
+        meta = obj["metadata"]
+        with self._lock:
+            old = self._objects[rtype.key].get((self._ns(rtype, meta.get("namespace")), meta.get("name")))
+            if old is None and not (rtype.allow_create_on_update and not subresource):
+                raise not_found(rtype, meta.get("name"))
+            if old is not None:
+                result, events = self._update_locked(rtype, old, obj, subresource, dry_run, field_validation, warnings)
+        if old is None:
+            # events: PUT creates (AllowCreateOnUpdate); outside the lock so subscribers never run under it
+            return self.create(resource, obj, dry_run, field_validation, warnings)
+        self._dispatch(events)
+        return result
+
+    def patch(self, resource, name, patch, patch_type="merge", namespace=None, subresource=None, dry_run=False,
+              field_validation=None, warnings=None, version=None):
+        """`version`: the API version the patch is written against (HTTP URL); default the storage version."""
+        rtype = self.registry.get(resource)
+        self._check_subresource(rtype, subresource)
+        with self._lock:
+            old = self._objects[rtype.key].get((self._ns(rtype, namespace), name))
+            if old is None and not (patch_type == patching.APPLY and not subresource):
+                raise not_found(rtype, name)
+            if old is not None:
+                patched = self._patched(rtype, old, patch, patch_type, version)
+                result, events = self._update_locked(rtype, old, patched, subresource, dry_run, field_validation, warnings)
+        if old is None:
+            # server-side apply creates a missing object
+            obj = dict(patch, metadata=dict(patch.get("metadata") or {}, name=name, namespace=namespace))
+            return self.create(resource, obj, dry_run, field_validation, warnings)
+        self._dispatch(events)
+        return result
+
+    def delete(self, resource, name, namespace=None, dry_run=False, preconditions=None):
+        rtype = self.registry.get(resource)
+        with self._lock:
+            old = self._objects[rtype.key].get((self._ns(rtype, namespace), name))
+            if old is None:
+                raise not_found(rtype, name)
+            self._check_preconditions(rtype, old, preconditions or {})
+            if dry_run:
+                return copy.deepcopy(old)
+            result, events = self._delete_locked(rtype, old)
+        self._dispatch(events)
+        return result
+
+    def delete_collection(self, resource, namespace=None, label_selector=None, field_selector=None, dry_run=False):
+        items = self.list(resource, namespace, label_selector, field_selector)
+        deleted = []
+        for item in items:
+            meta = item["metadata"]
+            try:
+                deleted.append(self.delete(resource, meta["name"], meta.get("namespace"), dry_run=dry_run))
+            except ApiError as err:
+                if err.code != 404:
+                    raise
+        return deleted
+
+    # ------------------------------------------------------------------ subscribers, watch, logs
+
+    def subscribe(self, callback):
+        with self._lock:
+            self._subscribers.append(callback)
+
+    def unsubscribe(self, callback):
+        with self._lock:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+    def watch(self, resource, namespace=None, resource_version=None):
+        """A Watch: with no (or "0") resourceVersion it starts with ADDED for every object, else replays history."""
+        rtype = self.registry.get(resource)
+        watch = Watch(self, rtype, namespace)
+        with self._lock:
+            if resource_version in (None, "", "0"):
+                watch.initial = [("ADDED", o, None) for o in self.list(resource, namespace)]
+            else:
+                watch.initial = self._replay(watch, resource_version)
+            self._watches.append(watch)
+        return watch
+
+    def set_log(self, namespace, name, text):
+        with self._lock:
+            self._logs[(namespace, name)] = text
+
+    def get_log(self, namespace, name):
+        with self._lock:
+            return self._logs.get((namespace, name))
+
+    # ------------------------------------------------------------------ internals
+
+    def _replay(self, watch, resource_version):
+        try:
+            since = int(resource_version)
+        except ValueError:
+            raise bad_request('invalid resource version "%s"' % resource_version)
+        oldest = self._history[0][0] if self._history else self._rv
+        if since < oldest - 1 and len(self._history) == self._history.maxlen:
+            raise ApiError(410, "Expired", "too old resource version: %d (%d)" % (since, oldest))
+        return [(t, copy.deepcopy(o), copy.deepcopy(old)) for rv, t, rt, o, old in self._history
+                if rv > since and watch.wants(rt, o)]
+
+    def _drop_watch(self, watch):
+        with self._lock:
+            if watch in self._watches:
+                self._watches.remove(watch)
+
+    @staticmethod
+    def _ns(rtype, namespace):
+        return (namespace or "") if rtype.namespaced else ""
+
+    def _normalise(self, rtype, obj):
+        """Deep copy with kind/apiVersion of this type (any served version is accepted)."""
+        if not isinstance(obj, dict):
+            raise bad_request("the object must be a JSON object")
+        obj = copy.deepcopy(obj)
+        obj.setdefault("metadata", {})
+        if not isinstance(obj["metadata"], dict):
+            raise bad_request("metadata must be an object")
+        version = (obj.get("apiVersion") or "").rpartition("/")[2]
+        obj["_version"] = version if version in rtype.versions else rtype.storage_version
+        obj["kind"] = rtype.kind
+        obj["apiVersion"] = rtype.api_version()
+        if not rtype.namespaced:
+            obj["metadata"].pop("namespace", None)
+        elif not obj["metadata"].get("namespace"):
+            raise bad_request("the namespace of the object is required for %s" % rtype.key)
+        return obj
+
+    def _patched(self, rtype, old, patch, patch_type, version):
+        current = dict(old, apiVersion=rtype.api_version(version if version in rtype.versions else None))
+        patched = patching.apply_patch(rtype.key, current, patch, patch_type)
+        if not isinstance(patched, dict) or not isinstance(patched.get("metadata", {}), dict):
+            raise bad_request("the patched object is not a JSON object")
+        patched["apiVersion"] = current["apiVersion"]
+        patched = self._normalise(rtype, patched)
+        if patched["metadata"].get("namespace", "") != old["metadata"].get("namespace", ""):
+            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        return patched
+
+    def _require_namespace(self, namespace):
+        if ("", namespace) not in self._objects["namespaces"]:
+            raise not_found(self.registry.get("namespaces"), namespace)
+
+    def _check_subresource(self, rtype, subresource):
+        if subresource is None:
+            return
+        if subresource != "status" or not rtype.status_subresource:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+
+    def _validate(self, rtype, obj, old, field_validation, warnings):
+        version = obj.pop("_version", None)
+        errors = strategy.check(rtype, obj, old, version, field_validation, warnings)
+        if errors:
+            raise invalid(rtype, obj["metadata"].get("name") or obj["metadata"].get("generateName") or "", errors)
+
+    def _update_locked(self, rtype, old, obj, subresource, dry_run, field_validation, warnings):
+        given = obj["metadata"].get("resourceVersion")
+        if given and given != old["metadata"]["resourceVersion"]:
+            raise stale(rtype, old["metadata"]["name"])
+        version = obj.pop("_version", None)
+        new = strategy.prepare_update(rtype, old, obj, subresource)
+        new["_version"] = version
+        self._validate(rtype, new, old, field_validation, warnings)
+        new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        strategy.bump_generation(rtype, old, new)
+        if new == old:
+            return copy.deepcopy(old), []
+        if dry_run:
+            return copy.deepcopy(new), []
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            events = [self._commit(rtype, "MODIFIED", new, old)]
+            result, more = self._delete_locked(rtype, new)
+            return result, events + more
+        event = self._commit(rtype, "MODIFIED", new, old)
+        return copy.deepcopy(new), [event]
+
+    def _delete_locked(self, rtype, old):
+        meta = old["metadata"]
+        if meta.get("finalizers") and rtype.key != "namespaces":
+            if meta.get("deletionTimestamp"):
+                return copy.deepcopy(old), []
+            new = copy.deepcopy(old)
+            new["metadata"]["deletionTimestamp"] = now()
+            new["metadata"]["deletionGracePeriodSeconds"] = 0
+            event = self._commit(rtype, "MODIFIED", new, old)
+            return copy.deepcopy(new), [event]
+        events = []
+        if rtype.key == "namespaces":
+            events.extend(self._empty_namespace(meta["name"]))
+            old = copy.deepcopy(old)
+            old["metadata"]["deletionTimestamp"] = now()
+            old["status"] = {"phase": "Terminating"}
+        if rtype.key == "pods":
+            self._logs.pop((meta.get("namespace"), meta["name"]), None)
+        old = copy.deepcopy(old)
+        events.append(self._commit(rtype, "DELETED", old, old))
+        return copy.deepcopy(old), events
+
+    def _empty_namespace(self, namespace):
+        """What the namespace controller does before a namespace goes away: delete its content."""
+        events = []
+        for rtype in self.registry.types():
+            if not rtype.namespaced:
+                continue
+            for key in [k for k in self._objects[rtype.key] if k[0] == namespace]:
+                obj = self._objects[rtype.key][key]
+                events.append(self._commit(rtype, "DELETED", obj, obj))
+                if rtype.key == "pods":
+                    self._logs.pop(key, None)
+        return events
+
+    def _check_preconditions(self, rtype, old, preconditions):
+        meta = old["metadata"]
+        for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+            wanted = preconditions.get(field)
+            if wanted and wanted != meta.get(field):
+                why = "Precondition failed: %s in precondition: %s, %s in object meta: %s" % (label, wanted, label, meta.get(field))
+                raise conflict(rtype, meta["name"], why)
+
+    def _commit(self, rtype, event_type, obj, old):
+        """Store (or remove) `obj` with a new resourceVersion (set on `obj` too); feed watches; return the event."""
+        self._rv += 1
+        obj.pop("_version", None)
+        obj["metadata"]["resourceVersion"] = str(self._rv)
+        obj = copy.deepcopy(obj)
+        key = (self._ns(rtype, obj["metadata"].get("namespace")), obj["metadata"]["name"])
+        if event_type == "DELETED":
+            self._objects[rtype.key].pop(key, None)
+        else:
+            self._objects[rtype.key][key] = obj
+        self._history.append((self._rv, event_type, rtype, obj, old))
+        for watch in self._watches:
+            if watch.wants(rtype, obj):
+                watch.queue.put((event_type, copy.deepcopy(obj), copy.deepcopy(old)))
+        return (event_type, rtype.key, obj)
+
+    def _dispatch(self, events):
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for event_type, resource, obj in events:
+            for callback in subscribers:
+                try:
+                    callback(event_type, resource, copy.deepcopy(obj))
+                except Exception:
+                    LOG.exception("store subscriber %r failed on %s %s", callback, event_type, resource)
+
+    def _install_crd(self, crd):
+        obj = copy.deepcopy(crd)
+        versions = [v["name"] for v in obj["spec"]["versions"] if v.get("storage")]
+        obj["status"] = {
+            "acceptedNames": copy.deepcopy(obj["spec"]["names"]),
+            "conditions": [
+                {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found",
+                 "lastTransitionTime": now()},
+                {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                 "message": "the initial names have been accepted", "lastTransitionTime": now()},
+            ],
+            "storedVersions": versions,
+        }
+        obj["metadata"].update({"uid": str(uuid.uuid4()), "creationTimestamp": now(), "generation": 1})
+        obj["apiVersion"] = "apiextensions.k8s.io/v1"
+        self._commit(self.registry.get(CRD_RESOURCE), "ADDED", obj, None)

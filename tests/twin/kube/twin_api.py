@@ -1,0 +1,78 @@
+"""Twin-only endpoints under /_twin/ (README "Twin-only HTTP endpoints"); never in the request log."""
+
+import json
+import re
+
+from .api import Response
+
+
+def _error(code, message):
+    return Response(code, {"error": message})
+
+
+class TwinApi:
+    def __init__(self, store, request_log, faults, runner=None):
+        self.store = store
+        self.request_log = request_log
+        self.faults = faults
+        self.runner = runner  # twin.controllers runner (set_reachable, wire), None without controllers
+
+    def handle(self, method, path, query, body):
+        routes = [
+            ("GET", r"/_twin/requests", lambda m: Response(200, self.request_log.snapshot())),
+            ("DELETE", r"/_twin/requests", lambda m: self._reset_log()),
+            ("GET", r"/_twin/faults", lambda m: Response(200, {"faults": self.faults.list()})),
+            ("POST", r"/_twin/faults", lambda m: self._add_fault(body)),
+            ("DELETE", r"/_twin/faults", lambda m: self._clear_faults()),
+            ("POST", r"/_twin/nodes/([^/]+)", lambda m: self._node(m.group(1), body)),
+            ("GET", r"/_twin/wire", lambda m: self._wire(query)),
+        ]
+        known = False
+        for route_method, pattern, action in routes:
+            match = re.fullmatch(pattern, path.rstrip("/"))
+            if match:
+                known = True
+                if route_method == method:
+                    return action(match)
+        return _error(405, "method %s not allowed on %s" % (method, path)) if known else _error(404, "no twin endpoint %s" % path)
+
+    def _reset_log(self):
+        self.request_log.reset()
+        return Response(200, {"reset": True})
+
+    def _clear_faults(self):
+        self.faults.clear()
+        return Response(200, {"faults": []})
+
+    def _add_fault(self, body):
+        try:
+            spec = json.loads(body or b"{}")
+            return Response(201, self.faults.add(spec))
+        except (ValueError, TypeError, KeyError, re.error) as err:
+            return _error(400, "bad fault: %s" % err)
+
+    def _no_runner(self):
+        return _error(503, "the twin's controllers are not running (started with --no-controllers, or twin.controllers "
+                           "is not available): no reachability or wire simulation")
+
+    def _node(self, name, body):
+        if self.runner is None:
+            return self._no_runner()
+        try:
+            spec = json.loads(body or b"{}")
+        except ValueError as err:
+            return _error(400, "bad body: %s" % err)
+        if not isinstance(spec, dict) or not isinstance(spec.get("reachable"), bool):
+            return _error(400, 'body must be {"reachable": true|false}')
+        if self.store.get("nodes", name) is None:
+            return _error(404, 'node "%s" not found' % name)
+        self.runner.set_reachable(name, spec["reachable"])
+        return Response(200, {"node": name, "reachable": spec["reachable"]})
+
+    def _wire(self, query):
+        if self.runner is None:
+            return self._no_runner()
+        namespace, pod = (query.get("namespace") or [None])[-1], (query.get("pod") or [None])[-1]
+        if not namespace or not pod:
+            return _error(400, "namespace and pod query parameters are required")
+        return Response(200, self.runner.wire(namespace, pod))
