@@ -13,82 +13,74 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import textwrap
 
-_OPTIONS = r'''
-kubeconfig:
-  description:
-    - Path to an existing Kubernetes config file, or the config itself as a dictionary.
-    - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_KUBECONFIG) will be used instead.
-    - When neither is set and O(host) with O(api_key) is not given either, the module does what the
-      Kubernetes client does - it loads the files in the E(KUBECONFIG) environment variable, else
-      C(~/.kube/config), else the service account of the Pod it runs in.
-  type: raw
-context:
-  description:
-    - The name of a context in the kubeconfig; the current context when not set.
-    - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_CONTEXT) will be used instead.
-  type: str
-host:
-  description:
-    - The URL of the Kubernetes API, for example C(https://api.cluster.example.com:6443).
-    - With O(api_key) (or O(client_cert)) no kubeconfig is needed; otherwise it overrides the server of the kubeconfig.
-    - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_HOST) will be used instead.
-  type: str
-api_key:
-  description:
-    - Bearer token to authenticate with, for example the output of C(oc whoami -t) or a service account token.
-    - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_API_KEY) will be used instead.
-    - Never shown in any output or error message.
-  type: str
-validate_certs:
-  description:
-    - Whether to verify the TLS certificate of the API server. When not set, the kubeconfig decides (verification on by default).
-    - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_VERIFY_SSL) will be used instead.
-  type: bool
-  aliases: [verify_ssl]
-ca_cert:
-  description:
-    - Path to the CA certificate (full chain) that signed the API server certificate.
-    - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_SSL_CA_CERT) will be used instead.
-  type: path
-  aliases: [ssl_ca_cert]
-client_cert:
-  description:
-    - Path to a client certificate to authenticate with.
-    - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_CERT_FILE) will be used instead.
-  type: path
-  aliases: [cert_file]
-client_key:
-  description:
-    - Path to the key of O(client_cert).
-    - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_KEY_FILE) will be used instead.
-  type: path
-  aliases: [key_file]
-proxy:
-  description:
-    - The URL of an HTTP proxy to reach the API through.
-    - The usual E(HTTPS_PROXY) environment variable is not read.
-    - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_PROXY) will be used instead.
-  type: str
-'''
+class ModuleDocFragment(object):
 
-_NOTES = r'''
+    DOCUMENTATION = r'''
+options:
+  kubeconfig:
+    description:
+      - Path to an existing Kubernetes config file, or the config itself as a dictionary.
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_KUBECONFIG) will be used instead.
+      - When neither is set and O(host) with O(api_key) is not given either, the module does what the
+        Kubernetes client does - it loads the files in the E(KUBECONFIG) environment variable, else
+        C(~/.kube/config), else the service account of the Pod it runs in.
+    type: raw
+  context:
+    description:
+      - The name of a context in the kubeconfig; the current context when not set.
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_CONTEXT) will be used instead.
+    type: str
+  host:
+    description:
+      - The URL of the Kubernetes API, for example C(https://api.cluster.example.com:6443).
+      - With O(api_key) (or O(client_cert)) no kubeconfig is needed; otherwise it overrides the server of the kubeconfig.
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_HOST) will be used instead.
+    type: str
+  api_key:
+    description:
+      - Bearer token to authenticate with, for example the output of C(oc whoami -t) or a service account token.
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_API_KEY) will be used instead.
+      - Never shown in any output or error message.
+    type: str
+  validate_certs:
+    description:
+      - Whether to verify the TLS certificate of the API server. When not set, the kubeconfig decides (verification on by default).
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_VERIFY_SSL) will be used instead.
+    type: bool
+    aliases: [verify_ssl]
+  ca_cert:
+    description:
+      - Path to the CA certificate (full chain) that signed the API server certificate.
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_SSL_CA_CERT) will be used instead.
+    type: path
+    aliases: [ssl_ca_cert]
+  client_cert:
+    description:
+      - Path to a client certificate to authenticate with.
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_CERT_FILE) will be used instead.
+    type: path
+    aliases: [cert_file]
+  client_key:
+    description:
+      - Path to the key of O(client_cert).
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_KEY_FILE) will be used instead.
+    type: path
+    aliases: [key_file]
+  proxy:
+    description:
+      - The URL of an HTTP proxy to reach the API through.
+      - The usual E(HTTPS_PROXY) environment variable is not read.
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_PROXY) will be used instead.
+    type: str
+
 notes:
   - The Kubernetes connection options, their aliases and environment variables are the same as in the
     C(kubernetes.core) collection, so the same kubeconfig and AAP OpenShift or Kubernetes API credential work.
   - Errors name the kubeconfig or the API URL, never the token.
 '''
 
-
-def _indent(text, spaces):
-    return textwrap.indent(text.strip('\n'), ' ' * spaces) + '\n'
-
-
-class ModuleDocFragment(object):
-
-    DOCUMENTATION = 'options:\n' + _indent(_OPTIONS, 2) + _NOTES
-
+    # The same options under one dict, for modules that also connect to the other domain (both have validate_certs).
     NESTED = r'''
 options:
   kubernetes:
@@ -99,4 +91,64 @@ options:
         then E(KUBECONFIG) or C(~/.kube/config), then the service account of the Pod.
     type: dict
     suboptions:
-''' + _indent(_OPTIONS, 6) + _NOTES
+      kubeconfig:
+        description:
+          - Path to an existing Kubernetes config file, or the config itself as a dictionary.
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_KUBECONFIG) will be used instead.
+          - When neither is set and O(kubernetes.host) with O(kubernetes.api_key) is not given either, the module does what the
+            Kubernetes client does - it loads the files in the E(KUBECONFIG) environment variable, else
+            C(~/.kube/config), else the service account of the Pod it runs in.
+        type: raw
+      context:
+        description:
+          - The name of a context in the kubeconfig; the current context when not set.
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_CONTEXT) will be used instead.
+        type: str
+      host:
+        description:
+          - The URL of the Kubernetes API, for example C(https://api.cluster.example.com:6443).
+          - With O(kubernetes.api_key) (or O(kubernetes.client_cert)) no kubeconfig is needed; otherwise it overrides the server of the kubeconfig.
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_HOST) will be used instead.
+        type: str
+      api_key:
+        description:
+          - Bearer token to authenticate with, for example the output of C(oc whoami -t) or a service account token.
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_API_KEY) will be used instead.
+          - Never shown in any output or error message.
+        type: str
+      validate_certs:
+        description:
+          - Whether to verify the TLS certificate of the API server. When not set, the kubeconfig decides (verification on by default).
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_VERIFY_SSL) will be used instead.
+        type: bool
+        aliases: [verify_ssl]
+      ca_cert:
+        description:
+          - Path to the CA certificate (full chain) that signed the API server certificate.
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_SSL_CA_CERT) will be used instead.
+        type: path
+        aliases: [ssl_ca_cert]
+      client_cert:
+        description:
+          - Path to a client certificate to authenticate with.
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_CERT_FILE) will be used instead.
+        type: path
+        aliases: [cert_file]
+      client_key:
+        description:
+          - Path to the key of O(kubernetes.client_cert).
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_KEY_FILE) will be used instead.
+        type: path
+        aliases: [key_file]
+      proxy:
+        description:
+          - The URL of an HTTP proxy to reach the API through.
+          - The usual E(HTTPS_PROXY) environment variable is not read.
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_PROXY) will be used instead.
+        type: str
+
+notes:
+  - The Kubernetes connection options, their aliases and environment variables are the same as in the
+    C(kubernetes.core) collection, so the same kubeconfig and AAP OpenShift or Kubernetes API credential work.
+  - Errors name the kubeconfig or the API URL, never the token.
+'''

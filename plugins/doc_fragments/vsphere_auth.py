@@ -13,69 +13,61 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import textwrap
 
-_OPTIONS = r'''
-hostname:
-  description:
-    - The hostname or IP address of the vCenter server.
-    - If the value is not specified in the task, the value of environment variable E(VMWARE_HOST) will be used instead.
-  type: str
-username:
-  description:
-    - The user name to log in to the vCenter server with.
-    - If the value is not specified in the task, the value of environment variable E(VMWARE_USER) will be used instead.
-  type: str
-  aliases: [admin, user]
-password:
-  description:
-    - The password of O(username).
-    - If the value is not specified in the task, the value of environment variable E(VMWARE_PASSWORD) will be used instead.
-    - Never shown in any output or error message.
-  type: str
-  aliases: [pass, pwd]
-port:
-  description:
-    - The TCP port of the vCenter server API.
-    - If the value is not specified in the task, the value of environment variable E(VMWARE_PORT) will be used instead.
-  type: int
-  default: 443
-validate_certs:
-  description:
-    - Whether to verify the TLS certificate of the vCenter server against the system trust store
-      (or the file named by the E(SSL_CERT_FILE) environment variable).
-    - Set to V(false) only where the network is trusted, for example a lab with a self-signed certificate.
-    - If the value is not specified in the task, the value of environment variable E(VMWARE_VALIDATE_CERTS) will be used instead.
-  type: bool
-  default: true
-proxy_host:
-  description:
-    - Hostname or IP address of an HTTPS proxy that relays every request to vCenter.
-    - If the value is not specified in the task, the value of environment variable E(VMWARE_PROXY_HOST) will be used instead.
-  type: str
-proxy_port:
-  description:
-    - TCP port of the proxy in O(proxy_host); required with it.
-    - If the value is not specified in the task, the value of environment variable E(VMWARE_PROXY_PORT) will be used instead.
-  type: int
-'''
+class ModuleDocFragment(object):
 
-_NOTES = r'''
+    DOCUMENTATION = r'''
+options:
+  hostname:
+    description:
+      - The hostname or IP address of the vCenter server.
+      - If the value is not specified in the task, the value of environment variable E(VMWARE_HOST) will be used instead.
+    type: str
+  username:
+    description:
+      - The user name to log in to the vCenter server with.
+      - If the value is not specified in the task, the value of environment variable E(VMWARE_USER) will be used instead.
+    type: str
+    aliases: [admin, user]
+  password:
+    description:
+      - The password of O(username).
+      - If the value is not specified in the task, the value of environment variable E(VMWARE_PASSWORD) will be used instead.
+      - Never shown in any output or error message.
+    type: str
+    aliases: [pass, pwd]
+  port:
+    description:
+      - The TCP port of the vCenter server API.
+      - If the value is not specified in the task, the value of environment variable E(VMWARE_PORT) will be used instead.
+    type: int
+    default: 443
+  validate_certs:
+    description:
+      - Whether to verify the TLS certificate of the vCenter server against the system trust store
+        (or the file named by the E(SSL_CERT_FILE) environment variable).
+      - Set to V(false) only where the network is trusted, for example a lab with a self-signed certificate.
+      - If the value is not specified in the task, the value of environment variable E(VMWARE_VALIDATE_CERTS) will be used instead.
+    type: bool
+    default: true
+  proxy_host:
+    description:
+      - Hostname or IP address of an HTTPS proxy that relays every request to vCenter.
+      - If the value is not specified in the task, the value of environment variable E(VMWARE_PROXY_HOST) will be used instead.
+    type: str
+  proxy_port:
+    description:
+      - TCP port of the proxy in O(proxy_host); required with it.
+      - If the value is not specified in the task, the value of environment variable E(VMWARE_PROXY_PORT) will be used instead.
+    type: int
+
 notes:
   - The vCenter connection options and their environment variables are the same as in the
     C(vmware.vmware) collection, so the same AAP VMware vCenter credential works.
   - Errors name the vCenter host and port, never the password.
 '''
 
-
-def _indent(text, spaces):
-    return textwrap.indent(text.strip('\n'), ' ' * spaces) + '\n'
-
-
-class ModuleDocFragment(object):
-
-    DOCUMENTATION = 'options:\n' + _indent(_OPTIONS, 2) + _NOTES
-
+    # The same options under one dict, for modules that also connect to the other domain (both have validate_certs).
     NESTED = r'''
 options:
   vsphere:
@@ -85,4 +77,51 @@ options:
         E(VMWARE_HOST), E(VMWARE_USER), E(VMWARE_PASSWORD) and the other E(VMWARE_*) variables.
     type: dict
     suboptions:
-''' + _indent(_OPTIONS, 6) + _NOTES
+      hostname:
+        description:
+          - The hostname or IP address of the vCenter server.
+          - If the value is not specified in the task, the value of environment variable E(VMWARE_HOST) will be used instead.
+        type: str
+      username:
+        description:
+          - The user name to log in to the vCenter server with.
+          - If the value is not specified in the task, the value of environment variable E(VMWARE_USER) will be used instead.
+        type: str
+        aliases: [admin, user]
+      password:
+        description:
+          - The password of O(vsphere.username).
+          - If the value is not specified in the task, the value of environment variable E(VMWARE_PASSWORD) will be used instead.
+          - Never shown in any output or error message.
+        type: str
+        aliases: [pass, pwd]
+      port:
+        description:
+          - The TCP port of the vCenter server API.
+          - If the value is not specified in the task, the value of environment variable E(VMWARE_PORT) will be used instead.
+        type: int
+        default: 443
+      validate_certs:
+        description:
+          - Whether to verify the TLS certificate of the vCenter server against the system trust store
+            (or the file named by the E(SSL_CERT_FILE) environment variable).
+          - Set to V(false) only where the network is trusted, for example a lab with a self-signed certificate.
+          - If the value is not specified in the task, the value of environment variable E(VMWARE_VALIDATE_CERTS) will be used instead.
+        type: bool
+        default: true
+      proxy_host:
+        description:
+          - Hostname or IP address of an HTTPS proxy that relays every request to vCenter.
+          - If the value is not specified in the task, the value of environment variable E(VMWARE_PROXY_HOST) will be used instead.
+        type: str
+      proxy_port:
+        description:
+          - TCP port of the proxy in O(vsphere.proxy_host); required with it.
+          - If the value is not specified in the task, the value of environment variable E(VMWARE_PROXY_PORT) will be used instead.
+        type: int
+
+notes:
+  - The vCenter connection options and their environment variables are the same as in the
+    C(vmware.vmware) collection, so the same AAP VMware vCenter credential works.
+  - Errors name the vCenter host and port, never the password.
+'''

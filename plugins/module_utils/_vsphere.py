@@ -245,8 +245,11 @@ class VsphereClient(object):
         )
         options = vmodl.query.PropertyCollector.RetrieveOptions()
         result = self.call('RetrievePropertiesEx', purpose, collector.RetrievePropertiesEx, specSet=[filter_spec], options=options)
-        return list(_records_from_pages(result, lambda token: self.call('ContinueRetrievePropertiesEx', purpose,
-                                                                          collector.ContinueRetrievePropertiesEx, token=token)))
+
+        def next_page(token):
+            return self.call('ContinueRetrievePropertiesEx', purpose, collector.ContinueRetrievePropertiesEx, token=token)
+
+        return list(_records_from_pages(result, next_page))
 
 
 def _records_from_pages(result, next_page):
