@@ -1,0 +1,167 @@
+"""The simulated network stack of one node: vNICs as kernel links, NetworkManager profiles, routes.
+
+This is the node-local truth that NMState writes into and that ovnkube-node, the NodeNetworkState
+report and the wire read. API objects are reports of it, never its source.
+"""
+
+import dataclasses
+import ipaddress
+
+from .inventory import mac_key
+
+# Primary machine network of the twin (tests/twin/README.md "Seed state"): br-ex holds the
+# node's InternalIP with this prefix.
+MACHINE_NETWORK = ipaddress.ip_network("192.168.10.0/24")
+BRIDGE = "br-ex"
+
+
+def kernel_names(count=40):
+    """Kernel names of vmxnet3 NICs in the order VMware hands out PCI slots.
+
+    On VMware the guest names a vmxnet3 NIC after its PCI slot (systemd "ens<slot>"): the first
+    three NICs get slots 192, 224 and 256 (ens192, ens224, ens256); further NICs land on the
+    next functions of the PCI bridges: 161, 193, 225, 257, then 162, 194, ... A removed NIC
+    frees its slot and the next NIC added takes the lowest free one (inference from how
+    vCenter assigns pciSlotNumber; the twin keeps names stable for NICs that stay).
+    """
+    names = ["ens192", "ens224", "ens256"]
+    step = 1
+    while len(names) < count:
+        names.extend("ens%d" % (base + step) for base in (160, 192, 224, 256))
+        step += 1
+    return names[:count]
+
+
+SLOT_NAMES = kernel_names()
+
+
+class SlotMap:
+    """MAC -> kernel name for the NICs of one VM, stable while a NIC exists."""
+
+    def __init__(self, known=None):
+        self.by_mac = dict(known or {})
+
+    def refresh(self, macs):
+        """Forget removed NICs, name new ones with the lowest free slot (NIC order)."""
+        macs = [mac_key(mac) for mac in macs]
+        self.by_mac = {mac: name for mac, name in self.by_mac.items() if mac in macs}
+        for mac in macs:
+            if mac not in self.by_mac:
+                used = set(self.by_mac.values())
+                self.by_mac[mac] = next(name for name in SLOT_NAMES if name not in used)
+        return dict(self.by_mac)
+
+
+@dataclasses.dataclass
+class Profile:
+    """A NetworkManager connection written by nmstate (persists on disk across NIC removal).
+
+    `mac` set: `identifier: mac-address` profile (matches that MAC only, name is the profile
+    name); otherwise it binds to the kernel interface name `ifname`.
+    """
+    name: str
+    mac: str = None
+    ifname: str = None
+    up: bool = True
+    addresses: tuple = ()
+    routes: tuple = ()
+
+    @property
+    def key(self):
+        return "mac:" + self.mac if self.mac else "name:" + self.ifname
+
+
+@dataclasses.dataclass
+class NodeNet:
+    """Persistent per-node network configuration (what NetworkManager has on disk)."""
+    profiles: dict = dataclasses.field(default_factory=dict)
+    bridge_routes: tuple = ()
+
+    def profile_for(self, link):
+        """The profile NetworkManager activates on that link: MAC match first, then name."""
+        by_mac = self.profiles.get("mac:" + link.mac)
+        return by_mac if by_mac is not None else self.profiles.get("name:" + link.name)
+
+
+@dataclasses.dataclass
+class Link:
+    """One vNIC as the guest sees it."""
+    name: str
+    mac: str
+    nic: dict
+    primary: bool
+    profile: Profile = None
+
+    @property
+    def connected(self):
+        return bool(self.nic.get("connected"))
+
+    @property
+    def admin_up(self):
+        return self.profile.up if self.profile else True
+
+    @property
+    def up(self):
+        """Carrier and admin state: a disconnected vNIC has no carrier."""
+        return self.connected and self.admin_up
+
+    @property
+    def addresses(self):
+        """Base addresses of the link: they stay while the carrier is lost (DOMAIN.md section 2)."""
+        if self.primary or not self.profile or not self.profile.up:
+            return ()
+        return self.profile.addresses
+
+
+@dataclasses.dataclass
+class HostView:
+    """Everything about one node's network at one instant."""
+    node: str
+    vm: dict
+    links: list
+    primary: object
+    routes: list
+
+    def link(self, name):
+        return next((link for link in self.links if link.name == name), None)
+
+    def link_by_mac(self, mac):
+        return next((link for link in self.links if link.mac == mac_key(mac)), None)
+
+    def secondary_addresses(self):
+        """(link, address) for every base address outside br-ex, links down included."""
+        return [(link, address) for link in self.links for address in link.addresses]
+
+    def link_for(self, ip):
+        """Longest-prefix match of an IP over the secondary base addresses (DOMAIN.md section 4).
+
+        /32 and /128 base addresses are ignored, as ovnkube-node does.
+        """
+        best = None
+        for link, address in self.secondary_addresses():
+            network = address.network
+            if network.prefixlen == network.max_prefixlen or ip.version != network.version or ip not in network:
+                continue
+            if best is None or network.prefixlen > best[1].network.prefixlen:
+                best = (link, address)
+        return best
+
+
+def build_host(node_name, vm, slots, nodenet, internal_ip):
+    """HostView from the VM's NICs (inventory), their kernel names and the node's profiles."""
+    links = []
+    names = slots.refresh([nic.get("mac") for nic in (vm or {}).get("nics") or []]) if vm else {}
+    for nic in (vm or {}).get("nics") or []:
+        mac = mac_key(nic.get("mac"))
+        link = Link(name=names[mac], mac=mac, nic=nic, primary=names[mac] == SLOT_NAMES[0])
+        link.profile = nodenet.profile_for(link)
+        links.append(link)
+    links.sort(key=lambda link: SLOT_NAMES.index(link.name))
+    primary = None
+    if internal_ip and vm:
+        primary = ipaddress.ip_interface("%s/%d" % (internal_ip, MACHINE_NETWORK.prefixlen))
+    routes = [dict(route) for route in nodenet.bridge_routes]
+    for link in links:
+        if link.profile and link.profile.up:
+            routes.extend(dict(route) for route in link.profile.routes)
+    return HostView(node=node_name, vm=vm, links=links, primary=primary, routes=routes)

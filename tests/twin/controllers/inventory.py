@@ -1,0 +1,75 @@
+"""vCenter as the controllers see it: the vcsim `/_twin/inventory` JSON, read once per round.
+
+The controllers never speak SOAP (tests/twin/README.md, "Interface between twin.kube and
+twin.controllers"): vCenter's request log must only show what the collection and the tests did.
+"""
+
+import json
+import ssl
+import urllib.parse
+import urllib.request
+
+
+class HttpInventory:
+    """Reads `GET <scheme://host:port>/_twin/inventory` from the vcsim of the twin.
+
+    vcsim serves a self-signed certificate and this endpoint needs no credentials, so the
+    certificate is not verified (loopback only).
+    """
+
+    def __init__(self, vcsim_url, timeout=10.0):
+        parts = urllib.parse.urlsplit(vcsim_url)
+        self.url = urllib.parse.urlunsplit((parts.scheme or "https", parts.netloc, "/_twin/inventory", "", ""))
+        self.timeout = timeout
+        self._context = ssl.create_default_context()
+        self._context.check_hostname = False
+        self._context.verify_mode = ssl.CERT_NONE
+
+    def __call__(self):
+        with urllib.request.urlopen(self.url, timeout=self.timeout, context=self._context) as response:  # nosec: loopback vcsim
+            return json.loads(response.read().decode("utf-8"))
+
+
+class StaticInventory:
+    """An inventory held in memory (tests): call it to get a deep copy of the current dict."""
+
+    def __init__(self, inventory):
+        self.inventory = inventory
+
+    def __call__(self):
+        return json.loads(json.dumps(self.inventory))
+
+
+class Inventory:
+    """Indexes over one inventory snapshot."""
+
+    def __init__(self, data):
+        self.data = data or {}
+        self.vms = list(self.data.get("vms") or [])
+        self.hosts = {host["name"]: host for host in self.data.get("hosts") or []}
+        self.switches = {dvs.get("uuid"): dvs for dvs in self.data.get("dvs") or []}
+        self._by_uuid = {str(vm.get("uuid", "")).lower(): vm for vm in self.vms}
+
+    def vm_by_uuid(self, uuid):
+        return self._by_uuid.get(str(uuid or "").lower())
+
+    def backing_present(self, vm, nic):
+        """Whether the NIC's network exists where the VM runs now (DOMAIN.md section 6).
+
+        Standard vSwitch port groups are per host: the port group name must exist on the VM's
+        current host. A distributed port group exists on every member host of its switch, so
+        the port group must exist on the switch and the VM's host must be a member.
+        """
+        if nic.get("switch_uuid"):
+            switch = self.switches.get(nic["switch_uuid"])
+            if not switch or not any(pg.get("key") == nic.get("portgroup_key") for pg in switch.get("portgroups") or []):
+                return False
+            members = switch.get("hosts")
+            return members is None or vm.get("host") in members
+        host = self.hosts.get(vm.get("host"))
+        return bool(host) and any(pg.get("name") == nic.get("network") for pg in host.get("portgroups") or [])
+
+
+def mac_key(mac):
+    """MACs compare case-insensitively; nmstate reports them upper-case."""
+    return str(mac or "").upper()

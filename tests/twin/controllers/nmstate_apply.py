@@ -1,0 +1,222 @@
+"""Pure nmstate semantics: apply one desiredState to a node's profiles, render its current state.
+
+Follows nmstate (nmstate.io "Matching Interface using MAC address", rust/src/lib/ifaces):
+an interface with `identifier: mac-address` is matched by MAC and `name` becomes the
+NetworkManager profile name while the kernel name stays; an interface missing from the host
+makes the whole apply fail and roll back (DOMAIN.md section 8).
+"""
+
+import copy
+import ipaddress
+
+from .hostnet import BRIDGE, MACHINE_NETWORK, NodeNet, Profile
+from .inventory import mac_key
+
+
+class PolicyError(Exception):
+    """nmstatectl refused or rolled back the desired state; the message is nmstate's."""
+
+
+def failure_message(node, error):
+    """Enactment message, shaped as kubernetes-nmstate's NNCP reconciler reports a failed apply."""
+    return ("error reconciling NodeNetworkConfigurationPolicy on node %s at desired state apply: \"\",\n"
+            " failed to execute nmstatectl set --no-commit --timeout 480: 'exit status 1' '' "
+            "'NmstateError: %s'" % (node, error))
+
+
+def apply_desired_state(nodenet, host, desired):
+    """New NodeNet after applying `desired` on `host`; raises PolicyError and changes nothing on failure."""
+    result = copy.deepcopy(nodenet)
+    logical = {}
+    for iface in (desired or {}).get("interfaces") or []:
+        _apply_interface(result, host, iface, logical)
+    for route in ((desired or {}).get("routes") or {}).get("config") or []:
+        _apply_route(result, host, route, logical)
+    return result
+
+
+def _resolve_link(host, iface):
+    """(link, profile key, profile name) for a desired ethernet interface; link None when absent."""
+    name = iface.get("name")
+    if iface.get("identifier") == "mac-address":
+        mac = iface.get("mac-address")
+        if not mac:
+            raise PolicyError("InvalidArgument: Desired interface %s has `identifier: mac-address` but not MAC "
+                              "address defined" % name)
+        link = host.link_by_mac(mac)
+        if link is None and iface.get("state") != "absent":
+            raise PolicyError("InvalidArgument: Desired interface %s has `identifier: mac-address` with MAC address "
+                              "%s, but no interface is holding that MAC address" % (name, mac_key(mac)))
+        return link, "mac:" + mac_key(mac), iface.get("profile-name") or name
+    link = host.link(name)
+    if link is None and iface.get("state") != "absent":
+        kind = iface.get("type") or "unknown"
+        raise PolicyError("InvalidArgument: Failed to find %s type interface %s in current state" % (kind, name))
+    return link, "name:" + str(name), name
+
+
+def _apply_interface(nodenet, host, iface, logical):
+    if (iface.get("type") or "ethernet") not in ("ethernet", "unknown"):
+        return  # bonds, VLANs, bridges...: accepted, not modelled by the twin
+    link, key, profile_name = _resolve_link(host, iface)
+    if link is None:  # state: absent of something that is not there: nothing to do
+        nodenet.profiles.pop(key, None)
+        return
+    if link.primary:
+        # br-ex's port: moving it breaks the node's connectivity, nmstate's probes roll it back
+        raise PolicyError("rolling back desired state configuration: failed runnig probes after network changes: "
+                          "failed runnig probe 'ping' with after network reconfiguration")
+    logical[iface.get("name")] = link.name
+    logical[link.name] = link.name
+    current = nodenet.profile_for(link)
+    for other in [k for k, p in nodenet.profiles.items() if _binds(p, link)]:
+        del nodenet.profiles[other]
+    state = iface.get("state") or "up"
+    if state == "absent":
+        return
+    profile = Profile(name=profile_name, mac=link.mac if key.startswith("mac:") else None,
+                      ifname=None if key.startswith("mac:") else link.name, up=state != "down",
+                      addresses=current.addresses if current else (), routes=current.routes if current else ())
+    if "ipv4" in iface:
+        profile.addresses = _ipv4_addresses(iface.get("ipv4") or {}, profile.addresses)
+    nodenet.profiles[profile.key] = profile
+
+
+def _binds(profile, link):
+    return profile.mac == link.mac if profile.mac else profile.ifname == link.name
+
+
+def _ipv4_addresses(ipv4, current):
+    if ipv4.get("enabled") is False:
+        return ()
+    if "address" not in ipv4:
+        # dhcp: the twin's secondary networks have no DHCP server; otherwise keep what is there
+        return () if ipv4.get("dhcp") else current
+    addresses = []
+    for entry in ipv4.get("address") or []:
+        try:
+            addresses.append(ipaddress.IPv4Interface("%s/%s" % (entry.get("ip"), int(entry.get("prefix-length")))))
+        except (ValueError, TypeError) as error:
+            raise PolicyError("InvalidArgument: Invalid IPv4 address %s/%s: %s"
+                              % (entry.get("ip"), entry.get("prefix-length"), error)) from error
+    return tuple(addresses)
+
+
+_ROUTE_KEYS = ("destination", "next-hop-interface", "next-hop-address", "metric", "table-id")
+
+
+def _route_matches(route, query):
+    return all(route.get(key) == value for key, value in query.items() if key in _ROUTE_KEYS)
+
+
+def _apply_route(nodenet, host, route, logical):
+    """routes.config entries live in the profile of their next-hop interface (NetworkManager)."""
+    hop = route.get("next-hop-interface")
+    kernel = logical.get(hop) or (hop if hop == BRIDGE or host.link(hop) else None)
+    if route.get("state") == "absent":
+        query = dict(route, **({"next-hop-interface": kernel} if kernel else {}))
+        nodenet.bridge_routes = tuple(r for r in nodenet.bridge_routes if not _route_matches(r, query))
+        for profile in nodenet.profiles.values():
+            profile.routes = tuple(r for r in profile.routes if not _route_matches(r, query))
+        return
+    try:
+        ipaddress.ip_network(route.get("destination"), strict=False)
+    except (ValueError, TypeError) as error:
+        raise PolicyError("InvalidArgument: Invalid route destination %s" % route.get("destination")) from error
+    if kernel is None:
+        raise PolicyError("InvalidArgument: The next hop interface of desired Route '%s' has been marked as "
+                          "absent or is not found" % route.get("destination"))
+    entry = {key: route[key] for key in _ROUTE_KEYS if route.get(key) is not None}
+    entry["next-hop-interface"] = kernel
+    if kernel == BRIDGE:
+        nodenet.bridge_routes = tuple(r for r in nodenet.bridge_routes if r != entry) + (entry,)
+        return
+    link = host.link(kernel)
+    profile = nodenet.profile_for(link)
+    if profile is None:
+        profile = Profile(name=kernel, ifname=kernel)
+        nodenet.profiles[profile.key] = profile
+    profile.routes = tuple(r for r in profile.routes if r != entry) + (entry,)
+
+
+def current_state(host):
+    """status.currentState of the node's NodeNetworkState, as `nmstatectl show` reports it."""
+    interfaces = [{"name": "lo", "type": "loopback", "state": "up", "mac-address": "00:00:00:00:00:00", "mtu": 65536,
+                   "ipv4": {"enabled": True, "address": [{"ip": "127.0.0.1", "prefix-length": 8}]},
+                   "ipv6": {"enabled": True, "address": [{"ip": "::1", "prefix-length": 128}]}}]
+    primary_link = next((link for link in host.links if link.primary), None)
+    if host.primary and primary_link:
+        interfaces.append({"name": BRIDGE, "type": "ovs-bridge", "state": "up",
+                           "bridge": {"port": [{"name": primary_link.name}, {"name": BRIDGE}]}})
+        interfaces.append({"name": BRIDGE, "type": "ovs-interface", "state": "up" if primary_link.up else "down",
+                           "mac-address": primary_link.mac, "mtu": 1500,
+                           "ipv4": {"enabled": True, "dhcp": True, "address": [_address(host.primary)]},
+                           "ipv6": {"enabled": False}})
+    for link in host.links:
+        interfaces.append(_link_state(link))
+    interfaces.sort(key=lambda entry: (entry["name"], entry["type"]))
+    config = [dict(route) for route in host.routes]
+    running = [dict(route) for route in config if _route_up(host, route)]
+    if host.primary and primary_link and primary_link.up:
+        gateway = str(next(MACHINE_NETWORK.hosts()))
+        running.append({"destination": "0.0.0.0/0", "next-hop-interface": BRIDGE, "next-hop-address": gateway,
+                        "metric": 48, "table-id": 254})
+    return {"interfaces": interfaces, "routes": {"config": config, "running": running},
+            "dns-resolver": {"config": {}, "running": {"server": [str(next(MACHINE_NETWORK.hosts()))]}}}
+
+
+def _address(interface):
+    return {"ip": str(interface.ip), "prefix-length": interface.network.prefixlen}
+
+
+def _link_state(link):
+    entry = {"name": link.name, "type": "ethernet", "state": "up" if link.up else "down",
+             "mac-address": link.mac, "mtu": 1500, "ipv6": {"enabled": False}}
+    if link.primary:
+        entry.update({"controller": BRIDGE, "ipv4": {"enabled": False}})
+    elif link.addresses:
+        entry["ipv4"] = {"enabled": True, "dhcp": False, "address": [_address(a) for a in link.addresses]}
+    else:
+        entry["ipv4"] = {"enabled": False}
+    if link.profile and link.profile.mac:
+        entry.update({"identifier": "mac-address", "profile-name": link.profile.name})
+    return entry
+
+
+def _route_up(host, route):
+    hop = route.get("next-hop-interface")
+    if hop == BRIDGE:
+        return True
+    link = host.link(hop)
+    return bool(link) and link.up
+
+
+def restore_nodenet(nns):
+    """Rebuild the persisted profiles from a NodeNetworkState (twin restarted on a kept store)."""
+    nodenet = NodeNet()
+    state = ((nns or {}).get("status") or {}).get("currentState") or {}
+    for entry in state.get("interfaces") or []:
+        if entry.get("type") != "ethernet" or entry.get("controller"):
+            continue
+        addresses = tuple(ipaddress.IPv4Interface("%s/%s" % (a["ip"], a["prefix-length"]))
+                          for a in (entry.get("ipv4") or {}).get("address") or [])
+        if entry.get("identifier") == "mac-address":
+            profile = Profile(name=entry.get("profile-name") or entry["name"], mac=mac_key(entry.get("mac-address")),
+                              addresses=addresses)
+        elif addresses:
+            profile = Profile(name=entry["name"], ifname=entry["name"], addresses=addresses)
+        else:
+            continue
+        profile.routes = tuple(r for r in (state.get("routes") or {}).get("config") or []
+                               if r.get("next-hop-interface") == entry["name"])
+        nodenet.profiles[profile.key] = profile
+    nodenet.bridge_routes = tuple(r for r in (state.get("routes") or {}).get("config") or []
+                                  if r.get("next-hop-interface") == BRIDGE)
+    return nodenet
+
+
+def slots_from_state(nns):
+    """MAC -> kernel name as the NodeNetworkState last reported it."""
+    state = ((nns or {}).get("status") or {}).get("currentState") or {}
+    return {mac_key(e.get("mac-address")): e["name"] for e in state.get("interfaces") or []
+            if e.get("type") == "ethernet" and e.get("mac-address")}

@@ -1,0 +1,95 @@
+"""What an echo target off the cluster sees as the source of a pod's traffic (DOMAIN.md 3, 4, 6).
+
+- No EgressIP selects the pod, or the one that does has nothing assigned: OVN SNATs to the
+  address of the pod's node (br-ex).
+- Host-networked pods: the node address; EgressIP does not apply (DOMAIN.md 5.8).
+- Primary-network egress IP: OVN SNATs to the egress IP on the egress node's br-ex.
+- Secondary-network egress IP: the egress node sends from the vNIC holding the subnet. That
+  works only if the vNIC is connected, its port group exists on the ESXi host the VM runs on
+  now, the base address is applied and IP forwarding is on for that link; otherwise the
+  packets are dropped while the IP stays "assigned" (the blackhole of DOMAIN.md section 6).
+- An EgressIP with several assigned IPs balances flows over its egress nodes (ECMP); the twin
+  picks one per pod with a stable hash.
+"""
+
+import zlib
+
+from . import k8s
+from .selectors import namespace_labels, selector_matches
+
+
+def result(source_ip, via_node, egress_ip, reason):
+    return {"source_ip": source_ip, "via_node": via_node, "egress_ip": egress_ip, "reason": reason}
+
+
+def selecting_egressips(egressips, namespace, pod):
+    """EgressIPs whose namespaceSelector (and podSelector, when set) select the pod, oldest first."""
+    ns_labels, pod_labels = namespace_labels(namespace), k8s.labels_of(pod)
+    chosen = []
+    for egressip in sorted(egressips, key=lambda e: (e["metadata"].get("creationTimestamp") or "", k8s.name_of(e))):
+        spec = egressip.get("spec") or {}
+        if not selector_matches(spec.get("namespaceSelector"), ns_labels):
+            continue
+        if spec.get("podSelector") is not None and not selector_matches(spec.get("podSelector"), pod_labels):
+            continue
+        chosen.append(egressip)
+    return chosen
+
+
+def trace(pod, namespace, egressips, nodes, hosts, forwarding, inventory):
+    """The wire view of one pod: {"source_ip", "via_node", "egress_ip", "reason"}."""
+    if pod is None:
+        return result(None, None, None, "pod not found")
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    node = nodes.get(node_name)
+    if node is None or not (pod.get("status") or {}).get("podIP"):
+        return result(None, None, None, "pod is not running on a node (no node or no pod IP yet)")
+    node_ip = k8s.node_internal_ip(node)
+    if (pod.get("spec") or {}).get("hostNetwork"):
+        return result(node_ip, node_name, None, "host-networked pod: EgressIP does not apply, the node address is seen")
+    matches = selecting_egressips(egressips, namespace or {"metadata": {"name": pod["metadata"].get("namespace")}}, pod)
+    if not matches:
+        return result(node_ip, node_name, None, "no EgressIP selects the pod: SNAT to the address of node %s" % node_name)
+    egressip = matches[0]
+    items = (egressip.get("status") or {}).get("items") or []
+    if not items:
+        return result(node_ip, node_name, None, "EgressIP %s has no assigned egress IP: SNAT to the address of node %s"
+                      % (k8s.name_of(egressip), node_name))
+    key = "%s/%s" % (pod["metadata"].get("namespace"), pod["metadata"]["name"])
+    item = items[zlib.crc32(key.encode()) % len(items)]
+    return through_egress_node(item, hosts, forwarding, inventory)
+
+
+def through_egress_node(item, hosts, forwarding, inventory):
+    """Source seen for traffic leaving through one status item {egressIP, node}."""
+    egress_ip, via = item.get("egressIP"), item.get("node")
+    address = k8s.parse_ip(egress_ip)
+    host = hosts.get(via)
+    if host is None or host.vm is None or address is None:
+        return result(None, via, egress_ip, "blackhole: egress node %s has no VM in vCenter" % via)
+    vm_name = host.vm.get("name")
+    if host.vm.get("power_state") not in (None, "poweredOn"):
+        return result(None, via, egress_ip, "blackhole: VM %s of egress node %s is %s" % (vm_name, via, host.vm.get("power_state")))
+    if host.primary is not None and address in host.primary.network:
+        primary = next((link for link in host.links if link.primary), None)
+        if primary is None or not primary.connected:
+            return result(None, via, egress_ip, "blackhole: primary vNIC of VM %s is disconnected" % vm_name)
+        return result(egress_ip, via, egress_ip, "primary-network egress IP: OVN SNAT on br-ex of node %s" % via)
+    match = host.link_for(address)
+    if match is None:
+        return result(None, via, egress_ip, "blackhole: node %s holds no base address in a subnet of %s, the egress IP "
+                      "is not configured on any link" % (via, egress_ip))
+    link = match[0]
+    if not link.connected:
+        return result(None, via, egress_ip, "blackhole: vNIC %s (%s) of VM %s is disconnected" % (link.mac, link.name, vm_name))
+    if not link.admin_up:
+        return result(None, via, egress_ip, "blackhole: link %s of node %s is down" % (link.name, via))
+    if not inventory.backing_present(host.vm, link.nic):
+        return result(None, via, egress_ip, "blackhole: port group %s of vNIC %s (%s) does not exist on host %s where VM %s "
+                      "runs" % (link.nic.get("network"), link.mac, link.name, host.vm.get("host"), vm_name))
+    node_forwarding = forwarding.get(via)
+    if node_forwarding is None or not node_forwarding.is_on(link.name):
+        return result(None, via, egress_ip, "blackhole: IP forwarding is off on %s of node %s (gatewayConfig.ipForwarding "
+                      "is not Global and no Tuned profile sets net.ipv4.conf.%s.forwarding=1)" % (link.name, via, link.name))
+    return result(egress_ip, via, egress_ip, "secondary-network egress IP on %s of node %s (forwarding by %s)"
+                  % (link.name, via, node_forwarding.source(link.name)))

@@ -1,0 +1,76 @@
+"""Simulated ovnkube-node annotations (DOMAIN.md sections 2 and 4)."""
+
+import json
+
+import pytest
+
+from twin.controllers.ovnkube_node import HOST_CIDRS, PRIMARY_IFADDR, SECONDARY_EGRESS_IPS
+from twin.controllers.testing import FakeCluster
+
+WORKER = "ocp1-worker-0"
+
+
+@pytest.fixture(name="cluster")
+def cluster_fixture():
+    cluster = FakeCluster()
+    cluster.settle()
+    return cluster
+
+
+def _annotation(cluster, key, node=WORKER):
+    value = cluster.node(node)["metadata"].get("annotations", {}).get(key)
+    return None if value is None else json.loads(value)
+
+
+def test_primary_ifaddr_and_host_cidrs_of_a_fresh_node(cluster):
+    assert _annotation(cluster, PRIMARY_IFADDR) == {"ipv4": "192.168.10.14/24"}
+    assert _annotation(cluster, HOST_CIDRS) == ["192.168.10.14/24"]
+    assert _annotation(cluster, SECONDARY_EGRESS_IPS) is None
+
+
+def test_applied_secondary_address_joins_host_cidrs(cluster):
+    cluster.secondary(WORKER, "10.20.0.11")
+    cluster.settle()
+    assert _annotation(cluster, HOST_CIDRS) == ["10.20.0.11/24", "192.168.10.14/24"]
+
+
+def test_address_on_a_disconnected_nic_stays_in_host_cidrs(cluster):
+    mac = cluster.secondary(WORKER, "10.20.0.11")
+    cluster.settle()
+    cluster.nic(WORKER, mac)["connected"] = False
+    cluster.settle()
+    assert _annotation(cluster, HOST_CIDRS) == ["10.20.0.11/24", "192.168.10.14/24"]
+
+
+def test_removed_nic_or_address_leaves_host_cidrs(cluster):
+    mac = cluster.secondary(WORKER, "10.20.0.11")
+    cluster.settle()
+    cluster.remove_nic(WORKER, mac)
+    cluster.settle()
+    assert _annotation(cluster, HOST_CIDRS) == ["192.168.10.14/24"]
+    other = cluster.secondary(cluster.workers()[1], "10.20.0.12")
+    cluster.settle()
+    cluster.secondary_policy(cluster.workers()[1], other, None, state="absent")
+    cluster.settle()
+    assert _annotation(cluster, HOST_CIDRS, cluster.workers()[1]) == ["192.168.10.15/24"]
+
+
+def test_secondary_egress_ips_only_on_an_up_link(cluster):
+    mac = cluster.secondary(WORKER, "10.20.0.11")
+    cluster.label_egress(WORKER)
+    cluster.create_egressip("eip", ["10.20.0.200"])
+    cluster.settle()
+    assert cluster.assignments("eip") == {"10.20.0.200": WORKER}
+    assert _annotation(cluster, SECONDARY_EGRESS_IPS) == ["10.20.0.200"]
+    cluster.nic(WORKER, mac)["connected"] = False
+    cluster.settle()
+    assert cluster.assignments("eip") == {"10.20.0.200": WORKER}  # the blackhole: still "assigned"
+    assert _annotation(cluster, SECONDARY_EGRESS_IPS) is None
+
+
+def test_primary_network_egress_ip_is_not_a_secondary_one(cluster):
+    cluster.label_egress(WORKER)
+    cluster.create_egressip("eip", ["192.168.10.200"])
+    cluster.settle()
+    assert cluster.assignments("eip") == {"192.168.10.200": WORKER}
+    assert _annotation(cluster, SECONDARY_EGRESS_IPS) is None
