@@ -88,6 +88,16 @@ def _parse_cidr(field, value):
     return cidr.cidr, None
 
 
+def validate_cidr(field, value, version=None):
+    """Refusals for one network option (CIDR notation, host bits clear, IPv`version` when given)."""
+    cidr, error = _parse_cidr(field, value)
+    if error:
+        return [error]
+    if version and cidr.version != version:
+        return [_invalid(field, value, 'is not an IPv%d network' % version, 'give an IPv%d network, e.g. fd00:20::/64.' % version)]
+    return []
+
+
 def _parse_range(field, value, version):
     """'first-last' (inclusive) or a CIDR block, as a netaddr.IPRange."""
     text = str(value).strip()
@@ -268,7 +278,7 @@ def plan_addresses(network, nodes, existing=None, requested=None, current=None, 
 
 def _normal(address):
     """The canonical text of an address ('ip' or 'ip/prefix' in, 'ip' out); bad input unchanged."""
-    text = str(address).strip().split('/')[0]
+    text = str(address).strip().split('/', 1)[0]
     try:
         return str(netaddr.IPAddress(text))
     except (netaddr.AddrFormatError, ValueError):

@@ -275,10 +275,10 @@ NODE_CHECKS = {
         'title': 'A node already has an allocation that would have to move',
         'remedy': 'Allocations never move: release the node with state: absent first (it loses its address), then run again.',
     },
-    'node_policy_not_owned': {
+    'node_object_not_owned': {
         'severity': 'error',
-        'title': 'A NodeNetworkConfigurationPolicy with the collection\'s name exists but was not created by it',
-        'remedy': 'Rename or delete that policy, or label it egressip.ocp/managed-by=ocp.egressip to let the collection adopt it.',
+        'title': 'A policy or Tuned with the name the collection uses exists but was not created by it',
+        'remedy': 'Rename or delete that object, or label it egressip.ocp/managed-by=ocp.egressip to let the collection adopt it.',
     },
     'node_policy_degraded': {
         'severity': 'error',

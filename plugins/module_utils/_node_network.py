@@ -30,7 +30,9 @@ try:
 except ImportError:  # the modules report it through _address_plan.NETADDR_IMPORT_ERROR
     netaddr = None
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _address_plan
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import node_networks_from_node
 
 MANAGED_BY_LABEL = 'egressip.ocp/managed-by'
 MANAGED_BY_VALUE = 'ocp.egressip'
@@ -219,9 +221,6 @@ def policy_progress(policy, enactment):
             if _is_true(item):
                 return (DEGRADED if name == 'Aborted' else PROGRESSING), item.get('message') or name
         return PROGRESSING, 'the enactment has no result yet'
-    degraded = condition(policy, 'Degraded')
-    if _is_true(degraded) and enactment is not None:
-        return DEGRADED, degraded.get('message') or degraded.get('reason') or 'the policy reports Degraded'
     return PROGRESSING, 'no enactment for this node and policy version yet'
 
 
@@ -277,10 +276,12 @@ def route_metric_findings(nns_by_node, route_metric, secondary_interfaces, versi
         for version in versions:
             nns = _without_routes_of(nns_by_node[node], secondary_interfaces.get(node))
             primary = primary_default_route_metric(nns, version)
-            if primary is not None and int(route_metric) <= primary:
+            if primary is None:
+                continue
+            if int(route_metric) <= primary:
                 findings.append(catalogue_finding(
                     'node_route_metric_too_low',
-                    'route_metric %s is not above the metric %d of the primary IPv%d default route of node %s.' % (route_metric, primary, version, node),
+                    'route_metric %s is not above the metric %s of the primary IPv%s default route of node %s.' % (route_metric, primary, version, node),
                     objects=[{'kind': 'Node', 'name': node}, {'kind': 'option', 'name': 'route_metric'}],
                     remedy='set route_metric to %d or more so br-ex stays the default-route interface.' % (primary + 1)))
     return findings
@@ -505,3 +506,346 @@ def diff_entry(objects):
 
 def to_json(value):
     return json.loads(json.dumps(value, sort_keys=True))
+
+
+# --- node_nic_address: the plan ------------------------------------------------------------------
+
+def validate_nic_entries(entries, need_mac=True):
+    """Refusals for the `nodes` option: missing or repeated node names, malformed or repeated MACs."""
+    findings = []
+    seen_nodes, seen_macs = {}, {}
+    for index, entry in enumerate(entries):
+        field = 'nodes[%d]' % index
+        node, mac = entry.get('node'), entry.get('mac')
+        if not node:
+            findings.append(_input_invalid('%s.node' % field, node, 'is empty', 'give the name of the Node.'))
+        elif node in seen_nodes:
+            findings.append(_input_invalid('%s.node' % field, node, 'repeats nodes[%d]' % seen_nodes[node], 'list each node once.'))
+        else:
+            seen_nodes[node] = index
+        if not mac:
+            if need_mac:
+                findings.append(_input_invalid('%s.mac' % field, mac, 'is empty',
+                                               'give the MAC of the secondary NIC (vsphere_vm_nic returns it per node).'))
+            continue
+        if not valid_mac(mac):
+            findings.append(_input_invalid('%s.mac' % field, mac, 'is not a MAC address', 'write it as 00:50:56:aa:bb:cc.'))
+        elif normalize_mac(mac) in seen_macs:
+            findings.append(_input_invalid('%s.mac' % field, mac, 'is also the MAC of nodes[%d]' % seen_macs[normalize_mac(mac)],
+                                           'each node has its own NIC; check the NIC list.'))
+        else:
+            seen_macs[normalize_mac(mac)] = index
+    return findings
+
+
+def _input_invalid(field, value, problem, fix):
+    return catalogue_finding('node_network_input_invalid', '%s %r %s.' % (field, value, problem),
+                             objects=[{'kind': 'option', 'name': field}], remedy=fix)
+
+
+def _by_name(objects):
+    return dict((obj['metadata']['name'], obj) for obj in objects or [])
+
+
+def address_uses(node_networks, egressips):
+    """Every address held by a node (host-cidrs, primary) or claimed by an EgressIP object."""
+    uses = []
+    for node in node_networks:
+        for cidr in tuple(node.host_cidrs) + tuple(node.primary_ifaddrs):
+            uses.append(_address_plan.AddressUse(str(cidr.ip), 'node', node.name))
+    for obj in egressips or []:
+        for address in (obj.get('spec') or {}).get('egressIPs') or []:
+            uses.append(_address_plan.AddressUse(address, 'egressip', obj['metadata']['name']))
+    return uses
+
+
+def host_subnet_inputs(node_networks):
+    """(primary, host) lists of (subnet text, owner) for check_host_subnets."""
+    primary, host = [], []
+    for node in node_networks:
+        for cidr in node.primary_ifaddrs:
+            primary.append((str(cidr), 'node %s primary address' % node.name))
+        for cidr in node.host_cidrs:
+            if not any(cidr.ip == other.ip for other in node.primary_ifaddrs):
+                host.append((str(cidr), 'node %s' % node.name))
+    return primary, host
+
+
+def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
+    """Desired policies for `entries` ([{node, mac, address, ipv6_address}]) on the secondary `networks`.
+
+    networks: validated _address_plan.Network objects, one per family (IPv4 first when both).
+    snapshot: {'nodes', 'policies', 'enactments', 'states', 'egressips'} as listed from the API.
+    Returns a dict: findings, allocations (per entry), writes ({'create'|'patch': ...}), diff sides.
+    """
+    nodes = _by_name(snapshot['nodes'])
+    policies = _by_name(snapshot['policies'])
+    states = _by_name(snapshot['states'])
+    findings = []
+    for index, entry in enumerate(entries):
+        if entry['node'] not in nodes:
+            findings.append(_input_invalid('nodes[%d].node' % index, entry['node'], 'is not a Node of the cluster',
+                                           'give the name of an existing Node (oc get nodes).'))
+    node_networks = [node_networks_from_node(node) for node in snapshot['nodes']]
+    primary, host = host_subnet_inputs(node_networks)
+    for network in networks:
+        findings += _address_plan.check_host_subnets(network, primary, host)
+
+    names = [entry['node'] for entry in entries if entry['node'] in nodes]
+    for name in names:
+        existing_policy = policies.get(policy_name(name))
+        if existing_policy is not None and not is_managed(existing_policy):
+            findings.append(catalogue_finding(
+                'node_object_not_owned',
+                'NodeNetworkConfigurationPolicy %s exists without the label %s=%s; it was not created by this collection.'
+                % (policy_name(name), MANAGED_BY_LABEL, MANAGED_BY_VALUE),
+                objects=[{'kind': POLICY_KIND, 'name': policy_name(name)}, {'kind': 'Node', 'name': name}]))
+
+    allocations_by_policy = [policy_allocation(policy) for policy in policies.values()]
+    allocations_by_policy = [item for item in allocations_by_policy if item]
+    for item in allocations_by_policy:
+        if item['node'] not in nodes:
+            findings.append(catalogue_finding(
+                'node_policy_orphaned',
+                'NodeNetworkConfigurationPolicy %s keeps %s reserved for node %s, which no longer exists.'
+                % (item['name'], ', '.join(item['addresses'][v] for v in sorted(item['addresses'])), item['node']),
+                objects=[{'kind': POLICY_KIND, 'name': item['name']}]))
+    uses = address_uses(node_networks, snapshot.get('egressips'))
+    networks_by_name = dict((node.name, node) for node in node_networks)
+    entry_by_node = dict((entry['node'], entry) for entry in entries)
+
+    planned = dict((name, {}) for name in names)
+    sources = dict((name, {}) for name in names)
+    for network in networks:
+        existing = dict((item['node'], item['addresses'][network.version]) for item in allocations_by_policy
+                        if network.version in item['addresses'])
+        key = 'address' if network.version == 4 or len(networks) == 1 else 'ipv6_address'
+        requested = dict((name, entry_by_node[name].get(key)) for name in names if entry_by_node[name].get(key))
+        current = {}
+        for name in names:
+            held = [str(cidr) for cidr in networks_by_name[name].host_cidrs
+                    if cidr.version == network.version and cidr.ip in network.cidr and cidr.prefixlen == network.cidr.prefixlen]
+            if held:
+                current[name] = held
+        allocations, plan_findings = _address_plan.plan_addresses(network, names, existing, requested, current, uses)
+        findings += plan_findings
+        for item in allocations:
+            planned[item['node']][network.version] = item['address']
+            sources[item['node']][network.version] = item['source']
+
+    secondary_ifnames = {}
+    for name in names:
+        interface = interface_by_mac(states.get(name), entry_by_node[name]['mac'])
+        if interface is not None:
+            secondary_ifnames[name] = interface.get('name')
+    findings += route_metric_findings(dict((name, states[name]) for name in names if name in states), route_metric,
+                                      secondary_ifnames, versions=[network.version for network in networks])
+
+    gateways = dict((network.version, str(network.gateway)) for network in networks)
+    enactments = _by_name(snapshot.get('enactments'))
+    plan = {'findings': findings, 'allocations': [], 'create': [], 'patch': [], 'before': {}, 'after': {}}
+    for entry in entries:
+        name = entry['node']
+        if name not in planned or len(planned[name]) != len(networks):
+            continue
+        hostname = ((nodes[name].get('metadata') or {}).get('labels') or {}).get(HOSTNAME_LABEL) or name
+        desired = desired_policy(name, hostname, entry['mac'], planned[name], gateways, route_metric, profile_name)
+        current = policies.get(desired['metadata']['name'])
+        _add_write(plan, current, desired)
+        progress, message = (PROGRESSING, 'policy not created yet')
+        if current is not None and not owned_patch(current, desired):
+            progress, message = policy_progress(current, enactments.get(enactment_name(name, current['metadata']['name'])))
+        plan['allocations'].append({
+            'node': name, 'mac': normalize_mac(entry['mac']), 'policy': desired['metadata']['name'],
+            'address': planned[name].get(4) or planned[name].get(6),
+            'ipv6_address': planned[name].get(6) if 4 in planned[name] else None,
+            'source': sources[name].get(4) or sources[name].get(6),
+            'interface': secondary_ifnames.get(name), 'status': progress, 'message': message})
+    return plan
+
+
+def _add_write(plan, current, desired):
+    name = desired['metadata']['name']
+    if current is None:
+        plan['create'].append(desired)
+    else:
+        patch = owned_patch(current, desired)
+        if not patch:
+            return
+        plan['patch'].append((name, patch))
+        plan['before'][name] = owned_view(current, desired)
+    plan['after'][name] = owned_view(desired, desired)
+
+
+def cleanup_state(allocation, profile_name):
+    """desiredState that removes the secondary addresses and gateway routes before the policy is deleted.
+
+    Deleting a policy never rolls a node back (nmstate keeps the configuration), so the
+    address goes first: the NIC stays up with IP disabled (deleting its profile would let
+    NetworkManager start DHCP on it), the routes of the policy are marked absent.
+    """
+    interface = {'name': profile_name, 'type': 'ethernet', 'state': 'up', 'identifier': 'mac-address',
+                 'mac-address': normalize_mac(allocation['mac']).upper(),
+                 'ipv4': {'enabled': False}, 'ipv6': {'enabled': False}}
+    routes = [{'destination': '0.0.0.0/0' if version == 4 else '::/0', 'next-hop-interface': profile_name, 'state': 'absent'}
+              for version in sorted(allocation['addresses'])]
+    return {'interfaces': [interface], 'routes': {'config': routes}}
+
+
+def egress_ips_in(hosted, addresses):
+    """The (object, ip) pairs of `hosted` inside the subnets of `addresses` ('ip/prefix')."""
+    subnets = [netaddr.IPNetwork(text).cidr for text in addresses]
+    inside = []
+    for name, ip in hosted:
+        address = netaddr.IPAddress(ip)
+        if any(subnet.version == address.version and address in subnet for subnet in subnets):
+            inside.append((name, ip))
+    return inside
+
+
+def plan_nic_release(node_names, snapshot, force):
+    """Policies to remove for `node_names` (state: absent) and whether each needs the address cleanup first.
+
+    Returns {'findings', 'release': [{'node', 'policy', 'allocation', 'cleanup': bool}], 'before'}.
+    A node that hosts egress IPs in the released subnets is refused unless force.
+    """
+    nodes = _by_name(snapshot['nodes'])
+    states = _by_name(snapshot['states'])
+    hosted = hosted_egress_ips(snapshot.get('egressips'))
+    plan = {'findings': [], 'release': [], 'before': {}}
+    for policy in snapshot['policies']:
+        allocation = policy_allocation(policy)
+        if allocation is None or allocation['node'] not in node_names:
+            continue
+        stranded = egress_ips_in(hosted.get(allocation['node'], []), allocation['addresses'].values())
+        if stranded and not force:
+            plan['findings'].append(catalogue_finding(
+                'node_hosts_egress_ips',
+                'releasing the secondary address of node %s would strand egress IP(s) %s it hosts.'
+                % (allocation['node'], ', '.join('%s (EgressIP %s)' % (ip, name) for name, ip in stranded)),
+                objects=[{'kind': 'Node', 'name': allocation['node']}]))
+            continue
+        present = allocation['node'] in nodes and interface_by_mac(states.get(allocation['node']), allocation['mac']) is not None
+        plan['release'].append({'node': allocation['node'], 'policy': policy['metadata']['name'], 'allocation': allocation,
+                                'cleanup': present, 'current': policy})
+        plan['before'][policy['metadata']['name']] = owned_view(policy, {'metadata': {'labels': {MANAGED_BY_LABEL: None},
+                                                                                      'annotations': {NODE_ANNOTATION: None,
+                                                                                                      ADDRESSES_ANNOTATION: None}},
+                                                                         'spec': {'nodeSelector': None, 'desiredState': None}})
+    return plan
+
+
+# --- ip_forwarding: the plan ---------------------------------------------------------------------
+
+PER_INTERFACE = 'per_interface'
+GLOBAL = 'global'
+
+
+def forwarding_targets(entries, snapshot):
+    """[{'node', 'hostname', 'interface', 'parent'}] for the NICs of `entries`, and the refusals.
+
+    The kernel name comes from the node's NodeNetworkState, the interface whose MAC is the NIC's
+    (DOMAIN.md section 8): with `identifier: mac-address` the policy never names it.
+    """
+    nodes = _by_name(snapshot['nodes'])
+    states = _by_name(snapshot['states'])
+    targets, findings = [], []
+    for index, entry in enumerate(entries):
+        name = entry['node']
+        if name not in nodes:
+            findings.append(_input_invalid('nodes[%d].node' % index, name, 'is not a Node of the cluster',
+                                           'give the name of an existing Node (oc get nodes).'))
+            continue
+        if name not in states:
+            findings.append(catalogue_finding('node_network_state_missing', 'node %s has no NodeNetworkState.' % name,
+                                              objects=[{'kind': 'Node', 'name': name}]))
+            continue
+        interface = interface_by_mac(states[name], entry['mac'])
+        if interface is None:
+            findings.append(catalogue_finding(
+                'node_nic_not_found', 'NodeNetworkState of node %s lists no interface with MAC %s, so the kernel name of '
+                'the secondary NIC (needed for net.ipv4.conf.<if>.forwarding) is unknown.' % (name, normalize_mac(entry['mac'])),
+                objects=[{'kind': 'Node', 'name': name}]))
+            continue
+        node = nodes[name]
+        targets.append({'node': name, 'hostname': ((node.get('metadata') or {}).get('labels') or {}).get(HOSTNAME_LABEL) or name,
+                        'interface': interface['name'], 'parent': parent_profile(node)})
+    return targets, findings
+
+
+def forwarding_mode(cluster_value, targets, tuned):
+    """The mode the cluster is in for these NICs: global, per_interface, partial or off."""
+    if cluster_value == 'Global':
+        return GLOBAL
+    if not targets:
+        return 'off'
+    forwarded = forwarded_interfaces(tuned if is_managed(tuned) else None)
+    on = [target for target in targets if target['interface'] in forwarded.get(target['hostname'], set())]
+    if len(on) == len(targets):
+        return PER_INTERFACE
+    return 'partial' if on else 'off'
+
+
+def forwarding_report(targets, cluster_value, before, after):
+    """Per node: the kernel name of its NIC and whether forwarding is on before and after a run."""
+    cluster_wide = cluster_value == 'Global'
+    before_on = forwarded_interfaces(before if is_managed(before) else None)
+    after_on = forwarded_interfaces(after)
+    return [dict(node=target['node'], interface=target['interface'],
+                 forwarding_before=cluster_wide or target['interface'] in before_on.get(target['hostname'], set()),
+                 forwarding_after=cluster_wide or target['interface'] in after_on.get(target['hostname'], set()))
+            for target in targets]
+
+
+# --- egress_nodes: the plan ----------------------------------------------------------------------
+
+def validate_selector(selector):
+    """Refusals for a selector that is neither a label map nor a LabelSelector."""
+    try:
+        selector_matches(selector, {})
+    except (ValueError, AttributeError, TypeError) as exc:
+        return [_input_invalid('selector', selector, 'is not a label selector (%s)' % exc,
+                               'give {label: value, ...} or {matchLabels: ..., matchExpressions: [{key, operator: In|NotIn|Exists|DoesNotExist, values}]}.')]
+    return []
+
+
+def plan_egress_nodes(selector, networks, macs, snapshot, present=True, exclusive=True, force=False):
+    """Which nodes get or lose the egress-assignable label.
+
+    networks: the secondary cidrs (text). macs: {node: MAC} of the secondary NICs when known.
+    snapshot: {'nodes', 'states', 'egressips'}. Capable = matches the selector, the NIC is up
+    with an address in every secondary network (NodeNetworkState) and host-cidrs shows it.
+    """
+    states = _by_name(snapshot['states'])
+    labelled, matching, capable, not_capable = [], [], [], []
+    for node in sorted(snapshot['nodes'], key=lambda item: item['metadata']['name']):
+        name = node['metadata']['name']
+        labels = node['metadata'].get('labels') or {}
+        if EGRESS_ASSIGNABLE_LABEL in labels:
+            labelled.append(name)
+        if not selector_matches(selector, labels):
+            continue
+        matching.append(name)
+        host_cidrs = [str(cidr) for cidr in node_networks_from_node(node).host_cidrs]
+        reasons = []
+        for network in networks:
+            reasons += node_capability(host_cidrs, states.get(name), [network], macs.get(name))
+        reasons = sorted(set(reasons), key=reasons.index)
+        if reasons:
+            not_capable.append({'node': name, 'reasons': reasons})
+        else:
+            capable.append(name)
+    add, remove, findings = plan_labels(labelled, capable if present else [], matching, snapshot.get('egressips'), exclusive, force)
+    for item in not_capable:
+        if present:
+            findings.append(catalogue_finding(
+                'node_not_capable', 'node %s matches the egress node selector but cannot host egress IPs of %s: %s.'
+                % (item['node'], ', '.join(networks), '; '.join(item['reasons'])), objects=[{'kind': 'Node', 'name': item['node']}]))
+    after = sorted((set(labelled) - set(remove)) | set(add))
+    return {'findings': findings, 'add': add, 'remove': remove, 'capable': capable, 'not_capable': not_capable,
+            'matching': matching, 'before': labelled, 'after': after}
+
+
+def label_patch(add):
+    """Merge patch of a Node's labels: set the egress-assignable label ('') or remove it (null)."""
+    return {'metadata': {'labels': {EGRESS_ASSIGNABLE_LABEL: '' if add else None}}}

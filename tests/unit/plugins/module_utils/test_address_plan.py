@@ -143,9 +143,9 @@ def test_released_address_is_reused_lowest_first():
 
 
 def test_allocation_is_stable_across_reordering_and_additions():
-    first, _ = plan.plan_addresses(network(), ['a', 'b', 'c'])
+    first, _findings = plan.plan_addresses(network(), ['a', 'b', 'c'])
     existing = dict((item['node'], item['ip']) for item in first)
-    second, _ = plan.plan_addresses(network(), ['c', 'new', 'a', 'b'], existing=existing)
+    second, _findings = plan.plan_addresses(network(), ['c', 'new', 'a', 'b'], existing=existing)
     for item in first:
         assert by_node(second)[item['node']][0] == item['address']
 
@@ -235,14 +235,14 @@ def test_current_address_is_adopted_without_disruption():
 def test_current_address_outside_range_or_shared_is_not_adopted():
     uses = [AddressUse('10.20.0.57', 'node', 'w-1'), AddressUse('10.20.0.57', 'node', 'w-2'),
             AddressUse('10.20.0.150', 'node', 'w-3')]
-    allocations, _ = plan.plan_addresses(network(), ['w-1', 'w-2', 'w-3'], in_use=uses,
-                                         current={'w-1': ['10.20.0.57/24'], 'w-2': ['10.20.0.57/24'], 'w-3': ['10.20.0.150/24']})
+    allocations, _findings = plan.plan_addresses(network(), ['w-1', 'w-2', 'w-3'], in_use=uses,
+                                                 current={'w-1': ['10.20.0.57/24'], 'w-2': ['10.20.0.57/24'], 'w-3': ['10.20.0.150/24']})
     assert set(source for _address, source in by_node(allocations).values()) == {'allocated'}
 
 
 def test_current_address_requested_for_another_node_is_not_adopted():
-    allocations, _ = plan.plan_addresses(network(), ['w-0', 'w-1'], requested={'w-0': '10.20.0.57'},
-                                         current={'w-1': ['10.20.0.57/24']}, in_use=[AddressUse('10.20.0.57', 'node', 'w-1')])
+    allocations, _findings = plan.plan_addresses(network(), ['w-0', 'w-1'], requested={'w-0': '10.20.0.57'},
+                                                 current={'w-1': ['10.20.0.57/24']}, in_use=[AddressUse('10.20.0.57', 'node', 'w-1')])
     assert by_node(allocations)['w-1'] == ('10.20.0.10/24', 'allocated')
 
 
@@ -263,8 +263,8 @@ def test_ipv6_range_may_not_include_the_subnet_router_anycast_address():
 
 
 def test_dual_stack_is_two_independent_plans():
-    v4, _ = plan.plan_addresses(network(), ['w-0', 'w-1'])
-    v6, _ = plan.plan_addresses(network('fd00:20::/64', 'fd00:20::1', 'fd00:20::10-fd00:20::ff', 'ipv6.'), ['w-0', 'w-1'])
+    v4, _findings = plan.plan_addresses(network(), ['w-0', 'w-1'])
+    v6, _findings = plan.plan_addresses(network('fd00:20::/64', 'fd00:20::1', 'fd00:20::10-fd00:20::ff', 'ipv6.'), ['w-0', 'w-1'])
     assert [item['address'] for item in v4 + v6] == ['10.20.0.10/24', '10.20.0.11/24', 'fd00:20::10/64', 'fd00:20::11/64']
 
 

@@ -228,7 +228,7 @@ def test_plan_labels_adds_capable_and_removes_the_rest():
 
 
 def test_plan_labels_not_exclusive_keeps_labels_outside_the_selector():
-    add, remove, _ = nn.plan_labels(labelled=['other', 'w-2'], capable=['w-0'], matching=['w-0', 'w-2'], egressips=[], exclusive=False)
+    add, remove, _findings = nn.plan_labels(labelled=['other', 'w-2'], capable=['w-0'], matching=['w-0', 'w-2'], egressips=[], exclusive=False)
     assert (add, remove) == (['w-0'], ['w-2'])
 
 

@@ -1,0 +1,290 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: egress_nodes
+short_description: Put the egress-assignable label on exactly the nodes that can host secondary-network egress IPs
+version_added: 0.1.0
+description:
+  - Labels C(k8s.ovn.org/egress-assignable="") exactly the capable nodes - those that match O(selector), whose
+    secondary NIC is up with an address in every network of O(cidr) (and O(ipv6_cidr)) according to their
+    C(NodeNetworkState), and whose C(k8s.ovn.org/host-cidrs) annotation (what OVN-Kubernetes places egress IPs by)
+    shows that address.
+  - Reports the nodes that match O(selector) but are not capable, and why (finding C(node_not_capable)).
+  - Removes the label from labelled nodes that are not capable (with O(exclusive=true), also from labelled nodes
+    outside O(selector)). Removing it from a node that hosts egress IPs is refused unless every such IP has a
+    capable replacement (a node keeping the label that does not already host another IP of the same EgressIP
+    object) or O(force=true); nothing is written then.
+  - Reads one list of Nodes, NodeNetworkStates and EgressIPs; writes one JSON merge patch per node that changes, in
+    parallel. A run that changes nothing costs three requests.
+  - O(state=absent) removes the label (same guard), for example before the secondary network is taken down.
+author:
+  - ocp.egressip maintainers (!UNKNOWN)
+requirements:
+  - kubernetes >= 31.0.0
+  - netaddr >= 1.3.0
+options:
+  selector:
+    description:
+      - 'The candidate nodes, as a label map (C({node-role.kubernetes.io/worker: ""})) or a LabelSelector
+        (C(matchLabels), C(matchExpressions)).'
+    type: dict
+    required: true
+  cidr:
+    description: The secondary network (C(egressip_network.cidr)).
+    type: str
+    required: true
+  ipv6_cidr:
+    description: The IPv6 secondary network of a dual-stack setup; capable nodes then need an address in both.
+    type: str
+  nodes:
+    description:
+      - The secondary NIC of each node, as returned by the vSphere step. When a node is listed, its NIC is found by
+        this MAC; otherwise any interface holding an address in O(cidr) counts.
+      - With O(wait=true), the listed nodes are the ones waited for.
+    type: list
+    elements: dict
+    suboptions:
+      node:
+        description: Node name.
+        type: str
+        required: true
+      mac:
+        description: MAC address of the node's secondary NIC.
+        type: str
+        required: true
+  exclusive:
+    description:
+      - V(true) keeps the label on exactly the capable nodes, removing it from any other node.
+      - V(false) only removes it from nodes that match O(selector) and are not capable.
+    type: bool
+    default: true
+  force:
+    description: Remove the label even from nodes that host egress IPs without a capable replacement.
+    type: bool
+    default: false
+  state:
+    description: V(present) labels the capable nodes; V(absent) removes the label.
+    type: str
+    choices: [present, absent]
+    default: present
+  wait:
+    description:
+      - Before labelling, wait until every node listed in O(nodes) is capable (its address reaches C(host-cidrs) a
+        few seconds after the NMState policy is applied). On timeout the capable nodes are labelled and the others
+        are reported.
+    type: bool
+    default: false
+  wait_timeout:
+    description: Seconds to wait with O(wait=true).
+    type: int
+    default: 120
+  wait_sleep:
+    description: Seconds between two reads while waiting.
+    type: int
+    default: 2
+extends_documentation_fragment:
+  - ocp.egressip.k8s_auth
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
+attributes:
+  check_mode:
+    support: full
+    details: Nothing is sent but the reads.
+  diff_mode:
+    support: full
+    details: The sorted list of egress-assignable nodes before and after.
+  platform:
+    platforms: all
+  action_group:
+    support: full
+    membership:
+      - ocp.egressip.egressip
+notes:
+  - Cordoned or NotReady nodes are labelled like any other; OVN-Kubernetes itself skips nodes that are not Ready or
+    not reachable, and cordon does not move egress IPs.
+seealso:
+  - module: ocp.egressip.node_nic_address
+'''
+
+EXAMPLES = r'''
+- name: Label the capable workers (after node_nic_address)
+  ocp.egressip.egress_nodes:
+    selector: {node-role.kubernetes.io/worker: ""}
+    cidr: 10.20.0.0/24
+    nodes: "{{ nics }}"
+    wait: true
+  register: egress_nodes
+
+- name: Nodes that match but cannot host egress IPs, and why
+  ansible.builtin.debug:
+    var: egress_nodes.not_capable
+
+- name: Take the label off every node (egress IPs already removed)
+  ocp.egressip.egress_nodes:
+    selector: {node-role.kubernetes.io/worker: ""}
+    cidr: 10.20.0.0/24
+    state: absent
+'''
+
+RETURN = r'''
+egress_assignable:
+  description: The nodes carrying the label after this run (or that would, in check mode), sorted.
+  returned: always
+  type: list
+  elements: str
+  sample: [ocp1-worker-0, ocp1-worker-1]
+added:
+  description: Nodes the label was put on.
+  returned: always
+  type: list
+  elements: str
+  sample: [ocp1-worker-1]
+removed:
+  description: Nodes the label was taken from.
+  returned: always
+  type: list
+  elements: str
+  sample: []
+capable:
+  description: Nodes that match O(selector) and can host secondary-network egress IPs.
+  returned: always
+  type: list
+  elements: str
+  sample: [ocp1-worker-0, ocp1-worker-1]
+not_capable:
+  description: Nodes that match O(selector) but cannot, with the reasons.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{node: ocp1-worker-2, reasons: ["k8s.ovn.org/host-cidrs has no address in 10.20.0.0/24"]}]
+findings:
+  description: Refusals and warnings (C(node_not_capable), C(node_hosts_egress_ips)).
+  returned: always
+  type: list
+  elements: dict
+  sample: []
+diff:
+  description: The egress-assignable nodes before and after.
+  returned: when diff mode is on
+  type: dict
+  sample: {before: {egress_assignable: [ocp1-worker-0]}, after: {egress_assignable: [ocp1-worker-0, ocp1-worker-1]}}
+'''
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR, validate_cidr
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+
+WHAT = 'egress_nodes'
+
+
+class Refused(Exception):
+    def __init__(self, findings):
+        super(Refused, self).__init__(failure_message(findings, WHAT))
+        self.findings = findings
+
+
+def read_snapshot(k8s):
+    return {
+        'nodes': k8s.list_nodes(),
+        'states': io.list_objects(k8s, io.NNS, io.NMSTATE_MISSING),
+        'egressips': io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING),
+    }
+
+
+def validate(params):
+    findings = nn.validate_selector(params['selector'])
+    entries = [dict(node=entry['node'].strip(), mac=entry['mac'].strip()) for entry in params['nodes'] or []]
+    findings += nn.validate_nic_entries(entries)
+    networks = []
+    for option, version in (('cidr', None), ('ipv6_cidr', 6)):
+        value = params.get(option)
+        if not value:
+            continue
+        found = validate_cidr(option, value, version)
+        findings += found
+        if not found:
+            networks.append(value.strip())
+    return networks, dict((entry['node'], entry['mac']) for entry in entries), findings
+
+
+def plan(module, networks, macs):
+    params = module.params
+    snapshot = read_snapshot(module.k8s)
+    result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, params['state'] == 'present',
+                                  params['exclusive'], params['force'])
+    if not (params['wait'] and macs and params['state'] == 'present') or module.check_mode:
+        return result
+    clock = io.Clock(params['wait_timeout'], params['wait_sleep'])
+    while [name for name in macs if name not in result['capable']] and not clock.expired():
+        clock.sleep()
+        snapshot = read_snapshot(module.k8s)
+        result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, True, params['exclusive'], params['force'])
+    return result
+
+
+def main():
+    module = K8sModule(
+        argument_spec=dict(
+            selector=dict(type='dict', required=True),
+            cidr=dict(type='str', required=True),
+            ipv6_cidr=dict(type='str'),
+            nodes=dict(type='list', elements='dict', options=dict(
+                node=dict(type='str', required=True),
+                mac=dict(type='str', required=True),
+            )),
+            exclusive=dict(type='bool', default=True),
+            force=dict(type='bool', default=False),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
+            wait=dict(type='bool', default=False),
+            wait_timeout=dict(type='int', default=120),
+            wait_sleep=dict(type='int', default=2),
+        ),
+        supports_check_mode=True,
+    )
+    if NETADDR_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
+    result = dict(changed=False, egress_assignable=[], added=[], removed=[], capable=[], not_capable=[], findings=[])
+    try:
+        networks, macs, findings = validate(module.params)
+        if errors(findings):
+            raise Refused(findings)
+        labels = plan(module, networks, macs)
+        result.update(egress_assignable=labels['after'], added=labels['add'], removed=labels['remove'], capable=labels['capable'],
+                      not_capable=labels['not_capable'], findings=labels['findings'])
+        if errors(labels['findings']):
+            result['egress_assignable'] = labels['before']
+            raise Refused(labels['findings'])
+        changes = [(name, True) for name in labels['add']] + [(name, False) for name in labels['remove']]
+        result['changed'] = bool(changes)
+        result['diff'] = {'before': {'egress_assignable': labels['before']}, 'after': {'egress_assignable': labels['after']}}
+        if changes and not module.check_mode:
+            k8s = module.k8s
+            results, failures = io.run_parallel([lambda name=name, add=add: io.patch_node(k8s, name, nn.label_patch(add), False)
+                                                 for name, add in changes])
+            io.raise_failures(failures, len([item for item in results if item is not None]), 'egress-assignable label patches')
+    except Refused as refusal:
+        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
+        module.fail_json(msg=str(refusal), **result)
+    except ModuleFailure as failure:
+        details = failure.to_result()
+        details.update((key, value) for key, value in result.items() if key not in details)
+        module.fail_json(**details)
+    if not module._diff:  # pylint: disable=protected-access
+        result.pop('diff', None)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,282 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: ip_forwarding
+short_description: Turn on IP forwarding for the secondary NIC of the egress nodes (per interface or cluster wide)
+version_added: 0.1.0
+description:
+  - Since OpenShift 4.14 IP forwarding is off by default. OVN-Kubernetes does not check it, and without it the
+    traffic of an egress IP on a secondary NIC is silently dropped. This module makes the choice explicit.
+  - "O(mode=per_interface) (default): one Node Tuning Operator C(Tuned) object
+    (C(openshift-cluster-node-tuning-operator/egressip-forwarding)) sets C(net.ipv4.conf.<if>.forwarding=1) on the
+    secondary NIC of exactly the listed nodes, and nothing else. The kernel name C(<if>) is read from each node's
+    C(NodeNetworkState): the interface whose MAC is the NIC's (the NMState policy matches the NIC by MAC and never
+    names it). Nodes whose NIC has a different kernel name, and control-plane nodes, get separate profiles; each
+    profile includes the stock profile the node runs (C(openshift-node) or C(openshift-control-plane)), so no
+    tuning is lost."
+  - "O(mode=global): sets C(spec.defaultNetwork.ovnKubernetesConfig.gatewayConfig.ipForwarding: Global) in
+    C(networks.operator.openshift.io/cluster). This is a cluster-wide change: every interface of every node
+    forwards IP traffic, and the network operator rolls it out to all nodes. Prefer O(mode=per_interface) unless
+    your security policy accepts a router on every node."
+  - Reports the mode the cluster is in now (before the change) for the listed NICs.
+  - O(state=absent) deletes the C(Tuned) of the collection (O(mode=per_interface)) or sets C(ipForwarding) back to
+    C(Restricted) (O(mode=global)).
+  - Reads one list of Nodes, NodeNetworkStates and Tuned objects and the network operator configuration; writes at
+    most one object.
+author:
+  - ocp.egressip maintainers (!UNKNOWN)
+requirements:
+  - kubernetes >= 31.0.0
+options:
+  mode:
+    description: Where forwarding is turned on, see the description.
+    type: str
+    choices: [per_interface, global]
+    default: per_interface
+  nodes:
+    description:
+      - The egress nodes and the MAC of their secondary NIC (as for M(ocp.egressip.node_nic_address)).
+      - Required with O(mode=per_interface) and O(state=present); the Tuned then covers exactly these nodes.
+    type: list
+    elements: dict
+    suboptions:
+      node:
+        description: Node name.
+        type: str
+        required: true
+      mac:
+        description: MAC address of the node's secondary NIC.
+        type: str
+        required: true
+  ipv6:
+    description: Also set C(net.ipv6.conf.<if>.forwarding=1) (dual-stack or IPv6 secondary network; O(mode=per_interface)).
+    type: bool
+    default: false
+  tuned_priority:
+    description:
+      - Priority of the recommend entries (lower wins). It must beat the stock profiles (40) and lose to nothing
+        else that targets these nodes, or the node runs the other profile and forwarding stays off.
+    type: int
+    default: 20
+  state:
+    description: V(present) turns forwarding on, V(absent) removes what this module set.
+    type: str
+    choices: [present, absent]
+    default: present
+extends_documentation_fragment:
+  - ocp.egressip.k8s_auth
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
+attributes:
+  check_mode:
+    support: full
+    details: The write is sent with C(dryRun=All), so the API validates it and stores nothing.
+  diff_mode:
+    support: full
+    details: Before and after of the managed part of the Tuned object, or of the C(ipForwarding) value.
+  platform:
+    platforms: all
+  action_group:
+    support: full
+    membership:
+      - ocp.egressip.egressip
+notes:
+  - Per-interface forwarding needs the Node Tuning Operator (present on every OpenShift cluster) and the NodeNetworkState
+    of the Kubernetes NMState Operator.
+  - The Node Tuning Operator gives each node one profile, the highest-priority match among all Tuned objects; another
+    custom Tuned with a lower priority number for the same nodes wins over this one.
+seealso:
+  - module: ocp.egressip.node_nic_address
+'''
+
+EXAMPLES = r'''
+- name: Forwarding on the secondary NIC only (kernel names read from NodeNetworkState)
+  ocp.egressip.ip_forwarding:
+    mode: per_interface
+    nodes: "{{ nics }}"     # [{node: ocp1-worker-0, mac: "00:50:56:aa:bb:01"}, ...]
+  register: forwarding
+
+- name: Show the mode the cluster was in
+  ansible.builtin.debug:
+    var: forwarding.current_mode
+
+- name: Forwarding on every interface of every node (cluster-wide change)
+  ocp.egressip.ip_forwarding:
+    mode: global
+'''
+
+RETURN = r'''
+mode:
+  description: The mode asked for.
+  returned: always
+  type: str
+  sample: per_interface
+current_mode:
+  description:
+    - The mode the cluster was in before this run, for the listed NICs. C(global) (C(ipForwarding) is C(Global)),
+      C(per_interface) (the collection's Tuned covers every listed NIC), C(partial) (some), C(off) (none).
+  returned: always
+  type: str
+  sample: off
+cluster_ip_forwarding:
+  description: C(gatewayConfig.ipForwarding) of the network operator before this run (empty when unset, which means C(Restricted)).
+  returned: always
+  type: str
+  sample: Restricted
+interfaces:
+  description: Per listed node, the kernel name of its secondary NIC and whether forwarding is on before and after.
+  returned: with O(mode=per_interface)
+  type: list
+  elements: dict
+  sample: [{node: ocp1-worker-0, interface: ens224, forwarding_before: false, forwarding_after: true}]
+tuned:
+  description: Namespace and name of the collection's Tuned object.
+  returned: with O(mode=per_interface)
+  type: str
+  sample: openshift-cluster-node-tuning-operator/egressip-forwarding
+findings:
+  description: Refusals and warnings (for example C(node_ip_forwarding_global) when forwarding is cluster wide).
+  returned: always
+  type: list
+  elements: dict
+  sample: []
+diff:
+  description: Before and after of the managed part of the Tuned, or of C(ipForwarding).
+  returned: when diff mode is on
+  type: dict
+  sample: {before: {ipForwarding: Restricted}, after: {ipForwarding: Global}}
+'''
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+
+WHAT = 'ip_forwarding'
+TUNED_ID = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)
+
+
+class Refused(Exception):
+    def __init__(self, findings):
+        super(Refused, self).__init__(failure_message(findings, WHAT))
+        self.findings = findings
+
+
+def read_network_operator(k8s):
+    return io.get_object(k8s, io.NETWORK_OPERATOR, 'cluster', io.NETWORK_OPERATOR_MISSING)
+
+
+def read_tuned(k8s):
+    tuneds = io.list_namespaced(k8s, io.TUNEDS, nn.TUNED_NAMESPACE, io.TUNED_MISSING)
+    return next((item for item in tuneds if item['metadata']['name'] == nn.TUNED_NAME), None)
+
+
+def per_interface(module, result, operator):
+    params = module.params
+    entries = [dict(node=entry['node'].strip(), mac=entry['mac'].strip()) for entry in params['nodes'] or []]
+    findings = nn.validate_nic_entries(entries)
+    if params['state'] == 'present' and not entries:
+        findings.append(catalogue_finding('node_network_input_invalid', 'nodes is empty with mode: per_interface.',
+                                          objects=[{'kind': 'option', 'name': 'nodes'}],
+                                          remedy='list the egress nodes and their secondary NIC MACs, or use mode: global.'))
+    if errors(findings):
+        raise Refused(findings)
+    snapshot = {'nodes': module.k8s.list_nodes(), 'states': io.list_objects(module.k8s, io.NNS, io.NMSTATE_MISSING)}
+    current = read_tuned(module.k8s)
+    targets, found = nn.forwarding_targets(entries, snapshot)
+    findings += found
+    if current is not None and not nn.is_managed(current):
+        findings.append(catalogue_finding(
+            'node_object_not_owned', 'Tuned %s exists without the label %s=%s; it was not created by this collection.'
+            % (TUNED_ID, nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE), objects=[{'kind': 'Tuned', 'name': TUNED_ID}]))
+    result['current_mode'] = nn.forwarding_mode(result['cluster_ip_forwarding'], targets, current)
+    result['tuned'] = TUNED_ID
+    if errors(findings):
+        result['findings'] = findings
+        raise Refused(findings)
+    desired = nn.desired_tuned(targets, params['tuned_priority'], params['ipv6']) if params['state'] == 'present' else None
+    result['interfaces'] = nn.forwarding_report(targets, result['cluster_ip_forwarding'], current, desired)
+    result['findings'] = findings
+    if desired is None:
+        if current is not None:
+            result['changed'] = True
+            result['diff'] = {'before': nn.to_json(nn.owned_view(current, _owned_shape())), 'after': {}}
+            io.delete(module.k8s, io.TUNEDS, nn.TUNED_NAME, module.check_mode, namespace=nn.TUNED_NAMESPACE)
+        return
+    if current is None:
+        result['changed'] = True
+        result['diff'] = {'before': {}, 'after': nn.to_json(nn.owned_view(desired, desired))}
+        io.create(module.k8s, io.TUNEDS, desired, module.check_mode, namespace=nn.TUNED_NAMESPACE)
+        return
+    patch = nn.owned_patch(current, desired)
+    if patch:
+        result['changed'] = True
+        result['diff'] = {'before': nn.to_json(nn.owned_view(current, desired)), 'after': nn.to_json(nn.owned_view(desired, desired))}
+        io.patch(module.k8s, io.TUNEDS, nn.TUNED_NAME, patch, module.check_mode, namespace=nn.TUNED_NAMESPACE)
+
+
+def _owned_shape():
+    return {'metadata': {'labels': {nn.MANAGED_BY_LABEL: None}}, 'spec': {'profile': None, 'recommend': None}}
+
+
+def cluster_wide(module, result, operator):
+    wanted = 'Global' if module.params['state'] == 'present' else 'Restricted'
+    current = result['cluster_ip_forwarding']
+    result['current_mode'] = nn.GLOBAL if current == 'Global' else 'restricted'
+    if module.params['state'] == 'present':
+        result['findings'].append(catalogue_finding(
+            'node_ip_forwarding_global', 'gatewayConfig.ipForwarding is %s in networks.operator.openshift.io/cluster: every interface '
+            'of every node forwards IP traffic.' % ('already Global' if current == 'Global' else 'set to Global'),
+            objects=[{'kind': 'Network', 'name': 'cluster'}]))
+    if (current or 'Restricted') == wanted:
+        return
+    result['changed'] = True
+    result['diff'] = {'before': {'ipForwarding': current}, 'after': {'ipForwarding': wanted}}
+    io.patch(module.k8s, io.NETWORK_OPERATOR, 'cluster', nn.ip_forwarding_patch(wanted), module.check_mode)
+
+
+def main():
+    module = K8sModule(
+        argument_spec=dict(
+            mode=dict(type='str', choices=[nn.PER_INTERFACE, nn.GLOBAL], default=nn.PER_INTERFACE),
+            nodes=dict(type='list', elements='dict', options=dict(
+                node=dict(type='str', required=True),
+                mac=dict(type='str', required=True),
+            )),
+            ipv6=dict(type='bool', default=False),
+            tuned_priority=dict(type='int', default=20),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
+        ),
+        supports_check_mode=True,
+    )
+    result = dict(changed=False, mode=module.params['mode'], findings=[])
+    try:
+        operator = read_network_operator(module.k8s)
+        result['cluster_ip_forwarding'] = nn.cluster_ip_forwarding(operator)
+        if module.params['mode'] == nn.PER_INTERFACE:
+            per_interface(module, result, operator)
+        else:
+            cluster_wide(module, result, operator)
+    except Refused as refusal:
+        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
+        module.fail_json(msg=str(refusal), **result)
+    except ModuleFailure as failure:
+        details = failure.to_result()
+        details.update((key, value) for key, value in result.items() if key not in details)
+        module.fail_json(**details)
+    if not module._diff:  # pylint: disable=protected-access
+        result.pop('diff', None)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

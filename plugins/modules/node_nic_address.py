@@ -1,0 +1,502 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: node_nic_address
+short_description: Give each node's secondary NIC a stable base address and a gateway route (one NMState policy per node)
+version_added: 0.1.0
+description:
+  - "Creates one C(NodeNetworkConfigurationPolicy) (C(nmstate.io/v1)) per node, selected by the node's
+    C(kubernetes.io/hostname) label. The policy matches the secondary NIC by MAC (C(identifier: mac-address)),
+    so the in-guest name (C(ens224), C(ens256), ...) does not matter; O(interface_name) is only the
+    NetworkManager profile name."
+  - The NIC gets one static base address in the secondary network, no DHCP, no DNS, no router
+    advertisements, and a default route through O(gateway) with O(route_metric), which must be above the
+    metric of the primary default route so C(br-ex) stays the default-route interface (the module checks it
+    against every node's NodeNetworkState).
+  - "Addresses are allocated from O(node_address_range) and never move: the allocation is recorded on the
+    policy (annotations C(egressip.ocp/node) and C(egressip.ocp/addresses)) and read back on every run. A new
+    node takes the lowest free address; an address a node already holds in the range (configured by hand) is
+    kept; a node that leaves the list keeps its address reserved until it is released with O(state=absent)."
+  - "Refuses, before any write and naming the value and the fix: a gateway or range outside O(cidr); a range that
+    includes the network, broadcast or gateway address; a range too small for the nodes; a O(cidr) that
+    overlaps the primary machine network or another host subnet of any node; an address already used by
+    another node (C(k8s.ovn.org/host-cidrs)) or claimed by an EgressIP object; a policy of the same name
+    not created by this collection."
+  - Reads one list of Nodes, NodeNetworkConfigurationPolicies, NodeNetworkConfigurationEnactments,
+    NodeNetworkStates and EgressIPs, whatever the number of nodes; writes only the policies that differ,
+    in parallel.
+  - With O(wait=true), waits until each policy is C(Available) on its node and fails on C(Degraded) with the
+    node's enactment message (for example, no NIC holds the MAC).
+  - O(state=absent) first updates the policy so the address and route are removed from the node (deleting a
+    policy never rolls a node back), waits for that, then deletes the policy; refused while the node hosts
+    egress IPs in that subnet unless O(force=true).
+author:
+  - ocp.egressip maintainers (!UNKNOWN)
+requirements:
+  - kubernetes >= 31.0.0
+  - netaddr >= 1.3.0
+options:
+  nodes:
+    description:
+      - The nodes and the MAC of their secondary NIC, as the vSphere step (C(ocp.egressip.vsphere_vm_nic)) returns them.
+      - With O(state=absent) only O(nodes[].node) is needed.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      node:
+        description: Node name.
+        type: str
+        required: true
+      mac:
+        description: MAC address of the node's secondary NIC (any case, C(:) or C(-) separated). Required with O(state=present).
+        type: str
+      address:
+        description:
+          - Base address to give this node instead of allocating one (inside O(cidr), not in use).
+          - Ignored when the node already has an allocation equal to it; refused when it differs (allocations never move).
+        type: str
+      ipv6_address:
+        description: Like O(nodes[].address) for the IPv6 network of O(ipv6) (dual stack).
+        type: str
+  cidr:
+    description:
+      - The secondary network, C(address/prefix) (IPv4, or IPv6 for an IPv6-only secondary network). Required with O(state=present).
+    type: str
+  gateway:
+    description: The router of O(cidr); the route through it gets O(route_metric). Required with O(state=present).
+    type: str
+  node_address_range:
+    description:
+      - Base addresses for the node NICs, C(first-last) (inclusive) or a CIDR block inside O(cidr). Required with O(state=present).
+      - Must not include the network, broadcast or gateway address.
+    type: str
+  route_metric:
+    description: Metric of the default route through O(gateway); must be above the metric of the primary default route (48 with OVN-Kubernetes).
+    type: int
+    default: 200
+  ipv6:
+    description: The IPv6 network of a dual-stack secondary network (O(cidr) then is IPv4).
+    type: dict
+    suboptions:
+      cidr:
+        description: IPv6 network, C(address/prefix).
+        type: str
+        required: true
+      gateway:
+        description: IPv6 router of the network.
+        type: str
+        required: true
+      node_address_range:
+        description: IPv6 base addresses for the node NICs, C(first-last) or a CIDR block.
+        type: str
+        required: true
+  interface_name:
+    description:
+      - NetworkManager profile name of the secondary NIC (the kernel name stays as it is). At most 15 characters.
+    type: str
+    default: egressip0
+  state:
+    description:
+      - V(present) ensures the policies; V(absent) removes the address from the listed nodes and deletes their policies.
+    type: str
+    choices: [present, absent]
+    default: present
+  force:
+    description: With O(state=absent), release a node's address even when it hosts egress IPs in that subnet (they go unassigned or move).
+    type: bool
+    default: false
+  wait:
+    description: Wait until every policy is C(Available) on its node; fail on C(Degraded). Not in check mode.
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds to wait for the policies.
+    type: int
+    default: 300
+  wait_sleep:
+    description: Seconds between two reads while waiting.
+    type: int
+    default: 2
+extends_documentation_fragment:
+  - ocp.egressip.k8s_auth
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
+attributes:
+  check_mode:
+    support: full
+    details: Every write is sent with C(dryRun=All), so the API validates it and stores nothing.
+  diff_mode:
+    support: full
+    details: Before and after of the parts of each policy the collection manages.
+  platform:
+    platforms: all
+  action_group:
+    support: full
+    membership:
+      - ocp.egressip.egressip
+notes:
+  - "Requires the Kubernetes NMState Operator (with the C(NMState) CR named C(nmstate)); C(identifier: mac-address) needs nmstate 2.2.10 or newer."
+  - The gateway route is a default route in the main table with a higher metric than the primary one;
+    OVN-Kubernetes copies the routes of the egress link into the per-link table it uses for egress IP traffic.
+seealso:
+  - module: ocp.egressip.ip_forwarding
+  - module: ocp.egressip.egress_nodes
+'''
+
+EXAMPLES = r'''
+- name: Address the secondary NICs (MACs from the vSphere step)
+  ocp.egressip.node_nic_address:
+    nodes:
+      - {node: ocp1-worker-0, mac: "00:50:56:aa:bb:01"}
+      - {node: ocp1-worker-1, mac: "00:50:56:aa:bb:02"}
+    cidr: 10.20.0.0/24
+    gateway: 10.20.0.1
+    node_address_range: 10.20.0.10-10.20.0.99
+    route_metric: 200
+  register: addresses
+
+- name: Dual stack, with one address chosen by hand
+  ocp.egressip.node_nic_address:
+    nodes:
+      - {node: ocp1-worker-0, mac: "00:50:56:aa:bb:01", address: 10.20.0.57}
+    cidr: 10.20.0.0/24
+    gateway: 10.20.0.1
+    node_address_range: 10.20.0.10-10.20.0.99
+    ipv6:
+      cidr: fd00:20::/64
+      gateway: fd00:20::1
+      node_address_range: fd00:20::10-fd00:20::ff
+
+- name: Release the address of a node that leaves the egress pool
+  ocp.egressip.node_nic_address:
+    nodes:
+      - node: ocp1-worker-2
+    state: absent
+'''
+
+RETURN = r'''
+allocations:
+  description: One entry per node of O(nodes) (O(state=present)).
+  returned: success or refusal after the read, with O(state=present)
+  type: list
+  elements: dict
+  contains:
+    node:
+      description: Node name.
+      type: str
+      sample: ocp1-worker-0
+    mac:
+      description: MAC of the secondary NIC, lower case.
+      type: str
+      sample: "00:50:56:aa:bb:01"
+    policy:
+      description: Name of the NodeNetworkConfigurationPolicy.
+      type: str
+      sample: egressip-ocp1-worker-0
+    address:
+      description: The base address with prefix (IPv4, or IPv6 for an IPv6-only network).
+      type: str
+      sample: 10.20.0.10/24
+    ipv6_address:
+      description: The IPv6 base address with prefix in dual stack, else C(null).
+      type: str
+      sample: fd00:20::10/64
+    source:
+      description: C(existing) (read back from the policy), C(requested), C(current) (the node already held it) or C(allocated) (lowest free).
+      type: str
+      sample: existing
+    interface:
+      description: Kernel name of the NIC from the node's NodeNetworkState, C(null) until the node reports it.
+      type: str
+      sample: ens224
+    status:
+      description: C(available), C(progressing) or C(degraded) on the node, from the policy's enactment.
+      type: str
+      sample: available
+    message:
+      description: The enactment's message for that status.
+      type: str
+      sample: successfully reconciled
+released:
+  description: Nodes whose address was released and policy deleted (O(state=absent)).
+  returned: success, with O(state=absent)
+  type: list
+  elements: dict
+  sample: [{node: ocp1-worker-2, policy: egressip-ocp1-worker-2, addresses: [10.20.0.12/24]}]
+created:
+  description: Names of the policies created (or that would be, in check mode).
+  returned: always
+  type: list
+  elements: str
+  sample: [egressip-ocp1-worker-0]
+updated:
+  description: Names of the policies changed (or that would be).
+  returned: always
+  type: list
+  elements: str
+  sample: []
+deleted:
+  description: Names of the policies deleted (or that would be).
+  returned: always
+  type: list
+  elements: str
+  sample: []
+findings:
+  description: Findings (refusals, warnings such as a policy left for a node that no longer exists), C(docs/runbook.md) has each id.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{id: node_policy_orphaned, severity: warning, message: "...", remedy: "...", docs: docs/runbook.md#node_policy_orphaned, objects: []}]
+diff:
+  description: Managed parts of the policies before and after, keyed by policy name.
+  returned: when diff mode is on
+  type: dict
+  sample: {before: {}, after: {egressip-ocp1-worker-0: {spec: {}}}}
+'''
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR, parse_network
+from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+
+WHAT = 'node_nic_address'
+
+
+class Refused(Exception):
+    """Error findings: the module fails with them and writes nothing more."""
+
+    def __init__(self, findings, written=None):
+        message = failure_message(findings, WHAT)
+        if written is not None:  # the policies were written; what failed is their result on the nodes
+            message = ' '.join(['%s: %d error(s) after writing %s.' % (WHAT, len(errors(findings)), written)] +
+                               ['[%s] %s Fix: %s' % (item['id'], item['message'], item['remedy']) for item in errors(findings)])
+        super(Refused, self).__init__(message)
+        self.findings = findings
+
+
+def read_snapshot(k8s):
+    """One list per kind (five requests whatever the number of nodes)."""
+    return {
+        'nodes': k8s.list_nodes(),
+        'policies': io.list_objects(k8s, io.NNCP, io.NMSTATE_MISSING),
+        'enactments': io.list_objects(k8s, io.NNCE, io.NMSTATE_MISSING),
+        'states': io.list_objects(k8s, io.NNS, io.NMSTATE_MISSING),
+        'egressips': io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING),
+    }
+
+
+def entries_from(params):
+    return [dict((key, (entry.get(key) or '').strip() or None) for key in ('node', 'mac', 'address', 'ipv6_address'))
+            for entry in params['nodes']]
+
+
+def networks_from(params):
+    """Validated networks (IPv4 or IPv6 first, then the dual-stack IPv6 one) and the refusals."""
+    findings, networks = [], []
+    missing = [key for key in ('cidr', 'gateway', 'node_address_range') if not params.get(key)]
+    if missing:
+        return [], [catalogue_finding('node_network_input_invalid', '%s is required with state: present.' % ', '.join(missing),
+                                      objects=[{'kind': 'option', 'name': key} for key in missing],
+                                      remedy='give egressip_network.cidr, gateway and node_address_range.')]
+    network, found = parse_network(params['cidr'], params['gateway'], params['node_address_range'])
+    findings += found
+    if network:
+        networks.append(network)
+    if params.get('ipv6'):
+        ipv6 = params['ipv6']
+        second, found = parse_network(ipv6['cidr'], ipv6['gateway'], ipv6['node_address_range'], 'ipv6.')
+        findings += found
+        if second and second.version != 6:
+            findings.append(catalogue_finding('node_network_input_invalid', 'ipv6.cidr %s is not an IPv6 network.' % ipv6['cidr'],
+                                              objects=[{'kind': 'option', 'name': 'ipv6.cidr'}], remedy='give an IPv6 cidr.'))
+        elif second and network and network.version != 4:
+            findings.append(catalogue_finding('node_network_input_invalid', 'cidr %s must be IPv4 when ipv6 is given.' % params['cidr'],
+                                              objects=[{'kind': 'option', 'name': 'cidr'}], remedy='give the IPv4 network in cidr.'))
+        elif second:
+            networks.append(second)
+    return networks, findings
+
+
+def check_interface_name(name):
+    if not name or len(name) > 15 or '/' in name or ' ' in name:
+        return [catalogue_finding('node_network_input_invalid', 'interface_name %r is not a valid interface name.' % name,
+                                  objects=[{'kind': 'option', 'name': 'interface_name'}],
+                                  remedy='use at most 15 characters without spaces or /, e.g. egressip0.')]
+    return []
+
+
+def write_policies(module, plan):
+    k8s, check = module.k8s, module.check_mode
+    calls = [lambda body=body: io.create(k8s, io.NNCP, body, check) for body in plan['create']]
+    calls += [lambda name=name, body=body: io.patch(k8s, io.NNCP, name, body, check) for name, body in plan['patch']]
+    results, failures = io.run_parallel(calls)
+    io.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy writes')
+
+
+def wait_available(module, nodes_by_policy, purpose):
+    """Poll policies and enactments until each named policy is available on its node.
+
+    Returns ({policy: (status, message)}, findings): node_policy_degraded (node and the
+    enactment's message) as soon as one is Degraded, node_policy_timeout after wait_timeout.
+    """
+    clock = io.Clock(module.params['wait_timeout'], module.params['wait_sleep'])
+    while True:
+        policies = dict((item['metadata']['name'], item) for item in io.list_objects(module.k8s, io.NNCP))
+        enactments = dict((item['metadata']['name'], item) for item in io.list_objects(module.k8s, io.NNCE))
+        progress = {}
+        for name, node in nodes_by_policy.items():
+            policy = policies.get(name)
+            progress[name] = (nn.policy_progress(policy, enactments.get(nn.enactment_name(node, name)))
+                              if policy else (nn.PROGRESSING, 'policy not found'))
+        degraded = degraded_findings(nodes_by_policy, progress)
+        if degraded or all(state == nn.AVAILABLE for state, _message in progress.values()):
+            return progress, degraded
+        if clock.expired():
+            late = sorted(name for name, (state, _message) in progress.items() if state != nn.AVAILABLE)
+            return progress, [catalogue_finding(
+                'node_policy_timeout', '%s: policies %s not Available on their nodes after %s s (%s).'
+                % (purpose, ', '.join(late), module.params['wait_timeout'], '; '.join('%s: %s' % (name, progress[name][1]) for name in late)),
+                objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in late])]
+        clock.sleep()
+
+
+def _written(result):
+    names = result['created'] + result['updated']
+    return 'policies %s' % ', '.join(names) if names else 'nothing (the policies were already in place)'
+
+
+def degraded_findings(nodes_by_policy, progress):
+    findings = []
+    for name in sorted(progress):
+        state, message = progress[name]
+        if state == nn.DEGRADED:
+            findings.append(catalogue_finding(
+                'node_policy_degraded', 'NodeNetworkConfigurationPolicy %s is Degraded on node %s: %s'
+                % (name, nodes_by_policy[name], message),
+                objects=[{'kind': nn.POLICY_KIND, 'name': name}, {'kind': 'Node', 'name': nodes_by_policy[name]}]))
+    return findings
+
+
+def present(module, result):
+    params = module.params
+    entries = entries_from(params)
+    networks, findings = networks_from(params)
+    findings = nn.validate_nic_entries(entries) + findings + check_interface_name(params['interface_name'])
+    if errors(findings):
+        raise Refused(findings)
+    snapshot = read_snapshot(module.k8s)
+    plan = nn.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
+    result.update(allocations=plan['allocations'], findings=plan['findings'])
+    if errors(plan['findings']):
+        raise Refused(plan['findings'])
+    result['created'] = [body['metadata']['name'] for body in plan['create']]
+    result['updated'] = [name for name, _patch in plan['patch']]
+    result['changed'] = bool(plan['create'] or plan['patch'])
+    result['diff'] = {'before': nn.to_json(plan['before']), 'after': nn.to_json(plan['after'])}
+    write_policies(module, plan)
+    if module.check_mode or not params['wait']:
+        return
+    nodes_by_policy = dict((item['policy'], item['node']) for item in plan['allocations'])
+    if result['changed'] or any(item['status'] != nn.AVAILABLE for item in plan['allocations']):
+        progress, findings = wait_available(module, nodes_by_policy, 'node addresses')
+        for item in plan['allocations']:
+            item['status'], item['message'] = progress[item['policy']]
+        if findings:
+            raise Refused(findings, written=_written(result))
+
+
+def absent(module, result):
+    params = module.params
+    entries = entries_from(params)
+    findings = nn.validate_nic_entries(entries, need_mac=False)
+    if errors(findings):
+        raise Refused(findings)
+    snapshot = read_snapshot(module.k8s)
+    plan = nn.plan_nic_release(set(entry['node'] for entry in entries), snapshot, params['force'])
+    result['findings'] = plan['findings']
+    if errors(plan['findings']):
+        raise Refused(plan['findings'])
+    release = plan['release']
+    result['deleted'] = [item['policy'] for item in release]
+    result['released'] = [{'node': item['node'], 'policy': item['policy'],
+                           'addresses': [item['allocation']['addresses'][v] for v in sorted(item['allocation']['addresses'])]}
+                          for item in release]
+    result['changed'] = bool(release)
+    result['diff'] = {'before': nn.to_json(plan['before']), 'after': {}}
+    k8s, check = module.k8s, module.check_mode
+    cleanup = [item for item in release if item['cleanup']]
+    calls = [lambda item=item: io.patch(k8s, io.NNCP, item['policy'], {'spec': {'desiredState': nn.merge_patch(
+        (item['current'].get('spec') or {}).get('desiredState') or {}, nn.cleanup_state(item['allocation'], params['interface_name']))}}, check)
+        for item in cleanup]
+    results, failures = io.run_parallel(calls)
+    io.raise_failures(failures, len([r for r in results if r is not None]), 'address removal before deleting the policies')
+    if cleanup and not check:
+        _progress, findings = wait_available(module, dict((item['policy'], item['node']) for item in cleanup), 'address removal')
+        if findings:
+            raise Refused(findings, written=_written(result))
+    results, failures = io.run_parallel([lambda item=item: io.delete(k8s, io.NNCP, item['policy'], check) for item in release])
+    io.raise_failures(failures, len([r for r in results if r is not None]), 'NodeNetworkConfigurationPolicy deletes')
+
+
+def main():
+    module = K8sModule(
+        argument_spec=dict(
+            nodes=dict(type='list', elements='dict', required=True, options=dict(
+                node=dict(type='str', required=True),
+                mac=dict(type='str'),
+                address=dict(type='str'),
+                ipv6_address=dict(type='str'),
+            )),
+            cidr=dict(type='str'),
+            gateway=dict(type='str'),
+            node_address_range=dict(type='str'),
+            route_metric=dict(type='int', default=200),
+            ipv6=dict(type='dict', options=dict(
+                cidr=dict(type='str', required=True),
+                gateway=dict(type='str', required=True),
+                node_address_range=dict(type='str', required=True),
+            )),
+            interface_name=dict(type='str', default='egressip0'),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
+            force=dict(type='bool', default=False),
+            wait=dict(type='bool', default=True),
+            wait_timeout=dict(type='int', default=300),
+            wait_sleep=dict(type='int', default=2),
+        ),
+        supports_check_mode=True,
+    )
+    if NETADDR_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
+    result = dict(changed=False, allocations=[], released=[], created=[], updated=[], deleted=[], findings=[])
+    try:
+        if module.params['state'] == 'present':
+            present(module, result)
+        else:
+            absent(module, result)
+    except Refused as refusal:
+        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
+        module.fail_json(msg=str(refusal), **result)
+    except ModuleFailure as failure:
+        details = failure.to_result()
+        details.update((key, value) for key, value in result.items() if key not in details)
+        module.fail_json(**details)
+    if not module._diff:
+        result.pop('diff', None)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
