@@ -207,6 +207,10 @@ class VsphereClient(object):
         except (OSError, socket.error, HTTPException) as exc:
             raise _failure('vCenter %s: %s (%s) failed: connection error: %s' % (self.endpoint, purpose, method, _os_error_text(exc)),
                            reason='connection_error')
+        except Exception as exc:  # pylint: disable=broad-except
+            # e.g. an answer pyVmomi cannot parse: still name the endpoint and the call, keep the traceback for -vvv
+            raise _failure('vCenter %s: %s (%s) failed: unexpected %s: %s' % (self.endpoint, purpose, method, type(exc).__name__, exc),
+                           reason='unexpected_error', exception=traceback.format_exc())
 
     def retrieve_view(self, container, specs, purpose, recursive=True):
         """Read properties of every object of the given types under ``container``.

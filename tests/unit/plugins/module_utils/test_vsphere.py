@@ -252,3 +252,12 @@ def test_connection_error_during_a_read():
         client.retrieve_view(client.content.rootFolder, [(vim.VirtualMachine, ['name'])], 'reading VMs')
     assert failure.value.msg == 'vCenter vc.example.com:443: reading VMs (RetrievePropertiesEx) failed: connection error: Connection reset by peer'
     assert log[-1] == 'DestroyView'
+
+
+def test_unexpected_error_during_a_read_still_names_endpoint_and_call():
+    client, log = make_client([], fault=KeyError(''))
+    with pytest.raises(ModuleFailure) as failure:
+        client.retrieve_view(client.content.rootFolder, [(vim.VirtualMachine, ['name'])], 'reading VMs')
+    assert failure.value.msg == "vCenter vc.example.com:443: reading VMs (RetrievePropertiesEx) failed: unexpected KeyError: ''"
+    assert 'Traceback' in failure.value.details['exception']
+    assert log[-1] == 'DestroyView'
