@@ -1,42 +1,16 @@
-"""Label selectors (metav1.LabelSelector), node selectors and taint tolerations."""
+"""Node selectors and taint tolerations; LabelSelector matching is the API emulator's (one implementation)."""
 
-
-def _requirement_matches(requirement, labels):
-    key = requirement.get("key")
-    operator = requirement.get("operator")
-    values = requirement.get("values") or []
-    if operator == "In":
-        return key in labels and labels[key] in values
-    if operator == "NotIn":
-        return key not in labels or labels[key] not in values
-    if operator == "Exists":
-        return key in labels
-    if operator == "DoesNotExist":
-        return key not in labels
-    return False
-
-
-def selector_matches(selector, labels):
-    """metav1.LabelSelector semantics: an empty selector matches everything, None matches nothing."""
-    if selector is None:
-        return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    return all(_requirement_matches(req, labels) for req in selector.get("matchExpressions") or [])
-
+from twin.kube.selectors import selector_matches  # noqa: F401  pylint: disable=unused-import  (re-exported)
 
 def map_selector_matches(node_selector, labels):
     """Equality-only map selector (pod spec.nodeSelector, NNCP spec.nodeSelector)."""
     return all(labels.get(key) == value for key, value in (node_selector or {}).items())
-
 
 def namespace_labels(namespace):
     """Labels of a Namespace; the apiserver always sets kubernetes.io/metadata.name (since 1.21)."""
     labels = dict(namespace["metadata"].get("labels") or {})
     labels.setdefault("kubernetes.io/metadata.name", namespace["metadata"]["name"])
     return labels
-
 
 def tolerates(tolerations, taint):
     """v1.Toleration.ToleratesTaint."""
@@ -50,7 +24,6 @@ def tolerates(tolerations, taint):
                 (toleration.get("value") or "") == (taint.get("value") or ""):
             return True
     return False
-
 
 def schedulable_on(pod, node):
     """Scheduler filters the twin applies: spec.unschedulable, NoSchedule/NoExecute taints, nodeSelector."""

@@ -15,7 +15,9 @@
 import zlib
 
 from . import k8s
-from .selectors import namespace_labels, selector_matches
+from twin.kube.selectors import selector_matches
+
+from .selectors import namespace_labels
 
 
 def result(source_ip, via_node, egress_ip, reason):
