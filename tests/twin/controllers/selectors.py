@@ -1,6 +1,6 @@
 """Node selectors and taint tolerations; LabelSelector matching is the API emulator's (one implementation)."""
 
-from twin.kube.selectors import selector_matches  # noqa: F401  pylint: disable=unused-import  (re-exported)
+
 
 def map_selector_matches(node_selector, labels):
     """Equality-only map selector (pod spec.nodeSelector, NNCP spec.nodeSelector)."""

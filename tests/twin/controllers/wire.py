@@ -14,9 +14,9 @@
 
 import zlib
 
-from . import k8s
 from twin.kube.selectors import selector_matches
 
+from . import k8s
 from .selectors import namespace_labels
 
 
