@@ -1,7 +1,6 @@
 """Node selectors and taint tolerations; LabelSelector matching is the API emulator's (one implementation)."""
 
 
-
 def map_selector_matches(node_selector, labels):
     """Equality-only map selector (pod spec.nodeSelector, NNCP spec.nodeSelector)."""
     return all(labels.get(key) == value for key, value in (node_selector or {}).items())
