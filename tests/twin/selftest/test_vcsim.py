@@ -1,7 +1,9 @@
 """Self-test of the vCenter twin (tests/twin/vcsim): the binary is built from Debian's govmomi,
 started on a free port and driven with real pyVmomi, as the collection does.
 
-Where vcsim 0.24 cannot do what a real vCenter does, the test is skipped with the reason.
+Where vcsim 0.24 deviates from a real vCenter in a way the collection depends on, the twin corrects it
+(README, "Deviations from vcsim 0.24 that the twin corrects"); the section "corrections of vcsim 0.24"
+tests each correction against the documented vSphere API behaviour.
 """
 
 import json
@@ -330,6 +332,7 @@ def test_distributed_switch(twin):
     pg = by_name(twin.si, vim.dvs.DistributedVirtualPortgroup, 'ocp-primary-dpg')
     assert pg.config.distributedVirtualSwitch == dvs
     assert sorted(host.name for host in pg.host) == HOSTS
+    assert pg.config.configVersion == '0'
 
 
 def test_twin_inventory_matches_pyvmomi(twin):
@@ -526,14 +529,11 @@ def test_same_portgroup_on_a_second_host(rw_twin):
     """A real vCenter accepts the same standard port group name on every host of a cluster."""
     si = rw_twin.si
     _add_portgroup(by_name(si, vim.HostSystem, 'DC0_C0_H1'), 'egress-shared', 30)
-    try:
-        _add_portgroup(by_name(si, vim.HostSystem, 'DC0_C0_H2'), 'egress-shared', 30)
-    except vim.fault.DuplicateName:
-        pytest.skip('vcsim 0.24 answers DuplicateName (with an empty message) when a standard port group name '
-                    'already exists as a Network in the datacenter, so a port group cannot be added to a second host')
+    _add_portgroup(by_name(si, vim.HostSystem, 'DC0_C0_H2'), 'egress-shared', 30)
     inventory = rw_twin.inventory()
     for name in ('DC0_C0_H1', 'DC0_C0_H2'):
         assert {'name': 'egress-shared', 'vswitch': 'vSwitch1', 'vlan': 30} in inv_host(inventory, name)['portgroups']
+    assert 'egress-shared' not in [pg['name'] for pg in inv_host(inventory, 'DC0_C0_H0')['portgroups']]
 
 
 def test_disconnect_nic(rw_twin):
@@ -555,27 +555,44 @@ def test_disconnect_nic(rw_twin):
 
 
 def test_relocate_to_another_host(rw_twin):
-    """RelocateVM_Task to another host of the cluster changes the VM's host."""
+    """RelocateVM_Task to another host of the cluster changes the VM's host, and both hosts' vm lists."""
     si = rw_twin.si
     vm = by_name(si, vim.VirtualMachine, 'ocp1-master-2')
     assert vm.runtime.host.name == 'DC0_C0_H2'
+    source = by_name(si, vim.HostSystem, 'DC0_C0_H2')
     target = by_name(si, vim.HostSystem, 'DC0_C0_H0')
     WaitForTask(vm.RelocateVM_Task(spec=vim.vm.RelocateSpec(host=target, pool=target.parent.resourcePool)))
     assert vm.runtime.host.name == 'DC0_C0_H0'
     assert inv_vm(rw_twin.inventory(), 'ocp1-master-2')['host'] == 'DC0_C0_H0'
+    assert vm in target.vm
+    assert vm not in source.vm
+    assert_host_vm_lists_follow_vms(si)
 
 
 def test_migrate_to_another_host(rw_twin):
-    """MigrateVM_Task to another host of the cluster changes the VM's host."""
+    """MigrateVM_Task to another host of the cluster changes the VM's host, and both hosts' vm lists."""
     si = rw_twin.si
     vm = by_name(si, vim.VirtualMachine, 'ocp1-worker-2')
+    source = vm.runtime.host
     target = by_name(si, vim.HostSystem, 'DC0_C0_H1')
-    try:
-        task = vm.MigrateVM_Task(pool=target.parent.resourcePool, host=target, priority='defaultPriority')
-    except vmodl.fault.MethodNotFound:
-        pytest.skip('vcsim 0.24 does not implement MigrateVM_Task (MethodNotFound); RelocateVM_Task is covered above')
-    WaitForTask(task)
+    assert source != target
+    WaitForTask(vm.MigrateVM_Task(pool=target.parent.resourcePool, host=target, priority='defaultPriority'))
+    assert vm.runtime.host == target
+    assert vm.summary.runtime.host == target
     assert inv_vm(rw_twin.inventory(), 'ocp1-worker-2')['host'] == 'DC0_C0_H1'
+    assert vm in target.vm
+    assert vm not in source.vm
+    assert_host_vm_lists_follow_vms(si)
+
+
+def assert_host_vm_lists_follow_vms(si):
+    """Every VM is in exactly the vm list of its runtime.host and of its resourcePool."""
+    for host in objects(si, vim.HostSystem):
+        assert sorted(vm.name for vm in host.vm) == sorted(
+            vm.name for vm in objects(si, vim.VirtualMachine) if vm.runtime.host == host), host.name
+    for pool in objects(si, vim.ResourcePool):
+        assert sorted(vm.name for vm in pool.vm) == sorted(
+            vm.name for vm in objects(si, vim.VirtualMachine) if vm.resourcePool == pool), pool.name
 
 
 def test_inventory_is_consistent_during_changes(rw_twin):
@@ -612,3 +629,361 @@ def test_inventory_is_consistent_during_changes(rw_twin):
     assert not errors
     assert seen and set(seen) <= {1, 2}
     assert len(nics(vm)) == 1
+
+
+# --- corrections of vcsim 0.24 ----------------------------------------------------------------
+#
+# Each test starts its own twin (start-up is well under a second), so the scenarios do not
+# depend on the order of the tests above.
+
+
+@pytest.fixture(name='fresh_twin')
+def fixture_fresh_twin(binary, tmp_path):
+    """A pristine twin for one test."""
+    sim = Vcsim(binary, tmp_path)
+    yield sim
+    assert sim.stop() == 0, sim.log()
+
+
+def _pg_spec(name, vlan, vswitch='vSwitch1', **security):
+    policy = vim.host.NetworkPolicy()
+    if security:
+        policy.security = vim.host.NetworkPolicy.SecurityPolicy(**security)
+    return vim.host.PortGroup.Specification(name=name, vlanId=vlan, vswitchName=vswitch, policy=policy)
+
+
+def _host_pg(host, name):
+    """The port group of that name in the host's networkInfo, or None."""
+    return next((pg for pg in host.configManager.networkSystem.networkInfo.portgroup if pg.spec.name == name), None)
+
+
+def _standard_networks(si, name):
+    """The datacenter's standard (non-distributed) Network objects of that name."""
+    return [net for net in objects(si, vim.Network)
+            if net.name == name and not isinstance(net, vim.dvs.DistributedVirtualPortgroup)]
+
+
+def _nic_on(vm, network_name):
+    """Hot-add a vmxnet3 NIC backed by a standard network (deviceName), as the collection does."""
+    card = vim.vm.device.VirtualVmxnet3(key=-1)
+    card.backing = vim.vm.device.VirtualEthernetCard.NetworkBackingInfo(deviceName=network_name)
+    card.connectable = vim.vm.device.VirtualDevice.ConnectInfo(startConnected=True, connected=True, allowGuestControl=True)
+    reconfigure(vm, vim.vm.ConfigSpec(deviceChange=[
+        vim.vm.device.VirtualDeviceSpec(operation=vim.vm.device.VirtualDeviceSpec.Operation.add, device=card)]))
+    return next(c for c in nics(vm) if getattr(c.backing, 'deviceName', None) == network_name)
+
+
+def test_add_portgroup_on_every_host(fresh_twin):
+    """The same port group on every host: one datacenter Network listing the hosts; host and cluster networks."""
+    si = fresh_twin.si
+    hosts = {host.name: host for host in objects(si, vim.HostSystem)}
+    for name in HOSTS[:2]:
+        hosts[name].configManager.networkSystem.AddPortGroup(
+            portgrp=_pg_spec('egress', 20, allowPromiscuous=False, macChanges=True, forgedTransmits=False))
+
+    networks = _standard_networks(si, 'egress')
+    assert len(networks) == 1
+    network = networks[0]
+    assert sorted(host.name for host in network.host) == HOSTS[:2]
+    for name in HOSTS[:2]:
+        host = hosts[name]
+        assert network in host.network
+        info_pg = _host_pg(host, 'egress')
+        assert (info_pg.spec.name, info_pg.spec.vswitchName, info_pg.spec.vlanId) == ('egress', 'vSwitch1', 20)
+        assert info_pg.key == 'key-vim.host.PortGroup-egress'
+        assert info_pg.vswitch == 'key-vim.host.VirtualSwitch-vSwitch1'
+        security = info_pg.spec.policy.security
+        assert (security.allowPromiscuous, security.macChanges, security.forgedTransmits) == (False, True, False)
+        computed = info_pg.computedPolicy.security
+        assert (computed.allowPromiscuous, computed.macChanges, computed.forgedTransmits) == (False, True, False)
+        # host.config.network.portgroup reports the same port groups as networkInfo.portgroup.
+        config_pgs = host.config.network.portgroup
+        assert [pg.spec.name for pg in config_pgs] == [pg.spec.name for pg in host.configManager.networkSystem.networkInfo.portgroup]
+        assert next(pg for pg in config_pgs if pg.spec.name == 'egress').spec.vlanId == 20
+    assert network not in hosts['DC0_C0_H2'].network
+    assert _host_pg(hosts['DC0_C0_H2'], 'egress') is None
+    cluster = objects(si, vim.ClusterComputeResource)[0]
+    assert [net for net in cluster.network if net == network] == [network]
+    datacenter = objects(si, vim.Datacenter)[0]
+    assert network in datacenter.network
+
+    # The third host joins the same Network; /_twin/inventory shows the same name on every host.
+    hosts['DC0_C0_H2'].configManager.networkSystem.AddPortGroup(portgrp=_pg_spec('egress', 20))
+    assert _standard_networks(si, 'egress') == [network]
+    assert sorted(host.name for host in network.host) == HOSTS
+    inventory = fresh_twin.inventory()
+    for name in HOSTS:
+        assert {'name': 'egress', 'vswitch': 'vSwitch1', 'vlan': 20} in inv_host(inventory, name)['portgroups']
+
+
+def test_add_portgroup_faults(fresh_twin):
+    """AlreadyExists on the same host, NotFound for an unknown vSwitch, InvalidArgument for a VLAN out of 0-4095."""
+    si = fresh_twin.si
+    ns = by_name(si, vim.HostSystem, 'DC0_C0_H0').configManager.networkSystem
+    ns.AddPortGroup(portgrp=_pg_spec('egress', 20))
+    with pytest.raises(vim.fault.AlreadyExists) as excinfo:
+        ns.AddPortGroup(portgrp=_pg_spec('egress', 21))
+    assert excinfo.value.name == 'egress'
+    with pytest.raises(vim.fault.AlreadyExists):
+        ns.AddPortGroup(portgrp=_pg_spec('VM Network', 0, vswitch='vSwitch0'))
+    with pytest.raises(vim.fault.NotFound):
+        ns.AddPortGroup(portgrp=_pg_spec('other', 20, vswitch='vSwitch9'))
+    with pytest.raises(vmodl.fault.InvalidArgument):
+        ns.AddPortGroup(portgrp=_pg_spec('other', 4096))
+    assert _host_pg(by_name(si, vim.HostSystem, 'DC0_C0_H0'), 'egress').spec.vlanId == 20
+    assert _host_pg(by_name(si, vim.HostSystem, 'DC0_C0_H0'), 'other') is None
+    assert _standard_networks(si, 'other') == []
+
+
+def test_computed_policy_inherits_from_vswitch0(fresh_twin):
+    """computedPolicy = the port group's policy over its vSwitch's (vSwitch0's spec comes from vcsim's host template)."""
+    si = fresh_twin.si
+    host = by_name(si, vim.HostSystem, 'DC0_C0_H0')
+    vswitch0 = next(vs for vs in host.config.network.vswitch if vs.name == 'vSwitch0')
+    inherited = vswitch0.spec.policy.security
+    host.configManager.networkSystem.AddPortGroup(portgrp=_pg_spec('on-vswitch0', 5, vswitch='vSwitch0', forgedTransmits=False))
+    pg = _host_pg(host, 'on-vswitch0')
+    assert pg.spec.policy.security.allowPromiscuous is None
+    computed = pg.computedPolicy.security
+    assert (computed.allowPromiscuous, computed.macChanges, computed.forgedTransmits) == (
+        inherited.allowPromiscuous, inherited.macChanges, False)
+    config_vswitch0 = next(vs for vs in host.config.network.vswitch if vs.name == 'vSwitch0')
+    assert 'key-vim.host.PortGroup-on-vswitch0' in config_vswitch0.portgroup
+
+
+def test_update_portgroup(fresh_twin):
+    """UpdatePortGroup changes VLAN, policy and vSwitch of that host's port group only; NotFound, AlreadyExists."""
+    si = fresh_twin.si
+    hosts = {host.name: host for host in objects(si, vim.HostSystem)}
+    for name in HOSTS:
+        hosts[name].configManager.networkSystem.AddPortGroup(portgrp=_pg_spec('egress', 20, allowPromiscuous=False))
+    ns = hosts['DC0_C0_H1'].configManager.networkSystem
+
+    ns.UpdatePortGroup(pgName='egress', portgrp=_pg_spec('egress', 30, allowPromiscuous=True, macChanges=False))
+    pg = _host_pg(hosts['DC0_C0_H1'], 'egress')
+    assert (pg.spec.vlanId, pg.spec.vswitchName) == (30, 'vSwitch1')
+    assert (pg.spec.policy.security.allowPromiscuous, pg.spec.policy.security.macChanges) == (True, False)
+    assert (pg.computedPolicy.security.allowPromiscuous, pg.computedPolicy.security.macChanges) == (True, False)
+    assert next(p for p in hosts['DC0_C0_H1'].config.network.portgroup if p.spec.name == 'egress').spec.vlanId == 30
+    for other in ('DC0_C0_H0', 'DC0_C0_H2'):
+        assert _host_pg(hosts[other], 'egress').spec.vlanId == 20
+    inventory = fresh_twin.inventory()
+    assert {'name': 'egress', 'vswitch': 'vSwitch1', 'vlan': 30} in inv_host(inventory, 'DC0_C0_H1')['portgroups']
+    assert {'name': 'egress', 'vswitch': 'vSwitch1', 'vlan': 20} in inv_host(inventory, 'DC0_C0_H0')['portgroups']
+
+    ns.UpdatePortGroup(pgName='egress', portgrp=_pg_spec('egress', 30, vswitch='vSwitch0'))
+    info = ns.networkInfo
+    switches = {vs.name: vs for vs in info.vswitch}
+    assert 'egress' in switches['vSwitch0'].portgroup
+    assert 'egress' not in (switches['vSwitch1'].portgroup or [])
+    assert _host_pg(hosts['DC0_C0_H1'], 'egress').vswitch == 'key-vim.host.VirtualSwitch-vSwitch0'
+
+    with pytest.raises(vim.fault.NotFound):
+        ns.UpdatePortGroup(pgName='absent', portgrp=_pg_spec('absent', 1))
+    with pytest.raises(vim.fault.NotFound):
+        ns.UpdatePortGroup(pgName='egress', portgrp=_pg_spec('egress', 1, vswitch='vSwitch9'))
+    with pytest.raises(vim.fault.AlreadyExists):
+        ns.UpdatePortGroup(pgName='egress', portgrp=_pg_spec('VM Network', 1))
+    with pytest.raises(vmodl.fault.InvalidArgument):
+        ns.UpdatePortGroup(pgName='egress', portgrp=_pg_spec('egress', -1))
+    assert _host_pg(hosts['DC0_C0_H1'], 'egress').spec.vlanId == 30
+
+    # A rename moves this host from one datacenter Network to the other.
+    ns.UpdatePortGroup(pgName='egress', portgrp=_pg_spec('egress-renamed', 30, vswitch='vSwitch0'))
+    assert _host_pg(hosts['DC0_C0_H1'], 'egress') is None
+    assert sorted(h.name for h in _standard_networks(si, 'egress')[0].host) == ['DC0_C0_H0', 'DC0_C0_H2']
+    assert [h.name for h in _standard_networks(si, 'egress-renamed')[0].host] == ['DC0_C0_H1']
+
+
+def test_nic_on_standard_portgroup_and_remove(fresh_twin):
+    """A VM NIC on a standard port group of its host; RemovePortGroup: ResourceInUse there, NotFound when absent,
+    the Network stays while a host has the port group and goes with the last one."""
+    si = fresh_twin.si
+    hosts = {host.name: host for host in objects(si, vim.HostSystem)}
+    for name in HOSTS[1:]:
+        hosts[name].configManager.networkSystem.AddPortGroup(portgrp=_pg_spec('egress', 20))
+    network = _standard_networks(si, 'egress')[0]
+
+    vm = by_name(si, vim.VirtualMachine, 'ocp1-master-1')
+    assert vm.runtime.host.name == 'DC0_C0_H1'
+    card = _nic_on(vm, 'egress')
+    assert card.backing.network == network
+    assert network in vm.network
+    assert next(nic for nic in inv_vm(fresh_twin.inventory(), 'ocp1-master-1')['nics'] if nic['key'] == card.key)['network'] == 'egress'
+    other = by_name(si, vim.VirtualMachine, 'ocp1-master-2')
+    assert other.runtime.host.name == 'DC0_C0_H2'
+    _nic_on(other, 'egress')
+
+    with pytest.raises(vim.fault.ResourceInUse) as excinfo:
+        hosts['DC0_C0_H1'].configManager.networkSystem.RemovePortGroup(pgName='egress')
+    assert excinfo.value.name == 'egress'
+    with pytest.raises(vim.fault.ResourceInUse):
+        hosts['DC0_C0_H1'].configManager.networkSystem.RemovePortGroup(pgName='Management Network')  # vmk0
+    with pytest.raises(vim.fault.NotFound):
+        hosts['DC0_C0_H0'].configManager.networkSystem.RemovePortGroup(pgName='egress')
+    assert _host_pg(hosts['DC0_C0_H1'], 'egress') is not None
+
+    # Without the NIC, H1's port group goes; the Network stays for H2.
+    reconfigure(vm, vim.vm.ConfigSpec(deviceChange=[
+        vim.vm.device.VirtualDeviceSpec(operation=vim.vm.device.VirtualDeviceSpec.Operation.remove, device=card)]))
+    hosts['DC0_C0_H1'].configManager.networkSystem.RemovePortGroup(pgName='egress')
+    assert _host_pg(hosts['DC0_C0_H1'], 'egress') is None
+    assert 'egress' not in [pg.spec.name for pg in hosts['DC0_C0_H1'].config.network.portgroup]
+    assert _standard_networks(si, 'egress') == [network]
+    assert [host.name for host in network.host] == ['DC0_C0_H2']
+    assert network not in hosts['DC0_C0_H1'].network
+    cluster = objects(si, vim.ClusterComputeResource)[0]
+    assert network in cluster.network
+
+    # The last host: the Network is destroyed once no host has the port group and no VM uses it.
+    other_card = next(c for c in nics(other) if getattr(c.backing, 'deviceName', None) == 'egress')
+    reconfigure(other, vim.vm.ConfigSpec(deviceChange=[
+        vim.vm.device.VirtualDeviceSpec(operation=vim.vm.device.VirtualDeviceSpec.Operation.remove, device=other_card)]))
+    hosts['DC0_C0_H2'].configManager.networkSystem.RemovePortGroup(pgName='egress')
+    assert _standard_networks(si, 'egress') == []
+    assert 'egress' not in [net.name for net in cluster.network]
+    assert 'egress' not in [net.name for net in objects(si, vim.Datacenter)[0].network]
+    for name in HOSTS:
+        assert 'egress' not in [pg['name'] for pg in inv_host(fresh_twin.inventory(), name)['portgroups']]
+
+
+def _dvpg(si, name='ocp-primary-dpg'):
+    return by_name(si, vim.dvs.DistributedVirtualPortgroup, name)
+
+
+def _security(pg):
+    sec = pg.config.defaultPortConfig.securityPolicy
+    if sec is None:
+        return (None, None, None)
+    return tuple(None if p is None else p.value for p in (sec.allowPromiscuous, sec.macChanges, sec.forgedTransmits))
+
+
+def _reconfigure_dvpg(pg, **fields):
+    WaitForTask(pg.ReconfigureDVPortgroup_Task(spec=vim.dvs.DistributedVirtualPortgroup.ConfigSpec(**fields)))
+
+
+def test_reconfigure_dvportgroup_applies_only_what_is_set(fresh_twin):
+    """Unset fields stay unchanged (vcsim 0.24 erased them); configVersion goes up by one per change."""
+    si = fresh_twin.si
+    pg = _dvpg(si)
+    before = pg.config
+    assert before.configVersion == '0'
+    assert (before.numPorts, before.type, before.defaultPortConfig.vlan.vlanId) == (8, 'earlyBinding', 0)
+
+    setting = vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
+        vlan=vim.dvs.VmwareDistributedVirtualSwitch.VlanIdSpec(inherited=False, vlanId=20))
+    _reconfigure_dvpg(pg, configVersion='0', defaultPortConfig=setting)
+    after = pg.config
+    assert after.defaultPortConfig.vlan.vlanId == 20
+    assert (after.name, after.numPorts, after.type, after.autoExpand) == ('ocp-primary-dpg', 8, 'earlyBinding', before.autoExpand)
+    assert after.configVersion == '1'
+
+    # Security policy: leaf by leaf.
+    sec = vim.dvs.VmwareDistributedVirtualSwitch.SecurityPolicy
+    _reconfigure_dvpg(pg, configVersion='1', defaultPortConfig=vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
+        securityPolicy=sec(inherited=False, allowPromiscuous=vim.BoolPolicy(inherited=False, value=True))))
+    _reconfigure_dvpg(pg, configVersion='2', defaultPortConfig=vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
+        securityPolicy=sec(inherited=False, macChanges=vim.BoolPolicy(inherited=False, value=False),
+                           forgedTransmits=vim.BoolPolicy(inherited=False, value=True))))
+    assert _security(pg) == (True, False, True)
+    assert pg.config.defaultPortConfig.vlan.vlanId == 20
+
+    # name, numPorts, autoExpand, type (binding).
+    _reconfigure_dvpg(pg, configVersion='3', name='egress-dpg', numPorts=16, autoExpand=True, type='ephemeral')
+    cfg = pg.config
+    assert (cfg.name, cfg.numPorts, cfg.autoExpand, cfg.type, cfg.configVersion) == ('egress-dpg', 16, True, 'ephemeral', '4')
+    assert pg.name == 'egress-dpg'
+    assert _security(pg) == (True, False, True)
+    assert cfg.defaultPortConfig.vlan.vlanId == 20
+    dvs = objects(si, vim.DistributedVirtualSwitch)[0]
+    assert 'egress-dpg' in dvs.summary.portgroupName and 'ocp-primary-dpg' not in dvs.summary.portgroupName
+    assert [entry['name'] for entry in fresh_twin.inventory()['dvs'][0]['portgroups']] == ['egress-dpg']
+    assert fresh_twin.inventory()['dvs'][0]['portgroups'][0]['vlan'] == 20
+
+
+def test_reconfigure_dvportgroup_checks_config_version(fresh_twin):
+    """A stale or missing configVersion fails the task with ConcurrentAccess and changes nothing."""
+    si = fresh_twin.si
+    pg = _dvpg(si)
+    _reconfigure_dvpg(pg, configVersion='0', numPorts=10)
+    assert pg.config.configVersion == '1'
+    for version in ('0', None, '7'):
+        fields = {'numPorts': 12}
+        if version is not None:
+            fields['configVersion'] = version
+        with pytest.raises(vim.fault.ConcurrentAccess):
+            _reconfigure_dvpg(pg, **fields)
+    assert (pg.config.numPorts, pg.config.configVersion) == (10, '1')
+    _reconfigure_dvpg(pg, configVersion=pg.config.configVersion, numPorts=12)
+    assert (pg.config.numPorts, pg.config.configVersion) == (12, '2')
+
+
+def test_reconfigure_dvportgroup_duplicate_name(fresh_twin):
+    """Renaming to the name of another network of the folder is DuplicateName."""
+    si = fresh_twin.si
+    pg = _dvpg(si)
+    uplink = next(p for p in objects(si, vim.dvs.DistributedVirtualPortgroup) if p.name != 'ocp-primary-dpg')
+    with pytest.raises(vim.fault.DuplicateName):
+        _reconfigure_dvpg(pg, configVersion='0', name=uplink.name)
+    assert (pg.name, pg.config.configVersion) == ('ocp-primary-dpg', '0')
+
+
+def test_new_dvportgroup_starts_at_version_zero(fresh_twin):
+    """A port group added later (AddDVPortgroup_Task) has configVersion "0", whatever the creation spec said."""
+    si = fresh_twin.si
+    dvs = objects(si, vim.DistributedVirtualSwitch)[0]
+    WaitForTask(dvs.AddDVPortgroup_Task(spec=[vim.dvs.DistributedVirtualPortgroup.ConfigSpec(
+        name='egress-dpg', type='earlyBinding', numPorts=8, configVersion='42')]))
+    pg = _dvpg(si, 'egress-dpg')
+    assert pg.config.configVersion == '0'
+    _reconfigure_dvpg(pg, configVersion='0', numPorts=4)
+    assert (pg.config.numPorts, pg.config.configVersion) == (4, '1')
+
+
+def test_overridden_methods_keep_session_log_and_faults(fresh_twin):
+    """The methods the twin implements still need a session, are logged, and take injected faults."""
+    pg = _dvpg(fresh_twin.si)
+    moid = pg._moId  # pylint: disable=protected-access
+    envelope = ('<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/">'
+                '<soapenv:Body><ReconfigureDVPortgroup_Task xmlns="urn:vim25"><_this type="DistributedVirtualPortgroup">%s</_this>'
+                '<spec><configVersion>0</configVersion><numPorts>99</numPorts></spec></ReconfigureDVPortgroup_Task>'
+                '</soapenv:Body></soapenv:Envelope>' % moid)
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # the twin's self-signed certificate, loopback only
+    request = urllib.request.Request(fresh_twin.state['url'], data=envelope.encode(), method='POST',
+                                     headers={'Content-Type': 'text/xml; charset=utf-8', 'SOAPAction': 'urn:vim25/8.0'})
+    fresh_twin.http('DELETE', '/_twin/requests')
+    with pytest.raises(urllib.error.HTTPError) as excinfo:
+        urllib.request.urlopen(request, context=context, timeout=30)  # pylint: disable=consider-using-with
+    assert excinfo.value.code == 500
+    assert b'NotAuthenticated' in excinfo.value.read()
+    assert pg.config.numPorts == 8
+
+    status, _payload = fresh_twin.http('POST', '/_twin/faults', {'method': 'ReconfigureDVPortgroup_Task', 'this': moid,
+                                                                 'type': 'ConcurrentAccess', 'fault': 'busy'})
+    assert status == 201
+    with pytest.raises(vim.fault.ConcurrentAccess):
+        _reconfigure_dvpg(pg, configVersion='0', numPorts=9)
+    _reconfigure_dvpg(pg, configVersion='0', numPorts=9)
+    assert pg.config.numPorts == 9
+    calls = [(e['this'], e['status']) for e in fresh_twin.requests()['requests'] if e['method'] == 'ReconfigureDVPortgroup_Task']
+    assert calls == [(moid, 500), (moid, 500), (moid, 200)]
+
+
+def test_migrate_faults_and_host_lists(fresh_twin):
+    """MigrateVM_Task: InvalidPowerState for a state mismatch; host unset in the (DRS) cluster keeps the host."""
+    si = fresh_twin.si
+    vm = by_name(si, vim.VirtualMachine, 'ocp1-worker-0')
+    source = vm.runtime.host
+    target = by_name(si, vim.HostSystem, 'DC0_C0_H2')
+    with pytest.raises(vim.fault.InvalidPowerState):
+        WaitForTask(vm.MigrateVM_Task(host=target, priority='defaultPriority', state='poweredOff'))
+    assert vm.runtime.host == source
+    WaitForTask(vm.MigrateVM_Task(host=target, priority='defaultPriority', state='poweredOn'))
+    assert vm.runtime.host == target
+    WaitForTask(vm.MigrateVM_Task(pool=target.parent.resourcePool, priority='lowPriority'))
+    assert vm.runtime.host == target
+    assert vm in target.vm and vm not in source.vm
+    assert_host_vm_lists_follow_vms(si)
+    assert inv_vm(fresh_twin.inventory(), 'ocp1-worker-0')['host'] == 'DC0_C0_H2'

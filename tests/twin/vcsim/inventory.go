@@ -334,8 +334,12 @@ func snapshot() inventory {
 		ih.Portgroups = []invStdPG{}
 		ih.Vswitches = []string{}
 		if ih.nsRef != nil {
-			if ns, ok := m.Get(*ih.nsRef).(*simulator.HostNetworkSystem); ok {
-				m.WithLock(ns, func() {
+			if obj := m.Get(*ih.nsRef); obj != nil {
+				ns := networkSystemOf(obj)
+				m.WithLock(obj, func() {
+					if ns == nil {
+						return
+					}
 					if ns.NetworkInfo == nil {
 						return
 					}

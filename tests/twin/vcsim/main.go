@@ -116,12 +116,20 @@ func main() {
 	}
 	defer model.Remove()
 
+	// The twin's corrections of vcsim 0.24 (README, "Deviations from vcsim 0.24 that the
+	// twin corrects"): per-host standard port groups, before the inventory uses them.
+	installNetworkSystems()
+
 	ctx := context.Background()
 	vms, err := buildInventory(ctx, model.Service, cfg)
 	if err != nil {
 		model.Remove()
 		log.Fatalf("building the inventory: %v", err)
 	}
+
+	tw := newTwin()
+	syncStandardNetworks()
+	tw.versionNewPortgroups()
 
 	// Credentials are enforced by SessionManager.Login against Service.Listen.User.
 	model.Service.Listen = &url.URL{
@@ -134,7 +142,6 @@ func main() {
 
 	server := model.Service.NewServer()
 
-	tw := newTwin()
 	// NewServer has already started serving, but nobody knows the port before the
 	// state file is written below, so no request can race with this assignment.
 	tw.inner = server.Config.Handler

@@ -19,7 +19,8 @@ import (
 
 // twin wraps the simulator's HTTP handler: it serves the /_twin/ endpoints, logs
 // every SOAP call and answers injected faults. Every other request, and every
-// SOAP call without an injected fault, goes unchanged to vcsim.
+// SOAP call without an injected fault, goes to vcsim, except the few SOAP methods
+// whose vcsim 0.24 behaviour the twin corrects (overrides.go).
 type twin struct {
 	inner http.Handler
 
@@ -34,6 +35,9 @@ type twin struct {
 	requests []requestEntry
 	counts   map[string]int
 	faults   []*faultRule
+
+	// State of the SOAP methods the twin corrects (overrides.go).
+	overrides
 }
 
 type requestEntry struct {
@@ -126,7 +130,7 @@ func (t *twin) serveSOAP(w http.ResponseWriter, r *http.Request) {
 			panic(p)
 		}
 	}()
-	t.forward(rec, r, method)
+	t.forward(rec, r, body, method, this)
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK
@@ -142,10 +146,13 @@ func isLongPoll(method string) bool {
 	return false
 }
 
-func (t *twin) forward(w http.ResponseWriter, r *http.Request, method string) {
+func (t *twin) forward(w http.ResponseWriter, r *http.Request, body []byte, method, this string) {
 	if !isLongPoll(method) {
 		t.gate.RLock()
 		defer t.gate.RUnlock()
+	}
+	if t.serveOverride(w, r, body, method, this) {
+		return
 	}
 	t.inner.ServeHTTP(w, r)
 }
@@ -271,6 +278,11 @@ func writeSOAPFault(w http.ResponseWriter, rule *faultRule) int {
 	if err != nil { // validated when the rule was added
 		f = &types.SystemError{Reason: rule.Fault}
 	}
+	return writeFault(w, rule.Fault, f)
+}
+
+// writeFault answers a SOAP fault with that message and vim fault (HTTP 500).
+func writeFault(w http.ResponseWriter, msg string, f types.BaseMethodFault) int {
 	env := soapFaultEnvelope{
 		Enc: "http://schemas.xmlsoap.org/soap/encoding/",
 		Env: "http://schemas.xmlsoap.org/soap/envelope/",
@@ -278,13 +290,13 @@ func writeSOAPFault(w http.ResponseWriter, rule *faultRule) int {
 		XSI: "http://www.w3.org/2001/XMLSchema-instance",
 	}
 	env.Body.Fault.Code = "ServerFaultCode"
-	env.Body.Fault.String = rule.Fault
+	env.Body.Fault.String = msg
 	env.Body.Fault.Detail.Fault = &faultDetail{Fault: f}
 
 	var out bytes.Buffer
 	out.WriteString(xml.Header)
 	if err := xml.NewEncoder(&out).Encode(&env); err != nil {
-		log.Printf("encoding injected fault: %v", err)
+		log.Printf("encoding fault: %v", err)
 		w.WriteHeader(http.StatusInternalServerError)
 		return http.StatusInternalServerError
 	}
