@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one read preflight (and the support report) makes: the snapshot `_preflight.run_checks` takes.
+
+Kubernetes: one list request per kind, whatever the cluster size (singletons such as the
+Infrastructure are picked from their list). vCenter: a fixed number of batched
+PropertyCollector reads (datacenters; cluster, hosts and switches; host network systems; the
+VM index; the node VMs' devices; opaque networks and port group backing), never one per VM.
+
+A kind whose API is not served (HTTP 404: CRD absent) is None in the snapshot; a kind the
+credentials may not read (HTTP 403) is left out and named in `unreadable`, so the checks that
+need it are skipped with a finding instead of failing the whole preflight. Any other error
+ends the module with the API's message. Private module_util: no API promise outside this collection.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+try:
+    from pyVmomi import vim
+except ImportError:
+    pass  # the preflight module reports the missing library before any vCenter read
+
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import vm_uuid_from_provider_id
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_inventory import (
+    find_datacenter,
+    index_vms,
+    read_cluster_network,
+    read_vm_nics,
+    select_vms,
+)
+
+# snapshot key -> (group, version, plural, name of the singleton or None for a list)
+CUSTOM_KINDS = (
+    ('infrastructure', 'config.openshift.io', 'v1', 'infrastructures', 'cluster'),
+    ('network_config', 'config.openshift.io', 'v1', 'networks', 'cluster'),
+    ('network_operator', 'operator.openshift.io', 'v1', 'networks', 'cluster'),
+    ('cluster_version', 'config.openshift.io', 'v1', 'clusterversions', 'version'),
+    ('egressips', 'k8s.ovn.org', 'v1', 'egressips', None),
+    ('nncps', 'nmstate.io', 'v1', 'nodenetworkconfigurationpolicies', None),
+    ('nmstates', 'nmstate.io', 'v1', 'nmstates', None),
+    ('nns', 'nmstate.io', 'v1beta1', 'nodenetworkstates', None),
+    ('tuneds', 'tuned.openshift.io', 'v1', 'tuneds', None),
+    ('machinesets', 'machine.openshift.io', 'v1beta1', 'machinesets', None),
+    ('machines', 'machine.openshift.io', 'v1beta1', 'machines', None),
+)
+# snapshot key -> (resource, path, CoreV1Api method name)
+CORE_KINDS = (
+    ('nodes', 'nodes', '/api/v1/nodes', 'list_node'),
+    ('namespaces', 'namespaces', '/api/v1/namespaces', 'list_namespace'),
+    ('pods', 'pods', '/api/v1/pods', 'list_pod_for_all_namespaces'),
+)
+REQUIRED = ('nodes',)
+
+
+def _list_core(k8s, resource, path, method):
+    # Raw JSON instead of typed objects: a pod list of a large cluster deserialises far faster.
+    response = k8s.call('list', resource, path, getattr(k8s.core_v1, method), _preload_content=False)
+    return json.loads(response.data).get('items') or []
+
+
+def _list_custom(k8s, group, version, plural):
+    return k8s.list_cluster_custom_objects(group, version, plural)
+
+
+def _singleton(items, name):
+    return next((item for item in items if (item.get('metadata') or {}).get('name') == name), None)
+
+
+def read_cluster(k8s, skip=()):
+    """The Kubernetes part of the snapshot: one list per kind; `skip` names snapshot keys not to read."""
+    snapshot = {'unreadable': {}}
+    for key, resource, path, method in CORE_KINDS:
+        if key in skip:
+            continue
+        try:
+            snapshot[key] = _list_core(k8s, resource, path, method)
+        except ModuleFailure as failure:
+            if key in REQUIRED or failure.details.get('status') != 403:
+                raise
+            snapshot['unreadable'][key] = 'HTTP 403: the credentials may not list %s' % resource
+    for key, group, version, plural, name in CUSTOM_KINDS:
+        if key in skip:
+            continue
+        try:
+            items = _list_custom(k8s, group, version, plural)
+        except ModuleFailure as failure:
+            status = failure.details.get('status')
+            if status == 404:
+                snapshot[key] = None
+                continue
+            if status == 403:
+                snapshot['unreadable']['%s.%s' % (plural, group)] = 'HTTP 403: the credentials may not list %s.%s' % (plural, group)
+                continue
+            raise
+        snapshot[key] = _singleton(items, name) if name else items
+    return snapshot
+
+
+def _node_selectors(nodes):
+    selectors = []
+    for node in nodes or []:
+        uuid = vm_uuid_from_provider_id((node.get('spec') or {}).get('providerID'))
+        if uuid:
+            selectors.append({'by': 'uuid', 'value': uuid, 'node': (node.get('metadata') or {}).get('name')})
+    return selectors
+
+
+def _nsx_facts(client, datacenter):
+    """Opaque (NSX-T) networks and the backing type of every distributed port group, in one read."""
+    records = client.retrieve_view(datacenter.ref, [(vim.OpaqueNetwork, ['name', 'summary']),
+                                                    (vim.dvs.DistributedVirtualPortgroup, ['config'])],
+                                   'reading the NSX backing of the networks of datacenter %s' % datacenter.props.get('name'))
+    opaque, backing = [], {}
+    for record in records:
+        if isinstance(record.ref, vim.OpaqueNetwork):
+            summary = record.props.get('summary')
+            opaque.append({'name': record.props.get('name'), 'type': getattr(summary, 'opaqueNetworkType', None)})
+        else:
+            config = record.props.get('config')
+            if config is not None and getattr(config, 'backingType', None):
+                backing[config.key] = config.backingType
+    return opaque, backing
+
+
+def read_vcenter(client, datacenter_name, cluster_name, nodes):
+    """The vCenter part of the snapshot for one datacenter and vSphere cluster and the VMs behind `nodes`.
+
+    A datacenter or cluster that does not exist is reported in `not_found` (a finding), not raised.
+    """
+    try:
+        datacenter = find_datacenter(client, datacenter_name)
+        network = read_cluster_network(client, datacenter, cluster_name)
+    except ModuleFailure as failure:
+        if failure.details.get('reason') != 'not_found':
+            raise
+        return {'datacenter': None, 'cluster': None, 'not_found': failure.msg}
+    selected, _missing = select_vms(index_vms(client, datacenter), _node_selectors(nodes))
+    vms = read_vm_nics(client, datacenter, selected, network['portgroups_by_key'], network['host_names']) if selected else []
+    opaque, backing = _nsx_facts(client, datacenter)
+    switches = network['distributed_switches']
+    for switch in switches:
+        for portgroup in switch.get('portgroups') or []:
+            portgroup['backing_type'] = backing.get(portgroup.get('key'))
+    return {
+        'datacenter': datacenter.props.get('name'),
+        'cluster': network['cluster']['name'],
+        'not_found': None,
+        'hosts': network['hosts'],
+        'distributed_switches': switches,
+        'opaque_networks': opaque,
+        'vms': vms,
+    }

@@ -1,0 +1,440 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: preflight
+short_description: Check a cluster and vCenter for secondary-network EgressIP before anything is written
+version_added: 0.1.0
+description:
+  - Reads the OpenShift cluster and, when O(datacenter) and O(cluster) are given, the vCenter once, then runs every
+    guardrail of the collection on that one snapshot and returns the findings, each with a stable C(id),
+    a C(severity) (C(error), C(warning), C(info)), a C(message), a C(remedy), a C(docs) anchor in C(docs/runbook.md)
+    and the objects it concerns.
+  - "Checks: platform VSphere, network type OVNKubernetes, OpenShift 4.14 or newer; the acknowledgement that
+    secondary-network EgressIP on vSphere is outside Red Hat support; IP forwarding for the secondary NIC;
+    Infrastructure C(nodeNetworking) pinning the primary subnet; the Kubernetes NMState Operator; egress IPs
+    configured in NMState policies; MachineSets without the secondary device and Machines whose device count
+    differs from their VM's NICs; nodes without a VM; the standard vSwitch or distributed switch and the port group
+    (present on every host, same VLAN); NSX-backed networks; the secondary cidr against the cluster, service and
+    OVN-Kubernetes internal networks, the primary machine network and other host subnets; the address plan; the
+    gateway route metric; the reachability check; the egress node selector and capacity (at least IPs per
+    EgressIP object + 1 capable nodes); namespaces on a user-defined primary network; host-networked pods;
+    EgressIPs on the primary network and which of them newly labelled nodes could take."
+  - Kubernetes costs one list request per kind; vCenter a fixed number of batched reads, whatever the number of nodes.
+  - Fails when any error finding exists, unless O(fail_on_error=false); the findings are returned either way.
+  - Read-only; this module never changes anything in the cluster or in vCenter.
+author:
+  - ocp.egressip maintainers (!UNKNOWN)
+requirements:
+  - kubernetes >= 31.0.0
+  - netaddr >= 1.3.0
+  - pyvmomi >= 9.0.0 (only with O(datacenter) and O(cluster))
+options:
+  acknowledge_unsupported:
+    description:
+      - Acknowledges that EgressIP on a secondary host interface is outside Red Hat support on vSphere
+        (Red Hat documents it for bare metal only). Without it, a requested secondary network is an error finding.
+      - The public variable is C(egressip_acknowledge_unsupported).
+    type: bool
+    default: false
+  datacenter:
+    description:
+      - Name of the vSphere datacenter (C(egressip_vsphere.datacenter)). With O(cluster), enables the vCenter checks.
+    type: str
+  cluster:
+    description:
+      - Name of the vSphere cluster whose hosts run the node VMs (C(egressip_vsphere.cluster)).
+    type: str
+  portgroup:
+    description:
+      - The secondary port group (C(egressip_vsphere.portgroup)).
+    type: dict
+    suboptions:
+      name:
+        description: Name of the port group.
+        type: str
+        required: true
+      switch_type:
+        description: A standard port group (on every host of the cluster) or a distributed port group.
+        type: str
+        choices: [standard, distributed]
+        default: standard
+      switch:
+        description: The standard vSwitch (on every host) or the distributed switch that holds the port group.
+        type: str
+      vlan_id:
+        description: The VLAN of the port group (0 untagged, up to 4094).
+        type: int
+  accept_untested_nsx:
+    description:
+      - Lowers the NSX finding from error to warning. It applies when the port group is backed by NSX (opaque network or
+        NSX distributed port group), where address learning limits (SpoofGuard, IP discovery) may drop egress IPs.
+        This combination is untested and unconfirmed (C(egressip_vsphere.accept_untested_nsx)).
+    type: bool
+    default: false
+  network:
+    description:
+      - The secondary network (C(egressip_network)). Without it and without O(objects), nothing secondary is requested
+        and only the cluster-level checks run.
+    type: dict
+    suboptions:
+      cidr:
+        description: The secondary subnet, for example C(10.20.0.0/24).
+        type: str
+      gateway:
+        description: The router of the secondary subnet.
+        type: str
+      node_address_range:
+        description: The base addresses for the node NICs, C(first-last) or a CIDR block inside O(network.cidr).
+        type: str
+      route_metric:
+        description:
+          - Metric of the gateway route via the secondary NIC; must be above the primary default route
+            (br-ex, metric 48 as configure-ovs sets it, or what NodeNetworkState shows).
+        type: int
+      ip_forwarding:
+        description:
+          - How IP forwarding on the secondary NIC is (or will be) enabled. C(per_interface) (a Tuned profile) and
+            C(global) (C(gatewayConfig.ipForwarding=Global)) are done by the node network step; C(external) means the
+            user manages it (for example with a MachineConfig, which preflight cannot see).
+        type: str
+        choices: [per_interface, global, external]
+        default: per_interface
+      ipv6:
+        description: An IPv6 family of the secondary network (C(cidr), C(gateway), C(node_address_range)); not checked by preflight yet.
+        type: dict
+  nodes:
+    description:
+      - Which nodes are egress nodes (C(egressip_nodes)).
+    type: dict
+    suboptions:
+      selector:
+        description:
+          - Labels a node must carry, as a map of label to value (for example C(node-role.kubernetes.io/worker) with an
+            empty value) or as a label selector with C(matchLabels)/C(matchExpressions). Empty selects every node.
+        type: dict
+        default: {}
+  objects:
+    description:
+      - The EgressIP objects (C(egressip_objects)).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Name of the EgressIP object.
+        type: str
+        required: true
+      egress_ips:
+        description: Its egress IPs, on the secondary network.
+        type: list
+        elements: str
+        required: true
+      namespace_selector:
+        description: Label selector of the namespaces whose pods use the egress IPs.
+        type: dict
+        required: true
+      pod_selector:
+        description: Label selector of the pods within those namespaces (all pods when omitted).
+        type: dict
+  mode:
+    description:
+      - V(plan) checks before the collection writes anything (what enable would create is reported as C(info)).
+      - V(audit) expects the configuration in place (verify, support report), so anything missing is an error.
+    type: str
+    choices: [plan, audit]
+    default: plan
+  fail_on_error:
+    description:
+      - Fail when any finding has severity C(error). With V(false) the module always succeeds and the caller decides.
+    type: bool
+    default: true
+  read_pods:
+    description:
+      - List the pods of the cluster (one request) to find host-networked pods the EgressIP objects would select.
+        Set V(false) on very large clusters to skip that check.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - ocp.egressip.k8s_auth
+  - ocp.egressip.vsphere_auth.nested
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads.
+  diff_mode:
+    support: none
+  platform:
+    platforms: all
+  action_group:
+    support: full
+    membership:
+      - ocp.egressip.egressip
+notes:
+  - Run it before every change; the C(ocp.egressip.preflight) role does so and stops on errors before any write.
+  - Each finding id has a section in C(docs/runbook.md) with what to check and how to fix it.
+seealso:
+  - module: ocp.egressip.egressip_info
+  - module: ocp.egressip.vsphere_network_info
+'''
+
+EXAMPLES = r'''
+- name: Check the cluster before enabling secondary-network EgressIP
+  ocp.egressip.preflight:
+    acknowledge_unsupported: true
+    datacenter: DC1
+    cluster: Cluster1
+    portgroup: {name: ocp-egress-120, switch_type: distributed, switch: DSwitch1, vlan_id: 120}
+    network:
+      cidr: 10.20.0.0/24
+      gateway: 10.20.0.1
+      node_address_range: 10.20.0.10-10.20.0.99
+      route_metric: 200
+    nodes:
+      selector: {node-role.kubernetes.io/worker: ""}
+    objects:
+      - name: payments
+        egress_ips: [10.20.0.200, 10.20.0.201]
+        namespace_selector: {matchLabels: {team: payments}}
+  register: preflight
+
+- name: Audit a configured cluster without failing, for a report
+  ocp.egressip.preflight:
+    mode: audit
+    fail_on_error: false
+    acknowledge_unsupported: true
+    network: {cidr: 10.20.0.0/24, gateway: 10.20.0.1, node_address_range: 10.20.0.10-10.20.0.99}
+    objects:
+      - name: payments
+        egress_ips: [10.20.0.200, 10.20.0.201]
+        namespace_selector: {matchLabels: {team: payments}}
+  register: audit
+
+- name: Only the cluster-level checks, with an explicit kubeconfig and vCenter connection
+  ocp.egressip.preflight:
+    kubeconfig: ~/.kube/cluster-a
+    datacenter: DC1
+    cluster: Cluster1
+    vsphere:
+      hostname: vcenter.example.com
+      username: readonly@vsphere.local
+      password: "{{ vcenter_password }}"
+'''
+
+RETURN = r'''
+findings:
+  description: Every finding, errors first, then warnings, then info.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    id:
+      description: Stable id of the finding; C(docs/runbook.md) has a section of that name.
+      type: str
+      sample: portgroup_missing
+    severity:
+      description: C(error) (stops enable), C(warning) or C(info).
+      type: str
+      sample: error
+    message:
+      description: What is wrong with which object.
+      type: str
+      sample: "Standard port group ocp-egress-120 is missing on host(s) DC0_C0_H2 of vSphere cluster DC0_C0: ..."
+    remedy:
+      description: What to do about it.
+      type: str
+    docs:
+      description: The runbook anchor.
+      type: str
+      sample: docs/runbook.md#portgroup_missing
+    objects:
+      description: The objects the finding concerns, each with C(kind) and C(name) (and C(namespace) where it has one).
+      type: list
+      elements: dict
+      sample: [{kind: HostSystem, name: DC0_C0_H2}]
+summary:
+  description: Counts of findings per severity, and whether the run may proceed (no error).
+  returned: always
+  type: dict
+  sample: {error: 0, warning: 1, info: 3, ok: true, mode: plan}
+cluster:
+  description: What the snapshot says about the cluster.
+  returned: always
+  type: dict
+  contains:
+    openshift_version:
+      description: C(status.desired.version) of ClusterVersion C(version).
+      type: str
+      sample: 4.16.3
+    platform:
+      description: Infrastructure platform type.
+      type: str
+      sample: VSphere
+    network_type:
+      description: Cluster network type.
+      type: str
+      sample: OVNKubernetes
+    ip_forwarding:
+      description: C(gatewayConfig.ipForwarding) of the network operator (C(Restricted) when unset).
+      type: str
+      sample: Restricted
+    forwarding_by_hostname:
+      description: Interfaces a Tuned profile recommended per hostname sets IPv4 forwarding on.
+      type: dict
+      sample: {ocp1-worker-0: [ens224]}
+    nodes:
+      description: Number of nodes.
+      type: int
+      sample: 6
+    egress_assignable_nodes:
+      description: Nodes labelled C(k8s.ovn.org/egress-assignable).
+      type: list
+      elements: str
+    machine_api:
+      description: Whether Machine API Machines exist.
+      type: bool
+    nmstate:
+      description: Whether the NMState API is served.
+      type: bool
+    egressips:
+      description: Number of EgressIP objects.
+      type: int
+primary_egressips:
+  description:
+    - Every egress IP of the cluster that lies on the primary network, with the node it is assigned to; recorded
+      so that later runs can prove these were not changed by this collection.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{name: legacy, egress_ip: 192.168.10.200, node: ocp1-worker-1, subnet: 192.168.10.0/24}]
+checked:
+  description: Which parts were read; checks on the other parts were skipped.
+  returned: always
+  type: dict
+  sample: {vcenter: true, pods: true}
+msg:
+  description: On failure, every error finding with its remedy in one message.
+  returned: failure
+  type: str
+'''
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils._preflight import cluster_facts, primary_egressips, run_checks
+from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import read_cluster, read_vcenter
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import (
+    HAS_PYVMOMI,
+    PYVMOMI_IMPORT_ERROR,
+    connect_vsphere,
+    vsphere_nested_argument_spec,
+)
+
+
+def argument_spec():
+    spec = dict(
+        acknowledge_unsupported=dict(type='bool', default=False),
+        datacenter=dict(type='str'),
+        cluster=dict(type='str'),
+        portgroup=dict(type='dict', options=dict(
+            name=dict(type='str', required=True),
+            switch_type=dict(type='str', choices=['standard', 'distributed'], default='standard'),
+            switch=dict(type='str'),
+            vlan_id=dict(type='int'),
+        )),
+        accept_untested_nsx=dict(type='bool', default=False),
+        network=dict(type='dict', options=dict(
+            cidr=dict(type='str'),
+            gateway=dict(type='str'),
+            node_address_range=dict(type='str'),
+            route_metric=dict(type='int'),
+            ip_forwarding=dict(type='str', choices=['per_interface', 'global', 'external'], default='per_interface'),
+            ipv6=dict(type='dict'),
+        )),
+        nodes=dict(type='dict', options=dict(selector=dict(type='dict', default={}))),
+        objects=dict(type='list', elements='dict', default=[], options=dict(
+            name=dict(type='str', required=True),
+            egress_ips=dict(type='list', elements='str', required=True),
+            namespace_selector=dict(type='dict', required=True),
+            pod_selector=dict(type='dict'),
+        )),
+        mode=dict(type='str', choices=['plan', 'audit'], default='plan'),
+        fail_on_error=dict(type='bool', default=True),
+        read_pods=dict(type='bool', default=True),
+    )
+    spec.update(vsphere_nested_argument_spec())
+    return spec
+
+
+def requested_config(params):
+    """The requested configuration in the shape of the public variables schema (without the egressip_ prefix)."""
+    return {
+        'acknowledge_unsupported': params['acknowledge_unsupported'],
+        'vsphere': {'datacenter': params['datacenter'], 'cluster': params['cluster'], 'portgroup': params['portgroup'] or {},
+                    'accept_untested_nsx': params['accept_untested_nsx']},
+        'network': dict((key, value) for key, value in (params['network'] or {}).items() if value is not None),
+        'nodes': params['nodes'] or {},
+        'objects': params['objects'],
+    }
+
+
+def read_snapshot(module):
+    params = module.params
+    skip = () if params['read_pods'] and params['objects'] else ('pods',)
+    snapshot = read_cluster(module.k8s, skip=skip)
+    snapshot['vsphere'] = None
+    if params['datacenter'] and params['cluster']:
+        if not HAS_PYVMOMI:
+            module.fail_json(msg=missing_required_lib('pyvmomi', reason='to check vCenter (datacenter and cluster given)'),
+                             exception=PYVMOMI_IMPORT_ERROR)
+        client = connect_vsphere(params['vsphere'])
+        snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'])
+    snapshot['config'] = requested_config(params)
+    return snapshot
+
+
+def run(module):
+    if NETADDR_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
+    snapshot = read_snapshot(module)
+    findings = run_checks(snapshot, module.params['mode'])
+    summary = summarize(findings)
+    summary.update(ok=not errors(findings), mode=module.params['mode'])
+    return dict(
+        findings=findings,
+        summary=summary,
+        cluster=cluster_facts(snapshot),
+        primary_egressips=primary_egressips(snapshot),
+        checked={'vcenter': snapshot['vsphere'] is not None, 'pods': 'pods' in snapshot},
+    )
+
+
+def main():
+    module = K8sModule(
+        argument_spec=argument_spec(),
+        required_together=[('datacenter', 'cluster')],
+        supports_check_mode=True,
+    )
+    try:
+        result = run(module)
+    except ModuleFailure as failure:
+        module.fail_failure(failure)
+    if module.params['fail_on_error'] and not result['summary']['ok']:
+        module.fail_json(msg=failure_message(result['findings'], 'preflight'), changed=False, **result)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == '__main__':
+    main()
