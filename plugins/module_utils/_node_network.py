@@ -510,6 +510,28 @@ def to_json(value):
 
 # --- node_nic_address: the plan ------------------------------------------------------------------
 
+NIC_ENTRY_KEYS = ('node', 'mac', 'address', 'ipv6_address')
+
+
+def nic_entries(raw, keys=NIC_ENTRY_KEYS):
+    """The `nodes` option as [{node, mac, ...}] and the refusals for entries that are not mappings.
+
+    Keys other than `keys` are ignored, so the `vms` list that vsphere_vm_nic returns (node, mac,
+    uuid, action, ...) can be passed as it is. Values are stripped strings or None.
+    """
+    entries, findings = [], []
+    for index, item in enumerate(raw or []):
+        if not isinstance(item, dict):
+            findings.append(_input_invalid('nodes[%d]' % index, item, 'is not a mapping', 'give {node: <name>, mac: <MAC>}.'))
+            continue
+        entry = {}
+        for key in keys:
+            value = item.get(key)
+            entry[key] = str(value).strip() or None if value is not None else None
+        entries.append(entry)
+    return entries, findings
+
+
 def validate_nic_entries(entries, need_mac=True):
     """Refusals for the `nodes` option: missing or repeated node names, malformed or repeated MACs."""
     findings = []

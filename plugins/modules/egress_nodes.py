@@ -48,17 +48,10 @@ options:
       - The secondary NIC of each node, as returned by the vSphere step. When a node is listed, its NIC is found by
         this MAC; otherwise any interface holding an address in O(cidr) counts.
       - With O(wait=true), the listed nodes are the ones waited for.
+      - Each entry has the keys C(node) (node name) and C(mac) (MAC of its secondary NIC); other keys are ignored, so
+        the C(vms) list returned by M(ocp.egressip.vsphere_vm_nic) can be passed as it is.
     type: list
     elements: dict
-    suboptions:
-      node:
-        description: Node name.
-        type: str
-        required: true
-      mac:
-        description: MAC address of the node's secondary NIC.
-        type: str
-        required: true
   exclusive:
     description:
       - V(true) keeps the label on exactly the capable nodes, removing it from any other node.
@@ -204,9 +197,8 @@ def read_snapshot(k8s):
 
 
 def validate(params):
-    findings = nn.validate_selector(params['selector'])
-    entries = [dict(node=entry['node'].strip(), mac=entry['mac'].strip()) for entry in params['nodes'] or []]
-    findings += nn.validate_nic_entries(entries)
+    entries, findings = nn.nic_entries(params['nodes'], keys=('node', 'mac'))
+    findings += nn.validate_selector(params['selector']) + nn.validate_nic_entries(entries)
     networks = []
     for option, version in (('cidr', None), ('ipv6_cidr', 6)):
         value = params.get(option)
@@ -240,10 +232,7 @@ def main():
             selector=dict(type='dict', required=True),
             cidr=dict(type='str', required=True),
             ipv6_cidr=dict(type='str'),
-            nodes=dict(type='list', elements='dict', options=dict(
-                node=dict(type='str', required=True),
-                mac=dict(type='str', required=True),
-            )),
+            nodes=dict(type='list', elements='dict'),
             exclusive=dict(type='bool', default=True),
             force=dict(type='bool', default=False),
             state=dict(type='str', choices=['present', 'absent'], default='present'),

@@ -44,17 +44,10 @@ options:
     description:
       - The egress nodes and the MAC of their secondary NIC (as for M(ocp.egressip.node_nic_address)).
       - Required with O(mode=per_interface) and O(state=present); the Tuned then covers exactly these nodes.
+      - Each entry has the keys C(node) (node name) and C(mac) (MAC of its secondary NIC); other keys are ignored, so
+        the C(vms) list returned by M(ocp.egressip.vsphere_vm_nic) can be passed as it is.
     type: list
     elements: dict
-    suboptions:
-      node:
-        description: Node name.
-        type: str
-        required: true
-      mac:
-        description: MAC address of the node's secondary NIC.
-        type: str
-        required: true
   ipv6:
     description: Also set C(net.ipv6.conf.<if>.forwarding=1) (dual-stack or IPv6 secondary network; O(mode=per_interface)).
     type: bool
@@ -182,8 +175,8 @@ def read_tuned(k8s):
 
 def per_interface(module, result, operator):
     params = module.params
-    entries = [dict(node=entry['node'].strip(), mac=entry['mac'].strip()) for entry in params['nodes'] or []]
-    findings = nn.validate_nic_entries(entries)
+    entries, findings = nn.nic_entries(params['nodes'], keys=('node', 'mac'))
+    findings += nn.validate_nic_entries(entries)
     if params['state'] == 'present' and not entries:
         findings.append(catalogue_finding('node_network_input_invalid', 'nodes is empty with mode: per_interface.',
                                           objects=[{'kind': 'option', 'name': 'nodes'}],
@@ -248,10 +241,7 @@ def main():
     module = K8sModule(
         argument_spec=dict(
             mode=dict(type='str', choices=[nn.PER_INTERFACE, nn.GLOBAL], default=nn.PER_INTERFACE),
-            nodes=dict(type='list', elements='dict', options=dict(
-                node=dict(type='str', required=True),
-                mac=dict(type='str', required=True),
-            )),
+            nodes=dict(type='list', elements='dict'),
             ipv6=dict(type='bool', default=False),
             tuned_priority=dict(type='int', default=20),
             state=dict(type='str', choices=['present', 'absent'], default='present'),

@@ -45,27 +45,17 @@ requirements:
 options:
   nodes:
     description:
-      - The nodes and the MAC of their secondary NIC, as the vSphere step (C(ocp.egressip.vsphere_vm_nic)) returns them.
-      - With O(state=absent) only O(nodes[].node) is needed.
+      - "The nodes and their secondary NIC: a list of mappings with the keys C(node) (node name, required), C(mac)
+        (MAC of the secondary NIC, any case, C(:) or C(-) separated; required with O(state=present)), C(address)
+        (optional base address to give this node instead of allocating one: inside O(cidr), not in use; refused
+        when the node already has a different allocation, since allocations never move) and C(ipv6_address)
+        (the same for the IPv6 network of O(ipv6))."
+      - Other keys are ignored, so the C(vms) list returned by M(ocp.egressip.vsphere_vm_nic) can be passed as it is
+        (keep only entries with a MAC, for example with C(selectattr('mac'))).
+      - With O(state=absent) only C(node) is needed.
     type: list
     elements: dict
     required: true
-    suboptions:
-      node:
-        description: Node name.
-        type: str
-        required: true
-      mac:
-        description: MAC address of the node's secondary NIC (any case, C(:) or C(-) separated). Required with O(state=present).
-        type: str
-      address:
-        description:
-          - Base address to give this node instead of allocating one (inside O(cidr), not in use).
-          - Ignored when the node already has an allocation equal to it; refused when it differs (allocations never move).
-        type: str
-      ipv6_address:
-        description: Like O(nodes[].address) for the IPv6 network of O(ipv6) (dual stack).
-        type: str
   cidr:
     description:
       - The secondary network, C(address/prefix) (IPv4, or IPv6 for an IPv6-only secondary network). Required with O(state=present).
@@ -298,9 +288,6 @@ def read_snapshot(k8s):
     }
 
 
-def entries_from(params):
-    return [dict((key, (entry.get(key) or '').strip() or None) for key in ('node', 'mac', 'address', 'ipv6_address'))
-            for entry in params['nodes']]
 
 
 def networks_from(params):
@@ -392,9 +379,9 @@ def degraded_findings(nodes_by_policy, progress):
 
 def present(module, result):
     params = module.params
-    entries = entries_from(params)
-    networks, findings = networks_from(params)
-    findings = nn.validate_nic_entries(entries) + findings + check_interface_name(params['interface_name'])
+    entries, findings = nn.nic_entries(params['nodes'])
+    networks, found = networks_from(params)
+    findings += nn.validate_nic_entries(entries) + found + check_interface_name(params['interface_name'])
     if errors(findings):
         raise Refused(findings)
     snapshot = read_snapshot(module.k8s)
@@ -420,8 +407,8 @@ def present(module, result):
 
 def absent(module, result):
     params = module.params
-    entries = entries_from(params)
-    findings = nn.validate_nic_entries(entries, need_mac=False)
+    entries, findings = nn.nic_entries(params['nodes'])
+    findings += nn.validate_nic_entries(entries, need_mac=False)
     if errors(findings):
         raise Refused(findings)
     snapshot = read_snapshot(module.k8s)
@@ -454,12 +441,7 @@ def absent(module, result):
 def main():
     module = K8sModule(
         argument_spec=dict(
-            nodes=dict(type='list', elements='dict', required=True, options=dict(
-                node=dict(type='str', required=True),
-                mac=dict(type='str'),
-                address=dict(type='str'),
-                ipv6_address=dict(type='str'),
-            )),
+            nodes=dict(type='list', elements='dict', required=True),
             cidr=dict(type='str'),
             gateway=dict(type='str'),
             node_address_range=dict(type='str'),

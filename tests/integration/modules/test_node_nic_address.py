@@ -1,0 +1,277 @@
+"""node_nic_address against the twin: refusals, check mode, the path NIC -> policy -> host-cidrs,
+rerun and request cost, Degraded surfaced, allocation stability as nodes come and go,
+release guarded by hosted egress IPs, injected faults, dual stack in check mode.
+
+Tests run in file order and build on each other (one twin per module). Workers 0-2 get a
+secondary NIC at the start; worker 3 and 4 get theirs later in the file.
+"""
+
+import pytest
+
+from twin.fixture import kube_writes
+
+import _prepare as prepare
+
+TWIN_OPTIONS = {'workers': 5}
+W = ['ocp1-worker-%d' % i for i in range(5)]
+NETWORK = {'cidr': '10.20.0.0/24', 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99'}
+NNCP = prepare.NNCP
+
+
+@pytest.fixture(scope='module')
+def macs(twin):
+    return dict((node, prepare.add_nic(twin, node)) for node in W[:3])
+
+
+def nics(macs, *nodes):
+    return [{'node': node, 'mac': macs[node]} for node in nodes]
+
+
+def args(nodes, **extra):
+    base = dict(NETWORK, nodes=nodes, wait_timeout=60, wait_sleep=1)
+    base.update(extra)
+    return base
+
+
+def ids(result):
+    return [item['id'] for item in result['findings']]
+
+
+def allocations(result):
+    return dict((item['node'], item['address']) for item in result['allocations'])
+
+
+def policy(twin, name):
+    items = twin.custom_objects().list_cluster_custom_object(**NNCP)['items']
+    return next((item for item in items if item['metadata']['name'] == name), None)
+
+
+def refused(twin, run_module, arguments, finding_id, *texts):
+    twin.reset_kube_requests()
+    result = run_module('node_nic_address', arguments)
+    assert result['_rc'] != 0 and result['failed'], result
+    assert finding_id in ids(result), result['findings']
+    for text in texts:
+        assert text in result['msg'], result['msg']
+    assert 'nothing was written' in result['msg'] and 'Fix: ' in result['msg']
+    assert kube_writes(twin) == 0 and result['changed'] is False
+    return result
+
+
+# --- refusals before any write -----------------------------------------------------------------------
+
+@pytest.mark.parametrize('network, finding_id, text', [
+    ({'gateway': '10.30.0.1'}, 'node_gateway_outside_cidr', 'gateway 10.30.0.1 is not inside cidr 10.20.0.0/24'),
+    ({'node_address_range': '10.20.1.10-10.20.1.20'}, 'node_address_range_outside_cidr', 'node_address_range 10.20.1.10-10.20.1.20 is not inside cidr'),
+    ({'node_address_range': '10.20.0.1-10.20.0.20'}, 'node_address_range_reserved', '10.20.0.1 (the gateway)'),
+    ({'node_address_range': '10.20.0.200-10.20.0.255'}, 'node_address_range_reserved', '10.20.0.255 (the broadcast address)'),
+    ({'node_address_range': '10.20.0.10-10.20.0.11'}, 'node_address_range_too_small', 'has 2 free address(es); 3 of the 3 node(s) need a new one'),
+    ({'cidr': '192.168.10.0/24', 'gateway': '192.168.10.1', 'node_address_range': '192.168.10.100-192.168.10.120'},
+     'node_network_overlaps_host_subnet', 'cidr 192.168.10.0/24 overlaps the primary machine network 192.168.10.0/24'),
+    ({'cidr': '10.20.0.5/24'}, 'node_network_input_invalid', "cidr '10.20.0.5/24' has host bits set"),
+    ({'route_metric': 48}, 'node_route_metric_too_low', 'route_metric 48 is not above the metric 48 of the primary IPv4 default route'),
+])
+def test_bad_network_is_refused_naming_field_value_and_fix(twin, run_module, macs, network, finding_id, text):
+    refused(twin, run_module, args(nics(macs, *W[:3]), **network), finding_id, text)
+
+
+@pytest.mark.parametrize('entries, text', [
+    ([{'node': W[0], 'mac': 'not-a-mac'}], "nodes[0].mac 'not-a-mac' is not a MAC address"),
+    ([{'node': W[0], 'mac': '00:50:56:00:00:01'}, {'node': W[0], 'mac': '00:50:56:00:00:02'}], "nodes[1].node 'ocp1-worker-0' repeats nodes[0]"),
+    ([{'node': W[0], 'mac': '00:50:56:00:00:01'}, {'node': W[1], 'mac': '00:50:56:00:00:01'}], 'is also the MAC of nodes[0]'),
+    ([{'node': W[0]}], "nodes[0].mac None is empty"),
+    ([{'node': 'ocp1-worker-9', 'mac': '00:50:56:00:00:09'}], "nodes[0].node 'ocp1-worker-9' is not a Node of the cluster"),
+])
+def test_bad_node_list_is_refused(twin, run_module, entries, text):
+    refused(twin, run_module, args(entries), 'node_network_input_invalid', text)
+
+
+# --- create, rerun, check mode, diff ------------------------------------------------------------------
+
+def test_check_mode_writes_nothing_and_shows_the_diff(twin, run_module, macs):
+    twin.reset_kube_requests()
+    result = run_module('node_nic_address', args(nics(macs, *W[:3])), check=True, diff=True)
+    assert result['_rc'] == 0, result
+    assert result['changed'] is True and kube_writes(twin) == 0
+    assert sorted(result['created']) == ['egressip-' + node for node in W[:3]]
+    dry_runs = [r for r in twin.kube_requests()['requests'] if r['verb'] == 'create']
+    assert len(dry_runs) == 3 and all(r['dry_run'] for r in dry_runs)  # the server validated each policy
+    after = result['diff']['after']['egressip-ocp1-worker-0']
+    interface = after['spec']['desiredState']['interfaces'][0]
+    assert interface['identifier'] == 'mac-address' and interface['mac-address'] == macs[W[0]].upper()
+    assert interface['ipv4']['address'] == [{'ip': '10.20.0.10', 'prefix-length': 24}]
+    assert after['spec']['desiredState']['routes']['config'] == [
+        {'destination': '0.0.0.0/0', 'next-hop-address': '10.20.0.1', 'next-hop-interface': 'egressip0', 'metric': 200, 'table-id': 254}]
+    assert result['diff']['before'] == {}
+    assert policy(twin, 'egressip-ocp1-worker-0') is None
+
+
+def test_nic_to_policy_to_host_cidrs(twin, run_module, macs):
+    result = run_module('node_nic_address', args(nics(macs, *W[:3])))
+    assert result['_rc'] == 0, result
+    assert result['changed'] is True
+    assert allocations(result) == {W[0]: '10.20.0.10/24', W[1]: '10.20.0.11/24', W[2]: '10.20.0.12/24'}
+    assert all(item['status'] == 'available' and item['source'] == 'allocated' for item in result['allocations'])
+    assert all(item['interface'] == 'ens224' for item in result['allocations'])
+    created = policy(twin, 'egressip-ocp1-worker-1')
+    assert created['metadata']['labels'] == {'egressip.ocp/managed-by': 'ocp.egressip'}
+    assert created['metadata']['annotations']['egressip.ocp/addresses'] == '10.20.0.11/24'
+    assert created['spec']['nodeSelector'] == {'kubernetes.io/hostname': W[1]}
+    twin.wait_for(lambda: all(allocations(result)[node] in prepare.host_cidrs(twin, node) for node in W[:3]),
+                  timeout=30, what='host-cidrs to show the secondary addresses')
+
+
+def test_second_run_changes_nothing_at_constant_cost(twin, run_module, macs):
+    twin.reset_kube_requests()
+    result = run_module('node_nic_address', args(nics(macs, *W[:3])), diff=True)
+    assert result['_rc'] == 0, result
+    assert result['changed'] is False and result['diff'] == {'before': {}, 'after': {}}
+    assert all(item['source'] == 'existing' and item['status'] == 'available' for item in result['allocations'])
+    log = twin.kube_requests()
+    assert kube_writes(twin) == 0
+    # one list per kind: nodes, policies, enactments, node network states, egress IPs; nothing per node
+    assert log['counts'] == {'get': 0, 'list': 5, 'create': 0, 'update': 0, 'patch': 0, 'delete': 0}
+
+
+def test_list_order_and_mac_case_are_not_a_change(twin, run_module, macs):
+    entries = [{'node': node, 'mac': macs[node].upper().replace(':', '-'), 'uuid': 'ignored'} for node in reversed(W[:3])]
+    result = run_module('node_nic_address', args(entries))
+    assert result['_rc'] == 0 and result['changed'] is False, result
+
+
+# --- refusals that need the cluster state --------------------------------------------------------------
+
+def test_address_in_use_is_refused(twin, run_module, macs):
+    prepare.create_by_hand(twin, 'claims', ['10.20.0.57'])
+    try:
+        refused(twin, run_module, args([{'node': W[3], 'mac': '00:50:56:00:00:33', 'address': '10.20.0.57'}]),
+                'node_address_in_use', 'address 10.20.0.57 of node ocp1-worker-3 in 10.20.0.0/24 is already used by EgressIP claims')
+        refused(twin, run_module, args([{'node': W[3], 'mac': '00:50:56:00:00:33', 'address': '10.20.0.11'}]),
+                'node_address_in_use', 'is already used by the policy of node ocp1-worker-1')
+    finally:
+        prepare.delete_by_hand(twin, 'claims')
+
+
+def test_existing_allocation_never_moves(twin, run_module, macs):
+    refused(twin, run_module, args([{'node': W[0], 'mac': macs[W[0]], 'address': '10.20.0.50'}]),
+            'node_address_allocation_fixed', 'node ocp1-worker-0 already holds 10.20.0.10 from its policy; address 10.20.0.50 was requested')
+
+
+def test_policy_not_created_by_the_collection_is_not_touched(twin, run_module, macs):
+    body = {'apiVersion': 'nmstate.io/v1', 'kind': 'NodeNetworkConfigurationPolicy', 'metadata': {'name': 'egressip-ocp1-worker-3'},
+            'spec': {'nodeSelector': {'kubernetes.io/hostname': 'nowhere'}, 'desiredState': {'interfaces': []}}}
+    twin.custom_objects().create_cluster_custom_object(body=body, **NNCP)
+    try:
+        refused(twin, run_module, args([{'node': W[3], 'mac': '00:50:56:00:00:33'}]), 'node_object_not_owned',
+                'NodeNetworkConfigurationPolicy egressip-ocp1-worker-3 exists without the label egressip.ocp/managed-by=ocp.egressip')
+    finally:
+        twin.custom_objects().delete_cluster_custom_object(name='egressip-ocp1-worker-3', **NNCP)
+
+
+# --- Degraded on the node -------------------------------------------------------------------------------
+
+def test_degraded_policy_is_surfaced_with_node_and_reason(twin, run_module):
+    result = run_module('node_nic_address', args([{'node': W[3], 'mac': '00:50:56:de:ad:01'}]))
+    assert result['_rc'] != 0 and result['changed'] is True
+    assert ids(result) == ['node_policy_degraded']
+    assert 'NodeNetworkConfigurationPolicy egressip-ocp1-worker-3 is Degraded on node ocp1-worker-3' in result['msg']
+    assert 'no interface is holding that MAC address' in result['msg']
+    assert 'after writing policies egressip-ocp1-worker-3' in result['msg']
+    assert result['allocations'][0]['status'] == 'degraded'
+    # a rerun reports it again instead of claiming success
+    again = run_module('node_nic_address', args([{'node': W[3], 'mac': '00:50:56:de:ad:01'}]))
+    assert again['_rc'] != 0 and again['changed'] is False and ids(again) == ['node_policy_degraded']
+
+
+def test_release_of_a_node_without_that_nic_deletes_the_policy(twin, run_module):
+    result = run_module('node_nic_address', {'nodes': [{'node': W[3]}], 'state': 'absent', 'wait_sleep': 1}, diff=True)
+    assert result['_rc'] == 0, result
+    assert result['deleted'] == ['egressip-ocp1-worker-3'] and result['released'][0]['addresses'] == ['10.20.0.13/24']
+    assert list(result['diff']['before']) == ['egressip-ocp1-worker-3'] and result['diff']['after'] == {}
+    assert policy(twin, 'egressip-ocp1-worker-3') is None
+
+
+# --- stability when nodes come and go ---------------------------------------------------------------------
+
+def test_nodes_left_out_keep_their_reservation(twin, run_module, macs):
+    macs[W[3]] = prepare.add_nic(twin, W[3])
+    result = run_module('node_nic_address', args(nics(macs, W[0], W[3])))
+    assert result['_rc'] == 0, result
+    # worker-1 and worker-2 were left out, not released: their addresses stay reserved
+    assert allocations(result) == {W[0]: '10.20.0.10/24', W[3]: '10.20.0.13/24'}
+    assert policy(twin, 'egressip-ocp1-worker-1') is not None and policy(twin, 'egressip-ocp1-worker-2') is not None
+
+
+def test_release_removes_the_address_then_the_policy(twin, run_module):
+    twin.reset_kube_requests()
+    result = run_module('node_nic_address', {'nodes': [{'node': W[1]}], 'state': 'absent'}, check=True)
+    assert result['_rc'] == 0 and result['changed'] is True and kube_writes(twin) == 0
+    result = run_module('node_nic_address', {'nodes': [{'node': W[1]}], 'state': 'absent', 'wait_sleep': 1})
+    assert result['_rc'] == 0, result
+    assert result['released'] == [{'node': W[1], 'policy': 'egressip-ocp1-worker-1', 'addresses': ['10.20.0.11/24']}]
+    assert policy(twin, 'egressip-ocp1-worker-1') is None
+    # the address was removed from the node before the policy went (nmstate never rolls back on delete)
+    twin.wait_for(lambda: '10.20.0.11/24' not in prepare.host_cidrs(twin, W[1]), timeout=30, what='10.20.0.11 to leave worker-1')
+    again = run_module('node_nic_address', {'nodes': [{'node': W[1]}], 'state': 'absent'})
+    assert again['_rc'] == 0 and again['changed'] is False
+
+
+def test_new_node_takes_the_lowest_free_address_and_others_stay(twin, run_module, macs):
+    macs[W[4]] = prepare.add_nic(twin, W[4])
+    result = run_module('node_nic_address', args(nics(macs, W[0], W[2], W[3], W[4])))
+    assert result['_rc'] == 0, result
+    assert allocations(result) == {W[0]: '10.20.0.10/24', W[2]: '10.20.0.12/24', W[3]: '10.20.0.13/24', W[4]: '10.20.0.11/24'}
+    sources = dict((item['node'], item['source']) for item in result['allocations'])
+    assert sources == {W[0]: 'existing', W[2]: 'existing', W[3]: 'existing', W[4]: 'allocated'}
+    assert result['created'] == ['egressip-ocp1-worker-4'] and result['updated'] == []
+
+
+# --- release guarded by hosted egress IPs -------------------------------------------------------------------
+
+def test_release_refused_while_the_node_hosts_egress_ips(twin, run_module):
+    prepare.label(twin, W[2])
+    prepare.create_by_hand(twin, 'payments', ['10.20.0.200'])
+    try:
+        twin.wait_for(lambda: prepare.assignments(twin, 'payments').get('10.20.0.200') == W[2], timeout=30,
+                      what='10.20.0.200 to be assigned to worker-2')
+        refused(twin, run_module, {'nodes': [{'node': W[2]}], 'state': 'absent'}, 'node_hosts_egress_ips',
+                'releasing the secondary address of node ocp1-worker-2 would strand egress IP(s) 10.20.0.200 (EgressIP payments)')
+        forced = run_module('node_nic_address', {'nodes': [{'node': W[2]}], 'state': 'absent', 'force': True}, check=True)
+        assert forced['_rc'] == 0 and forced['deleted'] == ['egressip-ocp1-worker-2']
+    finally:
+        prepare.delete_by_hand(twin, 'payments')
+        prepare.label(twin, W[2], present=False)
+
+
+# --- faults ---------------------------------------------------------------------------------------------------
+
+def test_injected_write_failure_then_rerun_converges(twin, run_module, macs):
+    changed = args(nics(macs, W[0], W[2], W[3], W[4]), route_metric=300)
+    twin.inject_kube_fault(verb='patch', path='nodenetworkconfigurationpolicies/egressip-ocp1-worker-2', code=500, count=1)
+    try:
+        result = run_module('node_nic_address', changed)
+    finally:
+        twin.clear_kube_faults()
+    assert result['_rc'] != 0
+    assert 'patch nodenetworkconfigurationpolicies.nmstate.io egressip-ocp1-worker-2' in result['msg'] and 'HTTP 500' in result['msg']
+    assert '3 write(s) succeeded before; run again to finish' in result['msg']
+    result = run_module('node_nic_address', changed)
+    assert result['_rc'] == 0 and result['updated'] == ['egressip-ocp1-worker-2'], result
+    result = run_module('node_nic_address', changed)
+    assert result['_rc'] == 0 and result['changed'] is False
+
+
+# --- dual stack (the twin models IPv4 host addresses only: check mode, the server validates) -------------------
+
+def test_dual_stack_in_check_mode(twin, run_module, macs):
+    ipv6 = {'cidr': 'fd00:20::/64', 'gateway': 'fd00:20::1', 'node_address_range': 'fd00:20::10-fd00:20::ff'}
+    twin.reset_kube_requests()
+    result = run_module('node_nic_address', args(nics(macs, W[0]), route_metric=300, ipv6=ipv6), check=True, diff=True)
+    assert result['_rc'] == 0, result
+    assert kube_writes(twin) == 0 and result['updated'] == ['egressip-ocp1-worker-0']
+    assert result['allocations'][0]['address'] == '10.20.0.10/24' and result['allocations'][0]['ipv6_address'] == 'fd00:20::10/64'
+    after = result['diff']['after']['egressip-ocp1-worker-0']['spec']['desiredState']
+    assert after['interfaces'][0]['ipv6'] == {'enabled': True, 'dhcp': False, 'autoconf': False,
+                                              'address': [{'ip': 'fd00:20::10', 'prefix-length': 64}]}
+    assert [route['destination'] for route in after['routes']['config']] == ['0.0.0.0/0', '::/0']
+    refused(twin, run_module, args(nics(macs, W[0]), ipv6=dict(ipv6, cidr='10.99.0.0/24')), 'node_network_input_invalid')
