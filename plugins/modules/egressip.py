@@ -1,0 +1,576 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: egressip
+short_description: Apply the EgressIP objects of the variables file, validated first, then wait until every IP is assigned
+version_added: 0.1.0
+description:
+  - Creates, updates and deletes C(EgressIP) objects (C(k8s.ovn.org/v1), cluster-scoped) so that the objects this
+    collection owns are exactly the ones in O(objects).
+  - Validates everything before any write, and writes nothing when one check fails; the failure message lists each
+    problem with the field, the value and the fix. Checks (DOMAIN.md sections 3 and 5) - each IP is an address
+    inside O(network.cidr); it is not the network, broadcast or gateway address; not inside
+    O(network.node_address_range) (reserved for the node NIC base addresses of the address plan); not the address of
+    a node (C(k8s.ovn.org/host-cidrs) and the node addresses); not in C(spec.egressIPs) of another EgressIP object;
+    listed once; C(namespace_selector) is given and not empty; each object has at least one more capable node
+    (labelled C(k8s.ovn.org/egress-assignable), Ready, holding the IP's network in C(host-cidrs)) than IPs, since one
+    node failure would otherwise leave an IP unassigned (an error, or a warning with O(allow_insufficient_capacity)).
+  - Writes C(spec) only, as JSON merge patches (EgressIP has no status subresource; C(status) belongs to the
+    OVN-Kubernetes cluster manager and is never sent). The object's spec is exactly what its entry says
+    (C(podSelector) is removed when the entry has no C(pod_selector)); labels and annotations the collection did not
+    set are kept.
+  - Objects it creates carry the label C(egressip.ocp/managed-by=ocp.egressip). An object of the same name without
+    that label is never changed or deleted unless O(adopt=true).
+  - With O(wait=true), waits until C(status.items) lists every IP of the objects in O(objects), each on a node whose
+    C(host-cidrs) hold O(network.cidr). On timeout, fails naming each IP that is not where it should be together with
+    the Warning events OVN-Kubernetes recorded for its object (C(NoMatchingNodeFound), C(EgressIPConflict),
+    C(UnsupportedRequest), C(UnassignedRequest), C(InvalidEgressIP)).
+  - Reads one list of EgressIPs and one list of Nodes (Events only when a wait times out). A run that changes
+    nothing and finds every IP assigned costs these two requests, whatever the number of objects and nodes.
+author:
+  - ocp.egressip contributors
+requirements:
+  - kubernetes >= 31.0.0
+  - netaddr >= 1.3.0
+options:
+  objects:
+    description:
+      - The EgressIP objects, as in C(egressip_objects) of the variables file.
+      - With O(state=absent), only O(objects[].name) is used.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Object name (a DNS-1123 subdomain, for example C(payments)).
+        type: str
+        required: true
+      egress_ips:
+        description:
+          - The egress IPs (C(spec.egressIPs)), each inside O(network.cidr). Written in canonical form; the order does
+            not matter to OVN-Kubernetes and a different order alone is not a change.
+          - Required with O(state=present).
+        type: list
+        elements: str
+      namespace_selector:
+        description:
+          - C(spec.namespaceSelector), a LabelSelector (C(matchLabels), C(matchExpressions)) selecting the namespaces
+            whose pods leave with these IPs. Required with O(state=present); an empty selector is refused because it
+            selects every namespace.
+        type: dict
+      pod_selector:
+        description: C(spec.podSelector), a LabelSelector narrowing the pods in those namespaces; omitted selects them all.
+        type: dict
+  network:
+    description:
+      - The secondary network, as C(egressip_network) of the variables file. Required with O(state=present).
+    type: dict
+    suboptions:
+      cidr:
+        description: The secondary subnet, for example C(10.20.0.0/24).
+        type: str
+        required: true
+      gateway:
+        description: Its gateway; an egress IP may not be this address.
+        type: str
+      node_address_range:
+        description:
+          - The range the node NIC base addresses are taken from (C(first-last) or a CIDR block); egress IPs may not
+            be inside it. Needs O(network.gateway).
+        type: str
+  state:
+    description:
+      - V(present) creates or updates the objects in O(objects).
+      - V(absent) deletes the objects named in O(objects) (owned ones; others only with O(adopt=true)).
+    type: str
+    choices: [present, absent]
+    default: present
+  exclusive:
+    description:
+      - With O(state=present), also delete the objects this collection owns that are not in O(objects).
+      - Objects without the ownership label are never deleted this way.
+    type: bool
+    default: false
+  adopt:
+    description:
+      - Take over objects of the same name that the collection did not create (for example made by hand with
+        C(oc apply)): the ownership label is added and their spec replaced by the entry.
+    type: bool
+    default: false
+  allow_insufficient_capacity:
+    description:
+      - Turn the capacity refusal (fewer capable nodes than IPs per object + 1) into a warning in RV(findings).
+    type: bool
+    default: false
+  wait:
+    description: Wait until every IP of O(objects) is assigned to a node whose C(host-cidrs) hold O(network.cidr).
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds to wait with O(wait=true).
+    type: int
+    default: 120
+  wait_sleep:
+    description: Seconds between two reads of the EgressIP objects while waiting.
+    type: int
+    default: 2
+extends_documentation_fragment:
+  - ocp.egressip.k8s_auth
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Every write is sent with C(dryRun=All), so the API server validates it (schema, admission) and stores nothing.
+      - Nothing is waited for.
+  diff_mode:
+    support: full
+    details: The managed part (ownership label and spec) of each object that changes, before and after.
+  platform:
+    platforms: all
+  action_group:
+    support: full
+    membership:
+      - ocp.egressip.egressip
+notes:
+  - Secondary-network EgressIP on vSphere is outside Red Hat support (see docs/support-matrix.md); the C(preflight)
+    module checks the acknowledgement, this module does not.
+  - Where OVN-Kubernetes will place each IP, and what happens when a node fails, is what M(ocp.egressip.egressip_plan)
+    tells; RV(placement) gives the same prediction for the objects of this run.
+seealso:
+  - module: ocp.egressip.egressip_plan
+  - module: ocp.egressip.egressip_info
+  - module: ocp.egressip.egress_nodes
+'''
+
+EXAMPLES = r'''
+- name: Apply the EgressIP objects of the variables file and wait for their assignment
+  ocp.egressip.egressip:
+    objects: "{{ egressip_objects }}"
+    network:
+      cidr: "{{ egressip_network.cidr }}"
+      gateway: "{{ egressip_network.gateway }}"
+      node_address_range: "{{ egressip_network.node_address_range }}"
+  register: egress
+
+- name: One object, written out
+  ocp.egressip.egressip:
+    objects:
+      - name: payments
+        egress_ips: [10.20.0.200, 10.20.0.201]
+        namespace_selector: {matchLabels: {team: payments}}
+        pod_selector: {matchLabels: {app: gateway}}
+    network: {cidr: 10.20.0.0/24, gateway: 10.20.0.1}
+    wait_timeout: 300
+
+- name: Keep exactly these objects (delete owned objects no longer listed) and take over one made by hand
+  ocp.egressip.egressip:
+    objects: "{{ egressip_objects }}"
+    network: {cidr: 10.20.0.0/24, gateway: 10.20.0.1}
+    exclusive: true
+    adopt: true
+
+- name: Remove an object
+  ocp.egressip.egressip:
+    objects: [{name: payments}]
+    state: absent
+'''
+
+RETURN = r'''
+egressips:
+  description: One entry per object in O(objects) (and per owned object deleted by O(exclusive)), in that order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Object name.
+      type: str
+      sample: payments
+    action:
+      description: C(create), C(update), C(adopt), C(delete) or C(none).
+      type: str
+      sample: create
+    egress_ips:
+      description: C(spec.egressIPs) after the run.
+      type: list
+      elements: str
+      sample: [10.20.0.200, 10.20.0.201]
+    assignments:
+      description: C(status.items) as last read (after the wait when O(wait=true)).
+      type: list
+      elements: dict
+      sample: [{egressIP: 10.20.0.200, node: ocp1-worker-0}, {egressIP: 10.20.0.201, node: ocp1-worker-1}]
+placement:
+  description:
+    - Where OVN-Kubernetes puts or will put each IP of O(objects), as M(ocp.egressip.egressip_plan) predicts it for the
+      state after this run: the current node when assigned, else the set of nodes it may land on (equally loaded
+      nodes are picked in an arbitrary order).
+  returned: with O(state=present)
+  type: list
+  elements: dict
+  sample: [{egressip: payments, ip: 10.20.0.200, node: null, state: pending, candidates: [ocp1-worker-0, ocp1-worker-1],
+            may_be_unassigned: false, reasons: []}]
+findings:
+  description: Refusals (on failure) and accepted warnings, as findings (C(id), C(severity), C(message), C(remedy), C(docs), C(objects)).
+  returned: always
+  type: list
+  elements: dict
+  sample: []
+unassigned:
+  description: After a wait that timed out, each IP not where it should be, with the events of its object.
+  returned: on wait timeout
+  type: list
+  elements: dict
+  sample: [{egressip: payments, ip: 10.20.0.201, node: null, problem: unassigned,
+            events: [{reason: UnassignedRequest, message: "Not all egress IPs for EgressIP: payments could be assigned, please tag more nodes", count: 3}]}]
+diff:
+  description: The managed part of each changed object, before and after (C(null) for absent).
+  returned: when diff mode is on
+  type: dict
+  sample: {before: {payments: null}, after: {payments: {metadata: {labels: {egressip.ocp/managed-by: ocp.egressip}}, spec: {egressIPs: [10.20.0.200]}}}}
+'''
+
+import copy
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _egressip_validation as validation
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils import _placement as placement
+from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+
+WHAT = 'egressip'
+API_VERSION = 'k8s.ovn.org/v1'
+KIND = 'EgressIP'
+OWNER = (nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE)
+EVENTS_NAMESPACE = 'default'  # events of a cluster-scoped object land there (client-go record.EventRecorder)
+
+
+class Refused(Exception):
+    def __init__(self, findings):
+        super(Refused, self).__init__(failure_message(findings, WHAT))
+        self.findings = findings
+
+
+# --- the pure plan -------------------------------------------------------------------------------
+
+
+def desired_object(entry):
+    """The EgressIP for one entry: ownership label and spec, IPs in canonical form."""
+    spec = {'egressIPs': [placement.normal_ip(ip) for ip in entry['egress_ips']],
+            'namespaceSelector': copy.deepcopy(entry['namespace_selector'])}
+    if entry.get('pod_selector') is not None:
+        spec['podSelector'] = copy.deepcopy(entry['pod_selector'])
+    return {'apiVersion': API_VERSION, 'kind': KIND,
+            'metadata': {'name': entry['name'], 'labels': {nn.MANAGED_BY_LABEL: nn.MANAGED_BY_VALUE}}, 'spec': spec}
+
+
+def managed_view(obj):
+    """What the collection manages of an EgressIP: its ownership label and spec (None for no object).
+
+    One function for both sides of the diff and of the comparison.
+    """
+    if obj is None:
+        return None
+    labels = (obj.get('metadata') or {}).get('labels') or {}
+    view = {'metadata': {'labels': {}}, 'spec': {}}
+    if nn.MANAGED_BY_LABEL in labels:
+        view['metadata']['labels'][nn.MANAGED_BY_LABEL] = labels[nn.MANAGED_BY_LABEL]
+    spec = obj.get('spec') or {}
+    for key in ('egressIPs', 'namespaceSelector', 'podSelector'):
+        if spec.get(key) is not None:
+            view['spec'][key] = copy.deepcopy(spec[key])
+    return view
+
+
+def _same(current_view, desired_view):
+    """Equal managed parts; the order and spelling of the IPs do not matter."""
+    def comparable(view):
+        result = copy.deepcopy(view)
+        result['spec']['egressIPs'] = sorted(placement.normal_ip(ip) or ip for ip in result['spec'].get('egressIPs') or [])
+        return result
+    return comparable(current_view) == comparable(desired_view)
+
+
+def plan_changes(objects, existing, state, exclusive, adopt):
+    """(changes, refusals): one change per object to write, in write order, and ownership refusals.
+
+    objects: entries of the module. existing: {name: EgressIP}. A change is
+    {'name', 'action', 'before', 'after', 'patch', 'body'}: before/after are managed views, patch
+    is the merge patch of an update, body the object to create.
+    """
+    listed = [entry['name'] for entry in objects]
+    changes, refusals, deletes = [], [], []
+    for index, entry in enumerate(objects):
+        current = existing.get(entry['name'])
+        owned = current is not None and nn.is_managed(current)
+        if current is not None and not owned and not adopt:
+            refusals.append(catalogue_finding(
+                'egressip_not_owned', 'objects[%d].name %s: EgressIP %s exists without the label %s=%s, so it was not created by '
+                'this collection; it is left as it is.' % (index, entry['name'], entry['name'], nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE),
+                objects=[{'kind': 'EgressIP', 'name': entry['name']}]))
+            continue
+        if state == 'absent':
+            if current is not None:
+                deletes.append(_delete(entry['name'], current))
+            continue
+        desired = desired_object(entry)
+        before, after = managed_view(current), managed_view(desired)
+        if current is None:
+            changes.append({'name': entry['name'], 'action': 'create', 'before': None, 'after': after, 'body': desired})
+        elif not _same(before, after):
+            changes.append({'name': entry['name'], 'action': 'update' if owned else 'adopt', 'before': before, 'after': after,
+                            'patch': nn.merge_patch(before, after), 'drops_ips': _drops_ips(before, after)})
+    if state == 'present' and exclusive:
+        for name, current in sorted(existing.items()):
+            if name not in listed and nn.is_managed(current):
+                deletes.append(_delete(name, current))
+    # Deletes and patches that free IPs go first, so an IP can move from one object to another in one run.
+    updates = [change for change in changes if change['action'] != 'create']
+    ordered = deletes + sorted(updates, key=lambda change: not change['drops_ips']) + \
+        [change for change in changes if change['action'] == 'create']
+    return ordered, refusals
+
+
+def _delete(name, current):
+    return {'name': name, 'action': 'delete', 'before': managed_view(current), 'after': None}
+
+
+def _drops_ips(before, after):
+    kept = set(placement.normal_ip(ip) for ip in after['spec'].get('egressIPs') or [])
+    return any(placement.normal_ip(ip) not in kept for ip in before['spec'].get('egressIPs') or [])
+
+
+def diff_of(changes):
+    return {'before': dict((change['name'], change['before']) for change in changes),
+            'after': dict((change['name'], change['after']) for change in changes)}
+
+
+def explain_gaps(gaps, events):
+    """Each gap with the Warning events of its object (newest first) and one finding per object."""
+    by_object = {}
+    for event in events:
+        involved = event.get('involvedObject') or event.get('involved_object') or {}
+        if involved.get('kind') == KIND and event.get('type', 'Warning') == 'Warning':
+            by_object.setdefault(involved.get('name'), []).append(event)
+    explained, findings = [], []
+    for name in sorted(set(gap['egressip'] for gap in gaps)):
+        recent = sorted(by_object.get(name, []), key=lambda event: str(event.get('lastTimestamp') or event.get('eventTime') or ''),
+                        reverse=True)
+        summary = [{'reason': event.get('reason'), 'message': event.get('message'), 'count': event.get('count') or 1}
+                   for event in recent]
+        mine = [gap for gap in gaps if gap['egressip'] == name]
+        for gap in mine:
+            explained.append(dict(gap, events=summary))
+        findings.append(catalogue_finding(
+            'egressip_unassigned', 'EgressIP %s: %s. Events: %s.' % (
+                name, '; '.join(_describe_gap(gap) for gap in mine),
+                ' | '.join('%s (x%d): %s' % (item['reason'], item['count'], item['message']) for item in summary[:5])
+                or 'none recorded for this object'),
+            objects=[{'kind': 'EgressIP', 'name': name}] + [{'kind': 'Node', 'name': gap['node']} for gap in mine if gap['node']]))
+    return explained, findings
+
+
+def _describe_gap(gap):
+    if gap['problem'] == 'unassigned':
+        return '%s is not assigned to any node' % gap['ip']
+    if gap['problem'] == 'node_missing':
+        return '%s is assigned to node %s, which does not exist' % (gap['ip'], gap['node'])
+    return "%s is assigned to node %s, whose host-cidrs do not hold its network" % (gap['ip'], gap['node'])
+
+
+# --- I/O -------------------------------------------------------------------------------------------
+
+
+def read(k8s, need_nodes):
+    egressips = io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
+    nodes = k8s.list_nodes() if need_nodes else []
+    return egressips, nodes
+
+
+def list_events(k8s):
+    selector = 'involvedObject.kind=%s,type=Warning' % KIND
+    events = k8s.call('list', 'events', '/api/v1/namespaces/%s/events' % EVENTS_NAMESPACE, k8s.core_v1.list_namespaced_event,
+                      EVENTS_NAMESPACE, field_selector=selector)
+    return [k8s.serialize(event) for event in events.items or []]
+
+
+def apply(k8s, changes, check_mode):
+    """Write the changes phase by phase (deletes, updates, creates), each phase in parallel."""
+    done = 0
+    for actions in (('delete',), ('update', 'adopt'), ('create',)):
+        calls = []
+        for change in changes:
+            if change['action'] not in actions:
+                continue
+            if change['action'] == 'delete':
+                calls.append(lambda change=change: io.delete(k8s, io.EGRESSIPS, change['name'], check_mode))
+            elif change['action'] == 'create':
+                calls.append(lambda change=change: io.create(k8s, io.EGRESSIPS, change['body'], check_mode))
+            else:
+                calls.append(lambda change=change: io.patch(k8s, io.EGRESSIPS, change['name'], change['patch'], check_mode))
+        results, failures = io.run_parallel(calls)
+        io.raise_failures(failures, done + len([item for item in results if item is not None]), 'EgressIP writes')
+        done += len(calls)
+
+
+def wait_for_assignment(module, names, nodes, network, egressips):
+    """Poll the EgressIP list until no IP of `names` has a gap; returns (egressips, gaps).
+
+    The nodes read at the start of the run serve the check, unless an IP sits on a node whose
+    host-cidrs lack the network: then the nodes are read again with each poll.
+    """
+    params = module.params
+    clock = io.Clock(params['wait_timeout'], params['wait_sleep'])
+    while True:
+        gaps = placement.assignment_gaps(placement.snapshot(nodes, egressips), names, network)
+        if not gaps or clock.expired():
+            return egressips, gaps
+        clock.sleep()
+        egressips = io.list_objects(module.k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
+        if any(gap['problem'] != 'unassigned' for gap in gaps):
+            nodes = module.k8s.list_nodes()
+
+
+def _entries(params):
+    entries = []
+    for entry in params['objects'] or []:
+        entries.append(dict((key, entry.get(key)) for key in ('name', 'egress_ips', 'namespace_selector', 'pod_selector')))
+    return entries
+
+
+def _report(entries, changes, egressips, state):
+    by_name = dict((obj['metadata']['name'], obj) for obj in egressips)
+    actions = dict((change['name'], change['action']) for change in changes)
+    report = []
+    names = [entry['name'] for entry in entries] + [change['name'] for change in changes if change['action'] == 'delete'
+                                                     and change['name'] not in [entry['name'] for entry in entries]]
+    for name in names:
+        action = actions.get(name, 'none')
+        obj = by_name.get(name) if action != 'delete' else None
+        if action == 'none' and state == 'absent':
+            obj = None
+        report.append({'name': name, 'action': action,
+                       'egress_ips': list(((obj or {}).get('spec') or {}).get('egressIPs') or []),
+                       'assignments': [{'egressIP': item.get('egressIP'), 'node': item.get('node')}
+                                       for item in ((obj or {}).get('status') or {}).get('items') or []]})
+    return report
+
+
+def run(module, result):
+    params = module.params
+    entries = _entries(params)
+    present = params['state'] == 'present'
+    findings = validation.check_shape(entries, 'objects', require_ips=present)
+    if present and not params['network']:
+        findings.append(validation.parse_network(None)[1][0])
+    if errors(findings):
+        raise Refused(findings)
+
+    egressips, nodes = read(module.k8s, present)
+    existing = dict((obj['metadata']['name'], obj) for obj in egressips)
+    changes, refusals = plan_changes(entries, existing, params['state'], params['exclusive'], params['adopt'])
+    deleted = [change['name'] for change in changes if change['action'] == 'delete']
+    snap = placement.snapshot(nodes, egressips, owner_label=OWNER)
+    if present:
+        findings += validation.validate(entries, params['network'], snap, others_ignored=deleted,
+                                        allow_insufficient_capacity=params['allow_insufficient_capacity'])
+    findings += refusals
+    result['findings'] = findings
+    if errors(findings):
+        raise Refused(findings)
+
+    result['changed'] = bool(changes)
+    result['diff'] = diff_of(changes)
+    if present:
+        after = placement.with_objects(snap, [{'name': entry['name'], 'egress_ips': entry['egress_ips']} for entry in entries], deleted)
+        names = set(entry['name'] for entry in entries)
+        result['placement'] = [item for item in placement.predict(after)['placements'] if item['egressip'] in names]
+    if changes:
+        apply(module.k8s, changes, module.check_mode)
+        if not module.check_mode:
+            egressips = io.list_objects(module.k8s, io.EGRESSIPS, io.EGRESSIP_MISSING) if not (present and params['wait']) else egressips
+    if present and params['wait'] and not module.check_mode:
+        egressips = _after_writes(egressips, changes)
+        names = [entry['name'] for entry in entries]
+        egressips, gaps = wait_for_assignment(module, names, nodes, params['network']['cidr'], egressips)
+        if gaps:
+            result['unassigned'], timeout_findings = explain_gaps(gaps, list_events(module.k8s))
+            result['egressips'] = _report(entries, changes, egressips, params['state'])
+            result['findings'] = findings + timeout_findings
+            raise Refused(timeout_findings)
+    result['egressips'] = _report(entries, changes, egressips, params['state'])
+
+
+def _after_writes(egressips, changes):
+    """The EgressIP list as it is after the writes, without reading it again (status unknown for new ones)."""
+    by_name = dict((obj['metadata']['name'], copy.deepcopy(obj)) for obj in egressips)
+    for change in changes:
+        if change['action'] == 'delete':
+            by_name.pop(change['name'], None)
+        elif change['action'] == 'create':
+            by_name[change['name']] = copy.deepcopy(change['body'])
+        else:
+            obj = by_name[change['name']]
+            obj['spec'] = dict(change['after']['spec'])
+            obj.setdefault('metadata', {}).setdefault('labels', {}).update(change['after']['metadata']['labels'])
+    return list(by_name.values())
+
+
+def main():
+    module = K8sModule(
+        argument_spec=dict(
+            objects=dict(type='list', elements='dict', default=[], options=dict(
+                name=dict(type='str', required=True),
+                egress_ips=dict(type='list', elements='str'),
+                namespace_selector=dict(type='dict'),
+                pod_selector=dict(type='dict'),
+            )),
+            network=dict(type='dict', options=dict(
+                cidr=dict(type='str', required=True),
+                gateway=dict(type='str'),
+                node_address_range=dict(type='str'),
+            )),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
+            exclusive=dict(type='bool', default=False),
+            adopt=dict(type='bool', default=False),
+            allow_insufficient_capacity=dict(type='bool', default=False),
+            wait=dict(type='bool', default=True),
+            wait_timeout=dict(type='int', default=120),
+            wait_sleep=dict(type='int', default=2),
+        ),
+        supports_check_mode=True,
+    )
+    if not HAS_NETADDR:
+        module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
+    result = dict(changed=False, egressips=[], findings=[])
+    try:
+        run(module, result)
+    except Refused as refusal:
+        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
+        module.fail_json(msg=str(refusal), **result)
+    except ModuleFailure as failure:
+        details = failure.to_result()
+        details.update((key, value) for key, value in result.items() if key not in details)
+        module.fail_json(**details)
+    if not module._diff:  # pylint: disable=protected-access
+        result.pop('diff', None)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
