@@ -391,6 +391,85 @@ EGRESSIP_CHECKS = {
         'title': 'The failure of one node would leave an egress IP unassigned',
         'remedy': 'Label one more capable node (NIC, address, k8s.ovn.org/egress-assignable) than the largest EgressIP object has IPs.',
     },
+    # verify: the secondary path of each assigned egress IP, the wire check, blackhole remediation
+    'egressip_object_missing': {
+        'severity': 'error',
+        'title': 'An EgressIP object of the variables file is missing from the cluster, or lacks some of its IPs',
+        'remedy': 'Run the enable playbook (or the egressips role) so the cluster holds the objects of the variables file.',
+    },
+    'egressip_on_unhealthy_node': {
+        'severity': 'warning',
+        'title': 'An egress IP is still listed on a node that is not Ready or no longer egress-assignable',
+        'remedy': 'OVN-Kubernetes moves it within seconds: run verify again. If it stays, read the ovnkube-cluster-manager logs '
+                  'in openshift-ovn-kubernetes.',
+    },
+    'egressip_blackhole': {
+        'severity': 'error',
+        'title': 'An egress IP is assigned to a node whose secondary path is broken, so its traffic is dropped (blackhole)',
+        'remedy': 'Fix the path named in the message (reconnect the vNIC, create the port group on every host, restore the base '
+                  'address, power the VM on), or run verify with remediate: true to remove the node\'s egress-assignable label so '
+                  'OVN-Kubernetes moves the IP to a capable node (OVN-Kubernetes does not notice this failure by itself).',
+    },
+    'egressip_node_path_broken': {
+        'severity': 'warning',
+        'title': 'An egress-assignable node hosts no egress IP, but its secondary path is broken: an IP placed there would be dropped',
+        'remedy': 'Fix the path named in the message, or remove the node\'s k8s.ovn.org/egress-assignable label until it is fixed '
+                  '(verify with remediate: true does).',
+    },
+    'egressip_remediation_refused': {
+        'severity': 'error',
+        'title': 'A node with a broken secondary path was not unlabelled: no capable replacement could take its egress IPs',
+        'remedy': 'Fix the node\'s secondary path, or make another node capable first (NIC, address, label); removing the label '
+                  'now would leave the IPs unassigned.',
+    },
+    'egressip_blackhole_remediated': {
+        'severity': 'info',
+        'title': 'A node with a broken secondary path was unlabelled and OVN-Kubernetes moved its egress IPs',
+        'remedy': 'Fix the node\'s secondary path, then label it again (egress_nodes or the enable playbook); the IPs do not move '
+                  'back (no failback).',
+    },
+    'egressip_wire_failed': {
+        'severity': 'error',
+        'title': 'The echo target off the cluster did not see an egress IP of the object as the source of a probe pod',
+        'remedy': 'No answer: check the path of the node hosting the IP (vNIC, port group and VLAN, gateway route, IP forwarding, '
+                  'firewall). Another source address: the EgressIP does not select the probe pod, or SNAT happens elsewhere.',
+    },
+    'egressip_wire_not_checked': {
+        'severity': 'warning',
+        'title': 'The wire check could not run for an EgressIP object (no namespace it selects, probe pod not run, check mode)',
+        'remedy': 'Name a namespace the object selects in wire.namespaces, or set wire.create_namespace: true; check that the '
+                  'probe image can be pulled and that the echo target answers.',
+    },
+    # failover drill: measured moves against the prediction, cordon and failback
+    'egressip_drill_not_reassigned': {
+        'severity': 'error',
+        'title': 'During the failover drill an egress IP was not assigned to another node within the timeout',
+        'remedy': 'Check capacity (capable nodes >= IPs per object + 1), the Warning events of the EgressIP and the reachability '
+                  'settings; raise the drill timeout on a slow cluster.',
+    },
+    'egressip_drill_prediction_mismatch': {
+        'severity': 'error',
+        'title': 'During the failover drill an egress IP landed outside the nodes the prediction allowed',
+        'remedy': 'Keep the JSON report and compare its prediction with the cluster state: the placement model and the cluster '
+                  'disagree (report it to the collection maintainers).',
+    },
+    'egressip_drill_wire_not_restored': {
+        'severity': 'error',
+        'title': 'After a failover the echo target did not see the egress IP again within the timeout',
+        'remedy': 'Check the secondary path of the node that took the IP (vNIC, port group, address, forwarding) and stale ARP '
+                  'entries for the IP on the gateway (ovn-kubernetes#6553).',
+    },
+    'egressip_drill_unexpected_move': {
+        'severity': 'warning',
+        'title': 'An egress IP moved when nothing should (cordon, or failback after the node was restored)',
+        'remedy': 'The cluster does not behave as documented (cordon is ignored, no failback): keep the JSON report and check '
+                  'the OpenShift version and the ovnkube-cluster-manager logs.',
+    },
+    'egressip_drill_nothing_to_move': {
+        'severity': 'info',
+        'title': 'A drilled node hosted no egress IP, so its failure moved nothing',
+        'remedy': 'Nothing to do; choose nodes that host egress IPs (the default) to measure reassignment.',
+    },
 }
 
 
