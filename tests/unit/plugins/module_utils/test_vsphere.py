@@ -199,8 +199,8 @@ class FakeServiceInstance:
 def vm_content(index, with_props=True):
     props = [vmodl.DynamicProperty(name='name', val='vm%d' % index), vmodl.DynamicProperty(name='config.uuid', val='uuid-%d' % index)]
     missing = [] if with_props else [vmodl.query.PropertyCollector.MissingProperty(path='name', fault=vmodl.fault.ManagedObjectNotFound())]
-    return vmodl.query.PropertyCollector.ObjectContent(obj=vim.VirtualMachine('vm-%d' % index), propSet=props if with_props else [],
-                                                        missingSet=missing)
+    content = vmodl.query.PropertyCollector.ObjectContent
+    return content(obj=vim.VirtualMachine('vm-%d' % index), propSet=props if with_props else [], missingSet=missing)
 
 
 def make_client(objects, fault=None):

@@ -190,7 +190,8 @@ def test_names_text_is_bounded():
     assert names_text(['b', 'a', 'a']) == 'a, b'
     many = ['vm-%03d' % index for index in range(25)]
     assert names_text(many).endswith('vm-019, ... (and 5 more)')
-    assert not_found_message('datacenter', 'DCX', 'vCenter vc:443', ['DC1', 'DC0']) == "datacenter 'DCX' not found in vCenter vc:443; datacenters there: DC0, DC1"
+    message = not_found_message('datacenter', 'DCX', 'vCenter vc:443', ['DC1', 'DC0'])
+    assert message == "datacenter 'DCX' not found in vCenter vc:443; datacenters there: DC0, DC1"
 
 
 VMS = [
