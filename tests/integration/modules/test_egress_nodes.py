@@ -1,0 +1,180 @@
+"""egress_nodes against the twin, with the full node path of the collection: a vmxnet3 NIC added in
+vCenter -> node_nic_address (NMState policy) -> host-cidrs (the twin's ovnkube-node) -> the
+egress-assignable label. Also: not-capable reasons, rerun cost, wait, a NIC that loses its link,
+the guard on removing the label from a node hosting egress IPs, exclusive, absent, faults.
+
+Tests run in file order and build on each other (one twin per module).
+"""
+
+import pytest
+
+from pyVim.task import WaitForTask
+from pyVmomi import vim
+
+from twin.fixture import kube_writes
+
+import _prepare as prepare
+
+TWIN_OPTIONS = {'workers': 4}
+W = ['ocp1-worker-%d' % i for i in range(4)]
+SELECTOR = {'node-role.kubernetes.io/worker': ''}
+CIDR = '10.20.0.0/24'
+NETWORK = {'cidr': CIDR, 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99', 'wait_sleep': 1}
+
+
+@pytest.fixture(scope='module')
+def macs(twin):
+    return dict((node, prepare.add_nic(twin, node)) for node in W[:3])
+
+
+def nics(macs, *nodes):
+    return [{'node': node, 'mac': macs[node]} for node in nodes]
+
+
+def args(**extra):
+    base = {'selector': SELECTOR, 'cidr': CIDR, 'wait_sleep': 1}
+    base.update(extra)
+    return base
+
+
+def labelled(twin):
+    return sorted(node.metadata.name for node in twin.core_v1().list_node().items
+                  if prepare.LABEL in (node.metadata.labels or {}))
+
+
+def ids(result):
+    return [item['id'] for item in result['findings']]
+
+
+def set_connected(twin, node, mac, connected):
+    """Connect or disconnect the vNIC with that MAC (the guest sees the link go down or up)."""
+    vm = prepare._vm(twin, node)  # pylint: disable=protected-access
+    nic = next(device for device in vm.config.hardware.device
+               if isinstance(device, vim.vm.device.VirtualEthernetCard) and device.macAddress.lower() == mac.lower())
+    nic.connectable.connected = connected
+    nic.connectable.startConnected = connected
+    WaitForTask(vm.ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='edit', device=nic)])))
+
+
+# --- refusals ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('extra, text', [
+    ({'selector': {'matchExpressions': [{'key': 'a', 'operator': 'Near'}]}}, "selector {'matchExpressions'"),
+    ({'cidr': '10.20.0.0'}, "cidr '10.20.0.0' has no prefix length"),
+    ({'ipv6_cidr': '10.30.0.0/24'}, "ipv6_cidr '10.30.0.0/24' is not an IPv6 network"),
+    ({'nodes': [{'node': W[0], 'mac': 'nope'}]}, "nodes[0].mac 'nope' is not a MAC address"),
+])
+def test_bad_input_is_refused_before_any_request(twin, run_module, extra, text):
+    twin.reset_kube_requests()
+    result = run_module('egress_nodes', args(**extra))
+    assert result['_rc'] != 0 and ids(result) == ['node_network_input_invalid'], result
+    assert text in result['msg'] and 'Fix: ' in result['msg']
+    assert twin.kube_requests()['counts'] == {'get': 0, 'list': 0, 'create': 0, 'update': 0, 'patch': 0, 'delete': 0}
+
+
+# --- the full path --------------------------------------------------------------------------------------------
+
+def test_full_path_check_mode_then_labels(twin, run_module, macs):
+    addresses = run_module('node_nic_address', dict(NETWORK, nodes=nics(macs, W[0], W[1])))
+    assert addresses['_rc'] == 0, addresses
+    twin.wait_for(lambda: '10.20.0.11/24' in prepare.host_cidrs(twin, W[1]) and '10.20.0.10/24' in prepare.host_cidrs(twin, W[0]),
+                  timeout=30, what='host-cidrs of worker-0 and worker-1')
+    twin.reset_kube_requests()
+    result = run_module('egress_nodes', args(), check=True, diff=True)
+    assert result['_rc'] == 0, result
+    assert result['changed'] is True and kube_writes(twin) == 0 and labelled(twin) == []
+    assert result['diff'] == {'before': {'egress_assignable': []}, 'after': {'egress_assignable': [W[0], W[1]]}}
+
+    result = run_module('egress_nodes', args(nodes=nics(macs, W[0], W[1])))
+    assert result['_rc'] == 0, result
+    assert result['added'] == [W[0], W[1]] and result['capable'] == [W[0], W[1]]
+    assert labelled(twin) == [W[0], W[1]]
+    reasons = dict((item['node'], item['reasons']) for item in result['not_capable'])
+    # worker-2 has the NIC but no address yet; worker-3 has no NIC at all
+    assert reasons[W[2]] == ['k8s.ovn.org/host-cidrs has no address in 10.20.0.0/24', 'no interface holds an address in 10.20.0.0/24']
+    assert 'k8s.ovn.org/host-cidrs has no address in 10.20.0.0/24' in reasons[W[3]]
+    assert ids(result) == ['node_not_capable', 'node_not_capable']
+    assert all(item['severity'] == 'warning' for item in result['findings'])
+
+
+def test_second_run_changes_nothing_with_three_lists(twin, run_module, macs):
+    twin.reset_kube_requests()
+    result = run_module('egress_nodes', args(nodes=nics(macs, W[0], W[1])))
+    assert result['_rc'] == 0 and result['changed'] is False, result
+    assert twin.kube_requests()['counts'] == {'get': 0, 'list': 3, 'create': 0, 'update': 0, 'patch': 0, 'delete': 0}
+
+
+def test_wait_for_a_node_whose_address_is_on_its_way(twin, run_module, macs):
+    addresses = run_module('node_nic_address', dict(NETWORK, nodes=nics(macs, W[2]), wait=False))
+    assert addresses['_rc'] == 0 and addresses['changed'] is True
+    result = run_module('egress_nodes', args(nodes=nics(macs, *W[:3]), wait=True, wait_timeout=30))
+    assert result['_rc'] == 0, result
+    assert result['added'] == [W[2]] and labelled(twin) == W[:3]
+    assert [item['node'] for item in result['not_capable']] == [W[3]]
+
+
+# --- link down, guarded removal ----------------------------------------------------------------------------------
+
+def test_removal_from_a_node_hosting_egress_ips_needs_a_replacement_or_force(twin, run_module, macs):
+    prepare.create_by_hand(twin, 'payments', ['10.20.0.200', '10.20.0.201', '10.20.0.202'])
+    try:
+        twin.wait_for(lambda: len(prepare.assignments(twin, 'payments')) == 3, timeout=30, what='three egress IPs assigned')
+        host = prepare.assignments(twin, 'payments')['10.20.0.200']
+        set_connected(twin, host, macs[host], False)
+        twin.reset_kube_requests()
+        result = run_module('egress_nodes', args(nodes=nics(macs, *W[:3])))
+        assert result['_rc'] != 0 and 'node_hosts_egress_ips' in ids(result), result
+        assert ('removing k8s.ovn.org/egress-assignable from node %s would strand egress IP 10.20.0.200 of EgressIP payments: '
+                '0 capable replacement node(s) for 1 IP(s) of that object.' % host) in result['msg']
+        assert kube_writes(twin) == 0 and labelled(twin) == W[:3]
+        assert any('interface ens224 is down' in reason for item in result['not_capable'] for reason in item['reasons'])
+
+        result = run_module('egress_nodes', args(nodes=nics(macs, *W[:3]), force=True), diff=True)
+        assert result['_rc'] == 0 and result['removed'] == [host], result
+        assert labelled(twin) == sorted(set(W[:3]) - {host})
+    finally:
+        prepare.delete_by_hand(twin, 'payments')
+    set_connected(twin, host, macs[host], True)
+    result = run_module('egress_nodes', args(nodes=nics(macs, *W[:3]), wait=True, wait_timeout=30))
+    assert result['_rc'] == 0 and result['added'] == [host], result
+
+
+def test_removal_with_a_capable_replacement_is_allowed(twin, run_module, macs):
+    prepare.create_by_hand(twin, 'billing', ['10.20.0.210'])
+    try:
+        twin.wait_for(lambda: prepare.assignments(twin, 'billing'), timeout=30, what='10.20.0.210 assigned')
+        host = prepare.assignments(twin, 'billing')['10.20.0.210']
+        set_connected(twin, host, macs[host], False)
+        result = run_module('egress_nodes', args(nodes=nics(macs, *W[:3])))
+        assert result['_rc'] == 0 and result['removed'] == [host], result
+        twin.wait_for(lambda: prepare.assignments(twin, 'billing').get('10.20.0.210') not in (None, host), timeout=30,
+                      what='10.20.0.210 to move to the replacement')
+    finally:
+        prepare.delete_by_hand(twin, 'billing')
+    set_connected(twin, host, macs[host], True)
+    assert run_module('egress_nodes', args(nodes=nics(macs, *W[:3]), wait=True, wait_timeout=30))['added'] == [host]
+
+
+# --- exclusive, faults, absent -------------------------------------------------------------------------------------
+
+def test_exclusive_decides_about_labels_outside_the_selector(twin, run_module):
+    prepare.label(twin, 'ocp1-master-0')
+    result = run_module('egress_nodes', args(exclusive=False))
+    assert result['_rc'] == 0 and result['changed'] is False and 'ocp1-master-0' in labelled(twin)
+    result = run_module('egress_nodes', args(), diff=True)
+    assert result['_rc'] == 0 and result['removed'] == ['ocp1-master-0']
+    assert result['diff']['before']['egress_assignable'] == ['ocp1-master-0'] + W[:3]
+    assert labelled(twin) == W[:3]
+
+
+def test_injected_failure_then_rerun_converges(twin, run_module):
+    twin.inject_kube_fault(verb='patch', path='nodes/ocp1-worker-1', code=500, count=1)
+    try:
+        result = run_module('egress_nodes', args(state='absent'))
+    finally:
+        twin.clear_kube_faults()
+    assert result['_rc'] != 0 and 'patch nodes ocp1-worker-1' in result['msg'] and 'HTTP 500' in result['msg'], result
+    assert labelled(twin) == [W[1]]
+    result = run_module('egress_nodes', args(state='absent'))
+    assert result['_rc'] == 0 and result['removed'] == [W[1]] and labelled(twin) == []
+    assert run_module('egress_nodes', args(state='absent'))['changed'] is False
