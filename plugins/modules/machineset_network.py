@@ -301,6 +301,9 @@ def run(module):
                             for e in machine_plans])
     if module._diff:  # pylint: disable=protected-access
         result['diff'] = diff_of(set_plans + machine_plans)
+    for item in findings:
+        if item['id'] == 'machine_nic_count_mismatch':
+            module.warn('[%s] %s' % (item['id'], item['message']))
     return result
 
 
@@ -328,8 +331,10 @@ def apply(module, set_plans, machine_plans):
 
 
 def diff_of(entries):
+    """before/after devices of the objects that change, built by one function for both sides."""
     def side(key):
-        return dict(('%s/%s' % (entry['object']['kind'], entry['object']['name']), entry[key]) for entry in entries)
+        return dict(('%s/%s' % (entry['object']['kind'], entry['object']['name']), entry[key])
+                    for entry in entries if entry['action'] == 'append')
     return {'before': side('before'), 'after': side('after')}
 
 

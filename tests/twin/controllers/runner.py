@@ -15,6 +15,7 @@ import time
 from . import k8s, tuned, wire
 from .cluster_manager import EGRESSIPS, NETWORK_OPERATOR, ClusterManager
 from .inventory import HttpInventory, Inventory, StaticInventory
+from .machineapi import MachineAPI
 from .nmstate import NMStateController
 from .ovnkube_node import OvnkubeNode
 from .pods import PodController
@@ -57,6 +58,7 @@ class Runner:
         self.ovnkube_node = OvnkubeNode()
         self.cluster_manager = ClusterManager(self.rng, self._probe)
         self.pods = PodController(echo_target)
+        self.machine_api = MachineAPI()
         self._reachable = {}
         self._inventory = None
         self._last_probe = None
@@ -115,6 +117,7 @@ class Runner:
             hosts = self.nmstate.reconcile(ctx)
             self.ovnkube_node.reconcile(ctx, hosts)
             self.cluster_manager.reconcile(ctx, probe_due)
+            self.machine_api.reconcile(ctx)
             self.pods.reconcile(ctx, self._tracer(inventory))
             return ctx.writer.changes
 

@@ -15,6 +15,7 @@ import uuid
 
 from twin.kube.errors import ApiError
 
+from . import machineapi
 from .hostnet import MACHINE_NETWORK
 from .writer import create_with_status
 
@@ -225,4 +226,5 @@ def seed(store, vcsim_state):
                 LOG.warning("NMState CR not created: %s", error.message)
                 continue
             raise
+    created.extend(machineapi.seed(store, vcsim_state, cluster_name(vcsim_state)))
     return created
