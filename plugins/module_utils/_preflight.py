@@ -57,6 +57,7 @@ except ImportError:  # the preflight module reports it through _address_plan.NET
 from ansible_collections.ocp.egressip.plugins.module_utils import (
     _address_plan,
     _egress_network,
+    _egressip_validation,
     _machine_api,
     _node_network,
     _vsphere_network,
@@ -908,13 +909,12 @@ def check_primary_egressips(ctx):
 # --- EgressIP plan validation (owned by the EgressIP step) -------------------------------------
 
 def check_egressip_plan(ctx):
-    """Adapter to the EgressIP plan validation (issue 5, `_egressip_validation.py`).
-
-    That module did not exist when this was written, so this returns no findings. Replace the
-    body with a call to its validation (IP inside the cidr, not a node or reserved address, not
-    claimed by another EgressIP object, no duplicates, namespaceSelector present).
-    """
-    return []
+    """The EgressIP step's own validation (`_egressip_validation.py`): shape, each IP inside the cidr and
+    not reserved, not in the node address range, not a node address, not claimed by another object, no
+    duplicates. Capacity is checked here instead (plan mode counts the nodes about to be labelled)."""
+    if not ctx.objects:
+        return []
+    return _egressip_validation.validate_config(ctx.config, ctx.nodes, ctx.kind('egressips') or [], check_capacity_rule=False)
 
 
 # --- reads that failed ------------------------------------------------------------------------
@@ -965,9 +965,13 @@ SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
 def run_checks(snapshot, mode=PLAN):
     """Every finding for one snapshot, errors first (stable order within a severity)."""
     ctx = PreflightContext(snapshot, mode)
-    findings = []
+    findings, seen = [], set()
     for check in CHECKS:
-        findings.extend(check(ctx))
+        for item in check(ctx):
+            # two rule owners may report the same problem (the address plan is validated by both steps)
+            if (item['id'], item['message']) not in seen:
+                seen.add((item['id'], item['message']))
+                findings.append(item)
     return sorted(findings, key=lambda item: SEVERITY_ORDER[item['severity']])
 
 

@@ -709,3 +709,22 @@ def test_run_checks_does_not_modify_the_snapshot():
     before = copy.deepcopy(snap)
     preflight.run_checks(snap, 'audit')
     assert snap == before
+
+
+def test_egress_ip_plan_rules_come_from_the_egressip_validation():
+    snap = base_snapshot()
+    snap['config']['objects'][0]['egress_ips'] = ['10.30.0.200', '10.20.0.201']
+    assert by_id(snap, 'egressip_outside_network')
+    snap = base_snapshot()
+    _existing_egressip(['10.20.0.201'])(snap)
+    found = by_id(snap, 'egressip_claimed')
+    assert found and 'legacy' in found[0]['message']
+    snap = base_snapshot()
+    snap['config']['objects'][0]['egress_ips'] = ['10.20.0.50', '10.20.0.201']
+    assert by_id(snap, 'egressip_in_node_address_range')
+
+
+def test_a_problem_two_rule_owners_report_is_listed_once():
+    snap = base_snapshot()
+    snap['config']['network']['gateway'] = '10.30.0.1'
+    assert len(by_id(snap, 'node_gateway_outside_cidr')) == 1
