@@ -1,0 +1,49 @@
+"""The AAP execution environment: ansible-builder creates a build context that installs this
+collection and its Python and system requirements (no image is built: no container engine here)."""
+
+import os
+import subprocess
+import tarfile
+
+import yaml
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def _read(path):
+    with open(path, encoding='utf-8') as handle:
+        return handle.read()
+
+
+def _create_context(tmp_path):
+    context = tmp_path / 'context'
+    proc = subprocess.run(['bash', 'scripts/ee_context.sh', str(context)], cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return context
+
+
+def test_context_installs_the_collection_and_its_requirements(tmp_path):
+    context = _create_context(tmp_path)
+    version = yaml.safe_load(_read(os.path.join(REPO_ROOT, 'galaxy.yml')))['version']
+    containerfile = _read(context / 'Containerfile')
+    assert 'ansible-galaxy collection install' in containerfile
+    assert 'install-from-bindep' in containerfile
+    galaxy = yaml.safe_load(_read(context / '_build' / 'requirements.yml'))
+    assert galaxy['collections'] == [{'name': 'collections/ocp-egressip-%s.tar.gz' % version, 'type': 'file'}]
+    assert (context / '_build' / 'collections' / ('ocp-egressip-%s.tar.gz' % version)).is_file()
+    python_requirements = _read(context / '_build' / 'requirements.txt')
+    for package in ('pyvmomi', 'kubernetes', 'jmespath', 'netaddr'):
+        assert package in python_requirements
+    assert 'openssl' in _read(context / '_build' / 'bindep.txt')
+
+
+def test_collection_tarball_ships_the_collection_and_not_the_twin(tmp_path):
+    _create_context(tmp_path)
+    version = yaml.safe_load(_read(os.path.join(REPO_ROOT, 'galaxy.yml')))['version']
+    with tarfile.open(os.path.join(REPO_ROOT, 'dist', 'ocp-egressip-%s.tar.gz' % version)) as archive:
+        names = archive.getnames()
+    assert 'meta/runtime.yml' in names
+    assert any(name.startswith('plugins/modules/') for name in names)
+    assert any(name.startswith('roles/') for name in names)
+    for private in ('.venv', '.twin', '.build', '.pytest_cache', 'tests/twin', 'dist', 'context'):
+        assert not any(name == private or name.startswith(private + '/') for name in names), private
