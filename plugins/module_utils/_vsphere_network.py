@@ -60,8 +60,16 @@ def normalize_switch_uuid(uuid):
     return ''.join(ch for ch in (uuid or '').lower() if ch not in ' -')
 
 
+def planned_network(name, switch=None):
+    """A port group that an earlier step of a check-mode run would create: no NIC can be on it yet."""
+    return {'type': DISTRIBUTED if switch else STANDARD, 'name': name, 'moid': None, 'portgroup_key': None,
+            'switch': switch, 'switch_uuid': None, 'planned': True}
+
+
 def nic_on_network(nic, network):
     """Whether a NIC's backing is the network: never by label, which vCenter may rename."""
+    if network.get('planned'):
+        return False
     if network['type'] == DISTRIBUTED:
         return (nic.get('portgroup_key') == network['portgroup_key']
                 and normalize_switch_uuid(nic.get('switch_uuid')) == normalize_switch_uuid(network['switch_uuid']))

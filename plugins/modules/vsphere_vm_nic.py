@@ -109,6 +109,14 @@ options:
       - Seconds to wait for the reconfigure tasks of the batch to finish.
     type: int
     default: 600
+  network_planned:
+    description:
+      - In check mode only, V(true) says that an earlier task of the same run would create O(network) (for example
+        M(ocp.egressip.vsphere_portgroup) reporting C(action=create)); when it does not exist yet, every VM is planned
+        to get a new NIC, with a warning, instead of the run failing. Ignored outside check mode, where a missing
+        port group is always an error.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
@@ -254,6 +262,7 @@ def argument_spec():
         continue_on_error=dict(type='bool', default=False),
         parallel=dict(type='int', default=8),
         timeout=dict(type='int', default=600),
+        network_planned=dict(type='bool', default=False),
     )
     spec.update(k8s_nested_argument_spec())
     return spec
@@ -344,6 +353,10 @@ def run(module):
     datacenter = io.find_datacenter(client, params['datacenter'])
     networks = io.read_networks(client, datacenter)
     network, findings = io.find_network(networks, params['network'], params['switch'])
+    if findings and module.check_mode and params['network_planned'] and findings[0]['id'] == 'portgroup_missing':
+        module.warn('port group %s does not exist yet (an earlier task of this check run would create it): '
+                    'every VM is planned to get a new NIC on it.' % params['network'])
+        network, findings = plan.planned_network(params['network'], params['switch']), []
     if findings:
         raise ModuleFailure(failure_message(findings, 'vsphere_vm_nic'), findings=findings)
     index = io.read_vm_index(client, datacenter)

@@ -150,6 +150,7 @@ def test_vms_by_name_uuid_and_moid_and_upper_case_uuid(twin, run_module, portgro
     ({'node_names': ['no-such-node']}, ['node_names=no-such-node', 'no such node']),
     ({'node_selector': {'team': 'nobody'}}, ['node_selector=', 'matches no node']),
     ({'node_names': ['ocp1-worker-0'], 'network': 'no-such-pg'}, ['portgroup_missing', 'no-such-pg']),
+    ({'node_names': ['ocp1-worker-0'], 'network': 'no-such-pg', 'network_planned': True}, ['portgroup_missing']),  # check mode only
     ({'node_names': ['ocp1-worker-0'], 'datacenter': 'DCX'}, ['datacenter=DCX', 'DC0']),
     ({'vm_names': ['no-such-vm']}, ['vsphere_vm_not_found', 'no-such-vm']),
     ({'node_names': ['ocp1-worker-0'], 'switch': 'DSwitchX'}, ['portgroup_missing', 'DSwitchX']),

@@ -325,3 +325,10 @@ def test_vm_result_shape():
 ])
 def test_node_selected(selector, labels, expected):
     assert net.node_selected(selector, labels) is expected
+
+
+def test_planned_network_matches_no_nic_and_plans_an_add():
+    network = net.planned_network('ocp-egress-120', 'DSwitch1')
+    machine = vm(nics=[nic(4000, 'x', PRIMARY), nic(4001, 'y', ON_DV)])
+    assert not any(net.nic_on_network(item, network) for item in machine['nics'])
+    assert net.plan_vm_nic(target(machine), network)['action'] == 'add'
