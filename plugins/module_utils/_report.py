@@ -153,9 +153,195 @@ def document(title, sections):
     return '\n'.join(lines) + '\n'
 
 
+# --- verify -----------------------------------------------------------------------------------------
+
+STATUS_WORDS = {
+    'ok': 'OK', 'unassigned': 'UNASSIGNED', 'node_missing': 'NODE MISSING', 'node_lacks_network': 'NODE LACKS NETWORK',
+    'unhealthy_node': 'NODE NOT READY/UNLABELLED', 'blackhole': 'BLACKHOLE', 'path_not_checked': 'path not checked',
+}
+
+
+def _verdict(ok):
+    return 'PASSED' if ok else 'FAILED'
+
+
+def _nic_text(node):
+    nic = node.get('nic') or {}
+    if not nic:
+        return None
+    return ' '.join(part for part in (node.get('interface'), nic.get('mac'), 'connected' if nic.get('connected') else 'DISCONNECTED') if part)
+
+
+def _portgroup_text(node):
+    nic = node.get('nic') or {}
+    if not nic:
+        return None
+    if nic.get('portgroup_on_host') is None:
+        return nic.get('network')
+    return '%s (%s)' % (nic.get('network'), 'on host' if nic.get('portgroup_on_host') else 'MISSING on host')
+
+
+def verify_ip_rows(report):
+    rows = []
+    for row in report.get('egress_ips') or []:
+        rows.append((row['egressip'], row['ip'], row.get('node'), row.get('network'), STATUS_WORDS.get(row['status'], row['status']),
+                     {'seen': 'seen', 'not_seen': 'not seen'}.get(row.get('wire'), row.get('wire')), '; '.join(row.get('problems') or [])))
+    return table(['EgressIP', 'IP', 'Node', 'Network', 'Status', 'Wire', 'Problems'], rows)
+
+
+def verify_node_rows(report):
+    rows = []
+    for node in report.get('nodes') or []:
+        rows.append((node['name'], node.get('ready'), node.get('labelled'), node.get('vm'), node.get('esxi_host'), _nic_text(node),
+                     _portgroup_text(node), node.get('address'), node.get('egress_ips'), (node.get('path') or '').upper() or None))
+    return table(['Node', 'Ready', 'Egress label', 'VM', 'ESXi host', 'NIC', 'Port group', 'Address', 'Egress IPs', 'Path'], rows)
+
+
+def diagram(report):
+    """The Mermaid diagram of a verify report."""
+    network = report.get('network') or {}
+    nodes = [{'name': node['name'], 'host': node.get('esxi_host'), 'address': node.get('address'),
+              'nic': node.get('interface') or (node.get('nic') or {}).get('mac'),
+              'connected': (node.get('nic') or {}).get('connected'), 'path_ok': node.get('path') != 'broken'}
+             for node in report.get('nodes') or []]
+    ips = [{'egressip': row['egressip'], 'ip': row['ip'], 'node': row.get('node'), 'ok': row['status'] == 'ok'}
+           for row in report.get('egress_ips') or []]
+    return topology_diagram({'name': network.get('portgroup'), 'cidr': network.get('cidr')}, nodes, ips)
+
+
+def wire_rows(probes):
+    rows = [(probe['egressip'], probe.get('namespace'), probe.get('outcome'), probe.get('source_ip'), probe.get('expected'),
+             'yes' if probe.get('ok') else ('-' if probe.get('outcome') == 'not_run' else 'NO'), probe.get('reason'))
+            for probe in probes or []]
+    return table(['EgressIP', 'Namespace', 'Outcome', 'Source seen', 'Expected one of', 'OK', 'Note'], rows)
+
+
+def remediation_section(remediation):
+    lines = ['## Blackhole remediation', '']
+    if remediation.get('refused'):
+        lines.append('Refused: removing the egress-assignable label from %s would leave egress IPs unassigned; nothing was changed.'
+                     % ', '.join(remediation.get('nodes') or []))
+        return lines + ['']
+    verb = 'Would remove' if remediation.get('check_mode') else 'Removed'
+    lines.append('%s the `k8s.ovn.org/egress-assignable` label from %s%s.' % (
+        verb, ', '.join(remediation.get('nodes') or []) or 'no node',
+        '' if remediation.get('check_mode') or remediation.get('seconds') is None else
+        '; every moved egress IP was assigned elsewhere after %s' % seconds(remediation['seconds'])))
+    lines.append('')
+    rows = [(move['egressip'], move['ip'], move.get('from'), move.get('to'), move.get('candidates'), seconds(move.get('seconds')))
+            for move in remediation.get('moves') or []]
+    lines += table(['EgressIP', 'IP', 'From', 'To', 'Predicted candidates', 'Reassigned after'], rows)
+    return lines + ['']
+
+
+def verify_markdown(report):
+    summary = report.get('summary') or {}
+    network = report.get('network') or {}
+    head = ['**Result: %s** - %d egress IP(s), %d assigned, %d healthy, %d blackholed; %d error(s), %d warning(s).'
+            % (_verdict(summary.get('ok')), summary.get('egress_ips', 0), summary.get('assigned', 0), summary.get('healthy', 0),
+               summary.get('blackholed', 0), summary.get('errors', 0), summary.get('warnings', 0)), '',
+            'Secondary network %s, port group %s.' % (network.get('cidr') or '-', network.get('portgroup') or '-'), '']
+    sections = [head, ['## Egress IPs', ''] + verify_ip_rows(report) + [''], ['## Nodes', ''] + verify_node_rows(report) + ['']]
+    if report.get('wire') is not None:
+        sections.append(['## Wire check', '', 'A probe pod per EgressIP asks an echo target off the cluster which source address it '
+                         'sees; it must be one of the egress IPs assigned to the object.', ''] + wire_rows(report['wire']) + [''])
+    if report.get('remediation'):
+        sections.append(remediation_section(report['remediation']))
+    sections.append(['## Diagram', ''] + diagram(report) + [''])
+    sections.append(findings_section(report.get('findings')))
+    return document('EgressIP verification', sections)
+
+
+# --- failover drill ---------------------------------------------------------------------------------
+
+def _held(value):
+    return {True: 'yes', False: 'NO', None: '-'}[value]
+
+
+def drill_step_rows(report):
+    rows = []
+    for index, row in enumerate(report.get('step_summaries') or [], 1):
+        rows.append((index, row['node'], row['trigger'], row['egress_ips_before'], row['moved'], seconds(row['reassigned_seconds']),
+                     seconds(row['wire_seconds']), _held(row['prediction_held']),
+                     'yes' if row['blackhole_detected'] else '-', 'NO' if not row['failback'] else 'YES'))
+    return table(['#', 'Node', 'Trigger', 'IPs on node', 'IPs moved', 'Reassigned after', 'Wire back after', 'Prediction held',
+                  'Blackhole detected', 'Failback'], rows)
+
+
+def _step_detail(index, step):
+    failure = step.get('failure') or {}
+    remediation = step.get('remediation') or {}
+    restore = step.get('restore') or {}
+    prediction = failure.get('prediction') or {}
+    lines = ['### %d. %s: %s' % (index, step.get('node'), step.get('trigger')), '']
+    lines.append('Prediction: %s.' % '; '.join(prediction.get('notes') or ['-']))
+    lines.append('')
+    comparison = dict(((row['egressip'], row['ip']), row) for row in (failure.get('comparison') or []) + (remediation.get('comparison') or []))
+    moves = remediation.get('moves') or failure.get('moves') or []
+    if prediction.get('effect') == 'blackhole':
+        blackholed = ', '.join('%s %s' % (item['egressip'], item['ip']) for item in prediction.get('blackholed') or []) or 'none'
+        lines.append('OVN-Kubernetes does not notice a disconnected secondary vNIC: %s stayed on %s (observed for %s). '
+                     'Verify %s the blackhole%s.' % (
+                         blackholed, step.get('node'), seconds(failure.get('observed_seconds')),
+                         'detected' if remediation.get('detected') else 'did not detect',
+                         ' and removed the label of %s' % ', '.join(remediation.get('nodes') or []) if remediation.get('moves') else ''))
+        lines.append('')
+    rows = []
+    for move in moves:
+        row = comparison.get((move['egressip'], move['ip'])) or {}
+        rows.append((move['egressip'], move['ip'], move.get('from'), move.get('to') or 'not moved', move.get('candidates') or row.get('predicted'),
+                     seconds(move.get('seconds')), _held(row.get('ok')) if row else '-'))
+    lines += table(['EgressIP', 'IP', 'From', 'To', 'Predicted candidates', 'Reassigned after', 'As predicted'], rows)
+    wire = failure.get('wire') or []
+    if wire:
+        lines += ['', 'Wire after the failover:', '']
+        lines += table(['EgressIP', 'Seen', 'Expected one of', 'After', 'Attempts'],
+                       [(item['egressip'], item.get('source_ip'), item.get('expected'), seconds(item.get('seconds')), item.get('attempts'))
+                        for item in wire])
+    if restore:
+        moved = ', '.join('%s %s %s->%s' % (m['egressip'], m['ip'], m['from'], m['to']) for m in restore.get('unexpected_moves') or [])
+        lines += ['', 'Restored (%s) after %s; watched for %s: %s.' % (
+            restore.get('action') or 'undo', seconds(restore.get('seconds')), seconds(restore.get('observed_seconds')),
+            'egress IPs moved: %s' % moved if moved else 'no egress IP moved back (no failback)')]
+    return lines + ['']
+
+
+def cordon_section(cordon):
+    lines = ['## Cordon moves nothing', '']
+    moved = cordon.get('unexpected_moves') or []
+    lines.append('Node %s was cordoned (spec.unschedulable) and watched for %s: %s. It was uncordoned afterwards.' % (
+        cordon.get('node'), seconds(cordon.get('observed_seconds')),
+        'no egress IP moved, as OVN-Kubernetes ignores cordon' if not moved else
+        '%d egress IP(s) moved, which OVN-Kubernetes should not do' % len(moved)))
+    return lines + ['']
+
+
+def drill_markdown(report):
+    summary = report.get('summary') or {}
+    head = ['**Result: %s** - %d step(s) on %s, %d egress IP move(s); slowest reassignment %s, mean %s; prediction %s; failback %s.'
+            % (_verdict(summary.get('ok')), summary.get('steps', 0), ', '.join(summary.get('nodes') or []) or 'no node',
+               summary.get('moved', 0), seconds(summary.get('reassigned_seconds_max')), seconds(summary.get('reassigned_seconds_mean')),
+               'held' if summary.get('prediction_held') else 'DID NOT HOLD', 'OBSERVED' if summary.get('failback') else 'none'), '',
+            'Times are measured with a monotonic clock from the moment the trigger took effect until the egress IP showed on '
+            'another node in EgressIP status (polling every %s s), and until the echo target saw the IP again (wire).'
+            % ((report.get('settings') or {}).get('poll_interval', '-')), '']
+    sections = [head, ['## Steps', ''] + drill_step_rows(report) + ['']]
+    details = ['## Step details', '']
+    for index, step in enumerate(report.get('steps') or [], 1):
+        details += _step_detail(index, step)
+    sections.append(details)
+    if report.get('cordon'):
+        sections.append(cordon_section(report['cordon']))
+    final = report.get('final')
+    if final:
+        sections.append(['## Final state', ''] + verify_ip_rows(final) + [''] + diagram(final) + [''])
+    sections.append(findings_section(report.get('findings')))
+    return document('EgressIP failover drill', sections)
+
+
 # --- renderers per report kind ----------------------------------------------------------------------
 
-RENDERERS = {}
+RENDERERS = {'verify': verify_markdown, 'failover_drill': drill_markdown}
 
 
 def render_markdown(report):

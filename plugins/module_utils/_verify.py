@@ -1,0 +1,683 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verification of egress IPs on the secondary network: one snapshot in, findings and per-IP rows out.
+
+Pure code: no I/O. DOMAIN.md sections 3, 4, 6, 7 and 9. For every egress IP of the verified
+EgressIP objects:
+
+1. it is assigned (``status.items``) to a node that exists and whose ``host-cidrs`` hold its
+   network (``_placement.assignment_gaps``: what OVN-Kubernetes itself requires);
+2. that node is still Ready and egress-assignable (otherwise OVN-K is about to move it);
+3. for a secondary-network IP, the node's secondary path works: its VM is powered on, has a
+   vNIC backed by the egress port group, the vNIC is connected, a standard port group exists
+   on the ESXi host the VM runs on **now** (DRS/vMotion may have moved it), and the node holds
+   its base address on that NIC, up (NodeNetworkState, through ``_node_network.node_capability``);
+4. optionally, the wire: an echo target off the cluster saw an IP of the object as the source
+   of a probe pod's traffic.
+
+An IP that passes 1 and 2 but fails 3 is a **blackhole**: OVN-K keeps it where it is (its
+reachability probe runs over the primary network), and its traffic is dropped. Remediation
+removes the ``k8s.ovn.org/egress-assignable`` label of the broken nodes so OVN-K moves the IPs,
+but only when ``_placement`` predicts that every moved IP still has a node to go to.
+
+Snapshot (``build_snapshot``, from one list per kind and one batched vCenter read)::
+
+    {'nodes': [Node], 'egressips': [EgressIP], 'placement': _placement.snapshot of both,
+     'nns': {node name: NodeNetworkState} or None (not read),
+     'vsphere': None (not read) or vsphere_facts(...) of the preflight vCenter read:
+         {'portgroup': name, 'switch_type': 'standard'|'distributed', 'switch': name,
+          'network': {'type', 'name', 'portgroup_key', 'switch_uuid'} or None (not found),
+          'hosts': {ESXi host name of the vSphere cluster: [standard port group names]},
+          'switch_hosts': [member hosts of the distributed switch] or None,
+          'vms': {node name: {'name', 'moid', 'host', 'power_state', 'nics': [nic facts]}},
+          'findings': [findings of the vCenter read: port group missing, node without VM]}}
+
+Private module_util: no API promise outside this collection.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _egress_network, _placement
+from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import ERROR, INFO, WARNING, errors, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils._node_network import (
+    EGRESS_ASSIGNABLE_LABEL,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    interface_addresses,
+    interface_by_mac,
+    in_network,
+    node_capability,
+    selector_matches,
+)
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_network import nic_on_network
+
+# Row status, worst first: the first problem found decides it.
+OK = 'ok'
+UNASSIGNED = 'unassigned'
+NODE_MISSING = 'node_missing'
+NODE_LACKS_NETWORK = 'node_lacks_network'
+UNHEALTHY_NODE = 'unhealthy_node'
+BLACKHOLE = 'blackhole'
+WIRE_FAILED = 'wire_failed'
+UNKNOWN = 'path_not_checked'
+
+PATH_OK = 'ok'
+PATH_BROKEN = 'broken'
+PATH_UNKNOWN = 'not_checked'
+PATH_NOT_APPLICABLE = 'n/a'
+
+
+# --- per node: the secondary path ------------------------------------------------------------------
+
+def _node_index(nodes):
+    return dict(((node.get('metadata') or {}).get('name'), node) for node in nodes)
+
+
+def _host_cidrs(node):
+    return _egress_network.node_networks_from_node(node).annotations.get(_egress_network.HOST_CIDRS_ANNOTATION) or []
+
+
+def secondary_nic(vm, vsphere):
+    """(the VM's vNIC on the egress port group or None, note) - the connected one first when there are several."""
+    nics = [nic for nic in vm.get('nics') or [] if _nic_matches(nic, vsphere)]
+    nics.sort(key=lambda nic: not nic.get('connected'))
+    note = None
+    if len(nics) > 1:
+        note = 'VM %s has %d vNICs on port group %s (%s); checked %s' % (
+            vm.get('name'), len(nics), vsphere.get('portgroup'), ', '.join(nic.get('mac') or '?' for nic in nics), nics[0].get('mac'))
+    return (nics[0] if nics else None), note
+
+
+def vsphere_facts(vcenter, portgroup, cluster_nodes):
+    """The vSphere part of the verify snapshot from ``_preflight_snapshot.read_vcenter`` (one batched read).
+
+    portgroup: {'name', 'switch_type', 'switch'} as in ``egressip_vsphere.portgroup``;
+    cluster_nodes: the Node objects whose VMs were read (to name nodes without a VM).
+    """
+    switch_type = portgroup.get('switch_type') or 'standard'
+    facts = {'portgroup': portgroup['name'], 'switch_type': switch_type, 'switch': portgroup.get('switch'), 'network': None,
+             'hosts': {}, 'switch_hosts': None, 'vms': {}, 'findings': [], 'cluster': vcenter.get('cluster'),
+             'datacenter': vcenter.get('datacenter')}
+    if vcenter.get('not_found'):
+        facts['findings'].append(catalogue_finding('vsphere_cluster_not_found', vcenter['not_found'],
+                                                   objects=[{'kind': 'Datacenter', 'name': vcenter.get('datacenter')}]))
+        facts['vms'] = None
+        return facts
+    for host in vcenter.get('hosts') or []:
+        facts['hosts'][host['name']] = sorted(item['name'] for item in host.get('standard_portgroups') or [])
+    if switch_type == 'distributed':
+        switch = next((item for item in vcenter.get('distributed_switches') or [] if item['name'] == portgroup.get('switch')), None)
+        found = next((item for item in (switch or {}).get('portgroups') or [] if item['name'] == portgroup['name']), None)
+        if found is not None:
+            facts['network'] = {'type': 'distributed', 'name': found['name'], 'portgroup_key': found['key'], 'switch_uuid': switch['uuid']}
+            facts['switch_hosts'] = list(switch.get('hosts') or [])
+    elif any(portgroup['name'] in names for names in facts['hosts'].values()):
+        facts['network'] = {'type': 'standard', 'name': portgroup['name']}
+    if facts['network'] is None:
+        where = ('distributed switch %s' % portgroup.get('switch')) if switch_type == 'distributed' else (
+            'any host of vSphere cluster %s' % vcenter.get('cluster'))
+        facts['findings'].append(catalogue_finding('portgroup_missing', 'port group %s does not exist on %s.' % (portgroup['name'], where),
+                                                   objects=[{'kind': 'Network', 'name': portgroup['name']}]))
+    for vm in vcenter.get('vms') or []:
+        if vm.get('node'):
+            facts['vms'][vm['node']] = {'name': vm.get('name'), 'moid': vm.get('moid'), 'host': vm.get('host'),
+                                        'power_state': vm.get('power_state'), 'nics': vm.get('nics') or []}
+    for node in cluster_nodes:
+        name = (node.get('metadata') or {}).get('name')
+        if name not in facts['vms']:
+            facts['findings'].append(catalogue_finding(
+                'vsphere_node_vm_not_found', 'node %s (spec.providerID %r) has no VM in datacenter %s.'
+                % (name, (node.get('spec') or {}).get('providerID') or '', vcenter.get('datacenter')), objects=[{'kind': 'Node', 'name': name}]))
+    return facts
+
+
+def _nic_matches(nic, vsphere):
+    network = vsphere.get('network')
+    if network and network['type'] == 'distributed':
+        return nic_on_network(nic, network)
+    return not nic.get('portgroup_key') and not nic.get('opaque_network_id') and nic.get('network') == vsphere.get('portgroup')
+
+
+def vsphere_path(node_name, vsphere):
+    """What vCenter says about a node's secondary path: {'vm', 'esxi_host', 'power_state', 'nic', 'problems', 'notes', 'checked'}."""
+    facts = {'vm': None, 'esxi_host': None, 'power_state': None, 'nic': None, 'problems': [], 'notes': [], 'checked': False}
+    if vsphere.get('vms') is None:
+        facts['notes'].append('vCenter was not read (datacenter or cluster not found), so the vNIC of node %s was not checked' % node_name)
+        return facts
+    vm = vsphere['vms'].get(node_name)
+    if vm is None:
+        facts['notes'].append('no VM found for node %s in vCenter (providerID), so its vNIC was not checked' % node_name)
+        return facts
+    facts.update(vm=vm.get('name'), esxi_host=vm.get('host'), power_state=vm.get('power_state'), checked=True)
+    portgroup = vsphere.get('portgroup')
+    if vm.get('power_state') not in (None, 'poweredOn'):
+        facts['problems'].append('VM %s is %s' % (vm.get('name'), vm.get('power_state')))
+    nic, note = secondary_nic(vm, vsphere)
+    if note:
+        facts['notes'].append(note)
+    if nic is None:
+        facts['problems'].append('VM %s has no vNIC on port group %s' % (vm.get('name'), portgroup))
+        return facts
+    facts['nic'] = {'mac': nic.get('mac'), 'connected': bool(nic.get('connected')), 'network': nic.get('network') or portgroup,
+                    'portgroup_on_host': None}
+    if not nic.get('connected'):
+        facts['problems'].append('vNIC %s of VM %s on port group %s is disconnected' % (nic.get('mac'), vm.get('name'), portgroup))
+    on_host, problem = _portgroup_on_host(vm, vsphere)
+    facts['nic']['portgroup_on_host'] = on_host
+    if problem:
+        facts['problems'].append(problem)
+    return facts
+
+
+def _portgroup_on_host(vm, vsphere):
+    """(whether the port group exists on the ESXi host the VM runs on now, the problem text or None)."""
+    portgroup, host = vsphere.get('portgroup'), vm.get('host')
+    if vsphere.get('switch_type') == 'distributed':
+        members = vsphere.get('switch_hosts')
+        if members is None or host in members:
+            return members is not None, None
+        return False, 'ESXi host %s where VM %s runs now is not a member of distributed switch %s' % (host, vm.get('name'), vsphere.get('switch'))
+    hosts = vsphere.get('hosts') or {}
+    if host not in hosts:
+        return False, ('VM %s runs on ESXi host %s, outside vSphere cluster %s where the port group %s is kept'
+                       % (vm.get('name'), host, vsphere.get('cluster'), portgroup))
+    if portgroup not in hosts[host]:
+        return False, 'port group %s does not exist on ESXi host %s where VM %s runs now' % (portgroup, host, vm.get('name'))
+    return True, None
+
+
+def address_path(node, nns, networks, mac):
+    """What the node says about its base address: {'interface', 'interface_state', 'address', 'problems', 'checked'}."""
+    facts = {'interface': None, 'interface_state': None, 'address': None, 'problems': [], 'checked': False}
+    if not networks:
+        return facts
+    addresses = [entry for entry in _host_cidrs(node) if _safe_in_network(entry, networks)]
+    facts['address'] = addresses[0] if addresses else None
+    if nns is None:
+        return facts
+    facts['checked'] = True
+    interface = interface_by_mac(nns, mac) if mac else None
+    if interface is None and not mac:
+        interface = next((item for item in (nns.get('status') or {}).get('currentState', {}).get('interfaces') or []
+                          if any(_safe_in_network(entry, networks) for entry in interface_addresses(item))), None)
+    if interface is not None:
+        facts['interface'] = interface.get('name')
+        facts['interface_state'] = interface.get('state')
+        on_nic = [entry for entry in interface_addresses(interface) if _safe_in_network(entry, networks)]
+        if on_nic:
+            facts['address'] = on_nic[0]
+    facts['problems'] = node_capability(_host_cidrs(node), nns, networks, mac)
+    return facts
+
+
+def _safe_in_network(entry, networks):
+    try:
+        return in_network(entry, networks)
+    except Exception:  # pylint: disable=broad-except  # a malformed annotation entry is not an address in the network
+        return False
+
+
+def node_path(node_name, node, snapshot, networks):
+    """One node's row: readiness, label, VM and vNIC, base address, and whether its secondary path works."""
+    snap_node = snapshot['placement']['nodes'].get(node_name) or {}
+    row = {'name': node_name, 'exists': node is not None, 'ready': snap_node.get('ready'), 'labelled': snap_node.get('labelled'),
+           'cordoned': snap_node.get('cordoned'), 'egress_ips': [], 'vm': None, 'esxi_host': None, 'power_state': None,
+           'nic': None, 'interface': None, 'interface_state': None, 'address': None, 'path': PATH_UNKNOWN,
+           'problems': [], 'notes': []}
+    if node is None:
+        row['problems'].append('node %s does not exist' % node_name)
+        row['path'] = PATH_BROKEN
+        return row
+    checked = False
+    mac = None
+    vsphere = snapshot.get('vsphere')
+    if vsphere is not None:
+        facts = vsphere_path(node_name, vsphere)
+        row.update(vm=facts['vm'], esxi_host=facts['esxi_host'], power_state=facts['power_state'], nic=facts['nic'])
+        row['problems'] += facts['problems']
+        row['notes'] += facts['notes']
+        checked = checked or facts['checked']
+        mac = (facts['nic'] or {}).get('mac')
+    nns_all = snapshot.get('nns')
+    if nns_all is not None and networks:
+        nns = nns_all.get(node_name)
+        if nns is None:
+            row['notes'].append('node %s has no NodeNetworkState, so its base address was checked in host-cidrs only' % node_name)
+        facts = address_path(node, nns, networks, mac)
+        row.update(interface=facts['interface'], interface_state=facts['interface_state'], address=facts['address'])
+        if facts['checked']:
+            row['problems'] += [problem for problem in facts['problems'] if problem not in row['problems']]
+            checked = True
+    elif networks:
+        row['address'] = address_path(node, None, networks, None)['address']
+    if row['problems']:
+        row['path'] = PATH_BROKEN
+    elif checked:
+        row['path'] = PATH_OK
+    return row
+
+
+# --- per IP ---------------------------------------------------------------------------------------
+
+def build_snapshot(nodes, egressips, nns=None, vsphere=None, owner_label=None):
+    """The verify snapshot from the API lists (and the optional NodeNetworkStates and vCenter facts)."""
+    return {'nodes': list(nodes), 'egressips': list(egressips), 'nns': nns, 'vsphere': vsphere,
+            'placement': _placement.snapshot(nodes, egressips, owner_label=owner_label)}
+
+
+def _wanted_objects(snapshot, names):
+    if names is None:
+        return sorted(snapshot['placement']['egressips'])
+    return [name for name in names if name in snapshot['placement']['egressips']]
+
+
+def _row(name, ip, node, snap):
+    network = _placement.holds_network(snap, node, ip) if node else None
+    if network is None and not node:
+        network = _cluster_network(snap, ip)
+    return {'egressip': name, 'ip': ip, 'node': node, 'network': network, 'status': OK, 'problems': [], 'wire': None}
+
+
+def _cluster_network(snap, ip):
+    kinds = set(_placement.holds_network(snap, name, ip) for name in snap['nodes'])
+    for kind in ('primary', 'secondary'):
+        if kind in kinds:
+            return kind
+    return None
+
+
+def _subnet_of(node, ip):
+    classification = _egress_network.classify_ip(ip, _egress_network.node_networks_from_node(node))
+    return str(classification.subnet) if classification.network == _egress_network.SECONDARY else None
+
+
+def evaluate(snapshot, cidr=None, names=None, expected=None):
+    """Verify every egress IP of the objects named (all when None) against the snapshot.
+
+    cidr: the secondary network (str) or None (then each node is checked for the subnets of the
+    IPs it hosts). expected: {object name: [IPs]} from the variables file, or None.
+    Returns {'egress_ips': [row], 'nodes': [row], 'findings': [finding], 'broken_nodes': [names]}.
+    """
+    nodes = _node_index(snapshot['nodes'])
+    snap = snapshot['placement']
+    wanted = _wanted_objects(snapshot, names)
+    findings = _missing_objects(snap, names, expected)
+    gaps = dict(((gap['egressip'], gap['ip']), gap) for gap in _placement.assignment_gaps(snap, wanted, str(cidr) if cidr else None))
+    rows = []
+    for name in wanted:
+        entry = snap['egressips'][name]
+        status = dict((_placement.normal_ip(item.get('egressIP')), item.get('node')) for item in entry['status'])
+        for raw in entry['egress_ips']:
+            ip = _placement.normal_ip(raw) or raw
+            row = _row(name, ip, status.get(ip), snap)
+            if (name, ip) in gaps:
+                row['status'] = gaps[(name, ip)]['problem']
+            rows.append(row)
+    node_names = sorted(set([row['node'] for row in rows if row['node']] + [node for node, item in snap['nodes'].items() if item['labelled']]))
+    node_rows = {}
+    for node_name in node_names:
+        node = nodes.get(node_name)
+        subnets = [str(cidr)] if cidr else sorted(set(
+            subnet for subnet in (_subnet_of(node, row['ip']) for row in rows if row['node'] == node_name and node is not None) if subnet))
+        node_rows[node_name] = node_path(node_name, node, snapshot, subnets)
+    for row in rows:
+        if row['node'] in node_rows:
+            node_rows[row['node']]['egress_ips'].append(row['ip'])
+        _judge(row, node_rows.get(row['node']), snap)
+    findings += _row_findings(rows, node_rows)
+    broken = sorted(name for name, row in node_rows.items() if row['exists'] and row['labelled'] and row['path'] == PATH_BROKEN)
+    findings += _broken_idle_findings(node_rows, broken)
+    findings += _vsphere_findings(snapshot, node_rows)
+    return {'egress_ips': rows, 'nodes': [node_rows[name] for name in node_names], 'findings': findings, 'broken_nodes': broken}
+
+
+def _judge(row, node_row, snap):
+    if row['status'] != OK:
+        row['problems'].append(_gap_text(row))
+        return
+    node = snap['nodes'][row['node']]
+    if not (node['labelled'] and node['ready']):
+        row['status'] = UNHEALTHY_NODE
+        row['problems'].append('node %s is %s' % (row['node'], ' and '.join(
+            word for word, bad in (('not Ready', not node['ready']), ('not egress-assignable', not node['labelled'])) if bad)))
+        return
+    if row['network'] != 'secondary':
+        return  # a primary-network egress IP rides br-ex: the secondary path does not matter
+    if node_row['path'] == PATH_BROKEN:
+        row['status'] = BLACKHOLE
+        row['problems'] += node_row['problems']
+    elif node_row['path'] == PATH_UNKNOWN:
+        row['status'] = UNKNOWN
+
+
+def _gap_text(row):
+    if row['status'] == UNASSIGNED:
+        return '%s is not assigned to any node' % row['ip']
+    if row['status'] == NODE_MISSING:
+        return '%s is assigned to node %s, which does not exist' % (row['ip'], row['node'])
+    return "%s is assigned to node %s, whose host-cidrs do not hold its network" % (row['ip'], row['node'])
+
+
+def _objects(row, node_row=None):
+    objects = [{'kind': 'EgressIP', 'name': row['egressip']}]
+    if row['node']:
+        objects.append({'kind': 'Node', 'name': row['node']})
+    if node_row and node_row.get('vm'):
+        objects.append({'kind': 'VirtualMachine', 'name': node_row['vm']})
+    return objects
+
+
+def _row_findings(rows, node_rows):
+    findings = []
+    for row in rows:
+        subject = 'EgressIP %s: %s' % (row['egressip'], row['ip'])
+        node_row = node_rows.get(row['node'])
+        if row['status'] in (UNASSIGNED, NODE_MISSING, NODE_LACKS_NETWORK):
+            findings.append(catalogue_finding('egressip_unassigned', 'EgressIP %s: %s.' % (row['egressip'], row['problems'][0]),
+                                              objects=_objects(row)))
+        elif row['status'] == UNHEALTHY_NODE:
+            findings.append(catalogue_finding('egressip_on_unhealthy_node', '%s is on %s.' % (subject, row['problems'][0]),
+                                              objects=_objects(row)))
+        elif row['status'] == BLACKHOLE:
+            findings.append(catalogue_finding('egressip_blackhole', '%s is assigned to node %s, but its secondary path is broken: %s.'
+                                              % (subject, row['node'], '; '.join(row['problems'])), objects=_objects(row, node_row)))
+    return findings
+
+
+def _broken_idle_findings(node_rows, broken):
+    findings = []
+    for name in broken:
+        row = node_rows[name]
+        if row['egress_ips']:
+            continue
+        objects = [{'kind': 'Node', 'name': name}] + ([{'kind': 'VirtualMachine', 'name': row['vm']}] if row['vm'] else [])
+        findings.append(catalogue_finding('egressip_node_path_broken', 'node %s is egress-assignable but its secondary path is broken: %s.'
+                                          % (name, '; '.join(row['problems'])), objects=objects))
+    return findings
+
+
+def _vsphere_findings(snapshot, node_rows):
+    """The vCenter read's own findings (port group missing...), and node-without-VM only for nodes that matter here."""
+    vsphere = snapshot.get('vsphere')
+    if vsphere is None:
+        return []
+    findings = []
+    for item in vsphere.get('findings') or []:
+        nodes = [obj.get('name') for obj in item.get('objects') or [] if obj.get('kind') == 'Node']
+        if nodes and not any(name in node_rows for name in nodes):
+            continue
+        findings.append(item)
+    return findings
+
+
+def _missing_objects(snap, names, expected):
+    findings = []
+    for name in names or []:
+        if name not in snap['egressips']:
+            findings.append(catalogue_finding('egressip_object_missing', 'EgressIP %s does not exist in the cluster.' % name,
+                                              objects=[{'kind': 'EgressIP', 'name': name}]))
+    for name, ips in sorted((expected or {}).items()):
+        entry = snap['egressips'].get(name)
+        if entry is None or not ips:
+            continue
+        have = set(_placement.normal_ip(ip) or ip for ip in entry['egress_ips'])
+        lacking = [ip for ip in (_placement.normal_ip(ip) or ip for ip in ips) if ip not in have]
+        if lacking:
+            findings.append(catalogue_finding('egressip_object_missing', 'EgressIP %s lacks %s in spec.egressIPs (it has %s).'
+                                              % (name, ', '.join(lacking), ', '.join(sorted(have)) or 'none'),
+                                              objects=[{'kind': 'EgressIP', 'name': name}]))
+    return findings
+
+
+# --- the wire ----------------------------------------------------------------------------------------
+
+PROBE_RUN_LABEL = 'egressip.ocp/probe'
+PROBE_OBJECT_LABEL = 'egressip.ocp/egressip'
+PROBE_NAMESPACE_PREFIX = 'egressip-probe-'
+CURL_MAX_TIME = 5
+
+
+def labels_for(selector):
+    """Labels that satisfy a LabelSelector (matchLabels, In: first value, Exists: empty), or None when none can."""
+    selector = selector or {}
+    labels = dict((key, '' if value is None else str(value)) for key, value in (selector.get('matchLabels') or {}).items())
+    for expression in selector.get('matchExpressions') or []:
+        key, operator, values = expression.get('key'), expression.get('operator'), expression.get('values') or []
+        if key in labels:
+            continue
+        if operator == 'In' and values:
+            labels[key] = str(values[0])
+        elif operator == 'Exists':
+            labels[key] = ''
+    try:
+        return labels if selector_matches(selector, labels) else None
+    except ValueError:
+        return None
+
+
+def probe_namespace(egressip, namespaces, configured=None, create=False):
+    """Where to run the probe pod of one EgressIP: (namespace, Namespace body to create or None, reason when nowhere).
+
+    A configured namespace must exist and be selected by the object's namespaceSelector; else
+    the first existing selected namespace (by name); else, with ``create``, a namespace
+    ``egressip-probe-<object>`` carrying labels that satisfy the selector (deleted after the probe).
+    """
+    name = egressip['metadata']['name']
+    selector = (egressip.get('spec') or {}).get('namespaceSelector') or {}
+    live = dict(((item.get('metadata') or {}).get('name'), item) for item in namespaces
+                if not (item.get('metadata') or {}).get('deletionTimestamp'))
+
+    def selected(namespace):
+        try:
+            return selector_matches(selector, (namespace.get('metadata') or {}).get('labels') or {})
+        except ValueError:
+            return False
+
+    if configured:
+        if configured not in live:
+            return None, None, 'namespace %s (wire.namespaces) does not exist' % configured
+        if not selected(live[configured]):
+            return None, None, 'namespace %s is not selected by EgressIP %s (namespaceSelector %s)' % (configured, name, selector)
+        return configured, None, None
+    for namespace_name in sorted(live):
+        if selected(live[namespace_name]):
+            return namespace_name, None, None
+    if not create:
+        return None, None, ('no namespace is selected by EgressIP %s (namespaceSelector %s); name one in wire.namespaces or set '
+                            'wire.create_namespace: true' % (name, selector))
+    labels = labels_for(dict(selector, matchLabels=dict(selector.get('matchLabels') or {}, **{MANAGED_BY_LABEL: MANAGED_BY_VALUE})))
+    if labels is None:
+        return None, None, 'no namespace labels can satisfy the namespaceSelector %s of EgressIP %s' % (selector, name)
+    target = (PROBE_NAMESPACE_PREFIX + name)[:63].rstrip('-.')
+    return target, {'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': target, 'labels': labels}}, None
+
+
+def probe_pod(egressip, namespace, echo_target, image, run_id, timeout):
+    """(Pod body, reason when the object's podSelector cannot select a probe): a pod that runs curl to the echo target once."""
+    name = egressip['metadata']['name']
+    pod_selector = (egressip.get('spec') or {}).get('podSelector')
+    labels = labels_for(pod_selector) if pod_selector else {}
+    if labels is None:
+        return None, 'no pod labels can satisfy the podSelector %s of EgressIP %s' % (pod_selector, name)
+    labels.update({MANAGED_BY_LABEL: MANAGED_BY_VALUE, PROBE_RUN_LABEL: run_id, PROBE_OBJECT_LABEL: name[:63]})
+    if pod_selector and not selector_matches(pod_selector, labels):
+        return None, 'the probe labels do not satisfy the podSelector %s of EgressIP %s' % (pod_selector, name)
+    container = {
+        'name': 'probe', 'image': image,
+        'command': ['curl', '-sS', '--max-time', str(CURL_MAX_TIME), 'http://%s' % echo_target],
+        'securityContext': {'allowPrivilegeEscalation': False, 'capabilities': {'drop': ['ALL']}, 'runAsNonRoot': True,
+                            'seccompProfile': {'type': 'RuntimeDefault'}},
+        'resources': {'requests': {'cpu': '10m', 'memory': '16Mi'}},
+    }
+    body = {'apiVersion': 'v1', 'kind': 'Pod',
+            'metadata': {'generateName': (PROBE_NAMESPACE_PREFIX + name)[:52] + '-', 'namespace': namespace, 'labels': labels},
+            'spec': {'restartPolicy': 'Never', 'activeDeadlineSeconds': int(timeout), 'terminationGracePeriodSeconds': 0,
+                     'automountServiceAccountToken': False, 'containers': [container]}}
+    return body, None
+
+
+def probe_outcome(pod, log, timeout=None):
+    """What one probe pod says: answered (with the source address the echo target saw), no_answer, or not_run."""
+    metadata = pod.get('metadata') or {}
+    status = pod.get('status') or {}
+    phase = status.get('phase')
+    text = (log or '').strip()
+    outcome = {'egressip': (metadata.get('labels') or {}).get(PROBE_OBJECT_LABEL), 'namespace': metadata.get('namespace'),
+               'pod': metadata.get('name'), 'phase': phase, 'outcome': 'no_answer', 'source_ip': None, 'log': text[:300] or None,
+               'reason': None}
+    if phase == 'Succeeded':
+        outcome['outcome'] = 'answered'
+        outcome['source_ip'] = _placement.normal_ip(text.splitlines()[-1].strip()) if text else None
+        return outcome
+    if phase == 'Failed':
+        outcome['reason'] = text[:300] or status.get('reason') or status.get('message') or 'the probe pod failed'
+        return outcome
+    started = phase == 'Running' or any(item.get('state', {}).get('running') or item.get('state', {}).get('terminated')
+                                        for item in status.get('containerStatuses') or [])
+    if not started:
+        scheduled = next((item for item in status.get('conditions') or [] if item.get('type') == 'PodScheduled'), {})
+        outcome['outcome'] = 'not_run'
+        outcome['reason'] = 'the probe pod did not start within %s s (phase %s%s)' % (
+            timeout, phase or 'unknown', ': %s' % scheduled['message'] if scheduled.get('message') else '')
+        return outcome
+    outcome['reason'] = 'the probe pod did not finish within %s s' % timeout
+    return outcome
+
+def apply_wire(result, probes):
+    """Add the probe pods' outcomes to the rows and findings (returns a new result).
+
+    probes: [{'egressip', 'namespace', 'pod', 'outcome': 'answered'|'no_answer'|'not_run', 'source_ip', 'log', 'reason'}].
+    A probe passes when the echo target saw one of the IPs the object has assigned.
+    """
+    result = copy.deepcopy(result)
+    assigned = {}
+    for row in result['egress_ips']:
+        if row['node']:
+            assigned.setdefault(row['egressip'], []).append(row['ip'])
+    checked = []
+    for probe in probes:
+        probe = dict(probe)
+        expected = sorted(assigned.get(probe['egressip'], []))
+        probe['expected'] = expected
+        probe['ok'] = probe['outcome'] == 'answered' and _placement.normal_ip(probe.get('source_ip')) in expected
+        checked.append(probe)
+        result['findings'].append(_probe_finding(probe))
+    result['wire'] = checked
+    seen = set((probe['egressip'], _placement.normal_ip(probe.get('source_ip'))) for probe in checked if probe['ok'])
+    probed = set(probe['egressip'] for probe in checked if probe['outcome'] != 'not_run')
+    for row in result['egress_ips']:
+        if row['egressip'] not in probed:
+            continue
+        row['wire'] = 'seen' if (row['egressip'], row['ip']) in seen else 'not_seen'
+    result['findings'] = [item for item in result['findings'] if item is not None]
+    return result
+
+
+def _probe_finding(probe):
+    where = 'probe pod %s/%s' % (probe.get('namespace'), probe.get('pod')) if probe.get('pod') else 'the probe'
+    objects = [{'kind': 'EgressIP', 'name': probe['egressip']}]
+    if probe.get('pod'):
+        objects.append({'kind': 'Pod', 'namespace': probe.get('namespace'), 'name': probe.get('pod')})
+    if probe['outcome'] == 'not_run':
+        severity = INFO if probe.get('check_mode') else None
+        return catalogue_finding('egressip_wire_not_checked', 'EgressIP %s: wire check not run: %s.' % (probe['egressip'], probe.get('reason')),
+                                 objects=objects, severity=severity)
+    if probe['ok']:
+        return None
+    expected = ', '.join(probe['expected']) or 'none assigned'
+    if probe['outcome'] == 'answered':
+        text = 'the echo target saw %s from %s, expected one of %s' % (probe.get('source_ip') or repr(probe.get('log')), where, expected)
+    else:
+        reason = probe.get('reason') or probe.get('log') or 'no answer'
+        text = 'the echo target did not answer %s (%s), expected one of %s' % (where, reason, expected)
+    return catalogue_finding('egressip_wire_failed', 'EgressIP %s: %s.' % (probe['egressip'], text), objects=objects)
+
+
+# --- remediation ------------------------------------------------------------------------------------
+
+def plan_remediation(result, snapshot):
+    """Which broken egress nodes to unlabel so OVN-K moves their IPs, and whether that is safe.
+
+    Every labelled node whose secondary path is broken loses the label (an idle one too: OVN-K
+    could otherwise move an IP onto it). Refused as a whole when the prediction says a moved IP
+    may be left unassigned. Returns {'nodes': [names], 'moves': [{'egressip', 'ip', 'from',
+    'candidates'}], 'refused': bool, 'findings': [...]}.
+    """
+    broken = list(result['broken_nodes'])
+    plan = {'nodes': broken, 'moves': [], 'refused': False, 'findings': []}
+    if not broken:
+        return plan
+    after = copy.deepcopy(snapshot['placement'])
+    for name in broken:
+        after['nodes'][name]['labelled'] = False
+    prediction = _placement.predict(after)
+    moving = set((row['egressip'], row['ip']) for row in result['egress_ips'] if row['node'] in broken)
+    stranded = []
+    for placement in prediction['placements']:
+        if (placement['egressip'], placement['ip']) not in moving:
+            continue
+        source = next(row['node'] for row in result['egress_ips'] if (row['egressip'], row['ip']) == (placement['egressip'], placement['ip']))
+        plan['moves'].append({'egressip': placement['egressip'], 'ip': placement['ip'], 'from': source,
+                              'candidates': placement['candidates'], 'may_be_unassigned': placement['may_be_unassigned']})
+        if placement['may_be_unassigned']:
+            stranded.append(placement)
+    if stranded:
+        plan['refused'] = True
+        plan['findings'].append(catalogue_finding(
+            'egressip_remediation_refused', 'Removing the egress-assignable label from %s would leave %s unassigned (%s); nothing '
+            'was changed.' % (', '.join(broken), ', '.join('%s %s' % (item['egressip'], item['ip']) for item in stranded),
+                              ', '.join(sorted(set(reason for item in stranded for reason in item['reasons']))) or 'no capable node'),
+            objects=[{'kind': 'Node', 'name': name} for name in broken]))
+    return plan
+
+
+def label_patch():
+    """The merge patch that removes the egress-assignable label (OVN-K then moves the node's IPs)."""
+    return {'metadata': {'labels': {EGRESS_ASSIGNABLE_LABEL: None}}}
+
+
+def remediation_diff(nodes):
+    return {'before': dict((name, {'labels': {EGRESS_ASSIGNABLE_LABEL: ''}}) for name in nodes),
+            'after': dict((name, {'labels': {}}) for name in nodes)}
+
+
+def _move_text(move):
+    timing = ' in %.2f s' % move['seconds'] if move.get('seconds') is not None else ''
+    return '%s %s -> %s%s' % (move['egressip'], move['ip'], move.get('to') or 'unassigned', timing)
+
+
+def remediated_findings(moves):
+    """One info finding per unlabelled node, saying where its IPs went and how long it took."""
+    by_node = {}
+    for move in moves:
+        by_node.setdefault(move['from'], []).append(move)
+    findings = []
+    for node, items in sorted(by_node.items()):
+        text = ', '.join(_move_text(item) for item in items)
+        findings.append(catalogue_finding('egressip_blackhole_remediated', 'node %s was unlabelled; %s.' % (node, text),
+                                          objects=[{'kind': 'Node', 'name': node}]))
+    return findings
+
+
+# --- summary and report ------------------------------------------------------------------------------
+
+def summary(result):
+    rows = result['egress_ips']
+    counts = summarize(result['findings'])
+    return {'ok': not errors(result['findings']), 'egress_ips': len(rows), 'assigned': len([row for row in rows if row['node']]),
+            'healthy': len([row for row in rows if row['status'] == OK]),
+            'blackholed': len([row for row in rows if row['status'] == BLACKHOLE]),
+            'errors': counts[ERROR], 'warnings': counts[WARNING], 'info': counts[INFO]}
+
+
+def report(result, network=None, portgroup=None, remediation=None, initial=None):
+    """The verify report (kind ``verify``) for _report: JSON as is, Markdown through render_markdown."""
+    return {'kind': 'verify', 'summary': summary(result), 'network': {'cidr': str(network) if network else None, 'portgroup': portgroup},
+            'egress_ips': result['egress_ips'], 'nodes': result['nodes'], 'findings': result['findings'],
+            'wire': result.get('wire'), 'remediation': remediation, 'initial': initial}
