@@ -35,7 +35,7 @@ description:
   - Reads one list of EgressIPs and one list of Nodes (Events only when a wait times out). A run that changes
     nothing and finds every IP assigned costs these two requests, whatever the number of objects and nodes.
 author:
-  - ocp.egressip contributors
+  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -101,7 +101,7 @@ options:
   adopt:
     description:
       - Take over objects of the same name that the collection did not create (for example made by hand with
-        C(oc apply)): the ownership label is added and their spec replaced by the entry.
+        C(oc apply)); the ownership label is added and their spec replaced by the entry.
     type: bool
     default: false
   allow_insufficient_capacity:
@@ -212,7 +212,7 @@ egressips:
 placement:
   description:
     - Where OVN-Kubernetes puts or will put each IP of O(objects), as M(ocp.egressip.egressip_plan) predicts it for the
-      state after this run: the current node when assigned, else the set of nodes it may land on (equally loaded
+      state after this run - the current node when assigned, else the set of nodes it may land on (equally loaded
       nodes are picked in an arbitrary order).
   returned: with O(state=present)
   type: list
@@ -454,16 +454,16 @@ def _entries(params):
 
 
 def _report(entries, changes, egressips, state):
+    """One entry per listed object, then per object deleted by exclusive: action, IPs, assignments."""
     by_name = dict((obj['metadata']['name'], obj) for obj in egressips)
     actions = dict((change['name'], change['action']) for change in changes)
+    listed = [entry['name'] for entry in entries]
+    names = listed + [change['name'] for change in changes if change['action'] == 'delete' and change['name'] not in listed]
     report = []
-    names = [entry['name'] for entry in entries] + [change['name'] for change in changes if change['action'] == 'delete'
-                                                     and change['name'] not in [entry['name'] for entry in entries]]
     for name in names:
         action = actions.get(name, 'none')
-        obj = by_name.get(name) if action != 'delete' else None
-        if action == 'none' and state == 'absent':
-            obj = None
+        gone = action == 'delete' or state == 'absent'
+        obj = None if gone else by_name.get(name)
         report.append({'name': name, 'action': action,
                        'egress_ips': list(((obj or {}).get('spec') or {}).get('egressIPs') or []),
                        'assignments': [{'egressIP': item.get('egressIP'), 'node': item.get('node')}

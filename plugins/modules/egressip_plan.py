@@ -27,7 +27,7 @@ description:
     C(egressip_single_point_of_failure)).
   - Read-only. Reads one list of Nodes and one list of EgressIPs.
 author:
-  - ocp.egressip contributors
+  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0

@@ -13,8 +13,7 @@ import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils import _placement as placement
 
-from _cluster_states import (World, egressip_object, enumerate_outcomes, node_object, pending_passes,
-                              random_state, simulate)
+from _cluster_states import World, egressip_object, enumerate_outcomes, node_object, pending_passes, random_state, simulate
 
 A = '10.20.0.0/24'
 B = '10.30.0.0/24'
