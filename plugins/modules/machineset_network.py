@@ -174,7 +174,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api a
 from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
 
-GROUP, VERSION = 'machine.openshift.io', 'v1beta1'
+GROUP = 'machine.openshift.io'
+VERSION = 'v1beta1'
 JSON_PATCH = 'application/json-patch+json'
 
 

@@ -195,8 +195,8 @@ def test_nodes_without_provider_id_or_vm_are_listed_each():
 def test_shared_bios_uuid_is_ambiguous():
     uuid = '4230aaaa-0000-0000-0000-00000000000a'
     vms = [vm('a', moid='vm-1', uuid=uuid), vm('b', moid='vm-2', uuid=uuid.upper())]
-    _, findings = net.resolve_targets(vms, nodes=[{'name': 'n', 'provider_id': 'vsphere://' + uuid}])
-    assert ids(findings) == ['vsphere_vm_ambiguous']
+    targets, findings = net.resolve_targets(vms, nodes=[{'name': 'n', 'provider_id': 'vsphere://' + uuid}])
+    assert targets == [] and ids(findings) == ['vsphere_vm_ambiguous']
 
 
 def test_vm_refs_by_name_uuid_moid_deduplicated():

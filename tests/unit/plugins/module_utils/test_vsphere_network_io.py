@@ -44,9 +44,9 @@ def dvpg_config():
     port = vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
         vlan=vim.dvs.VmwareDistributedVirtualSwitch.VlanIdSpec(vlanId=120, inherited=False),
         securityPolicy=vim.dvs.VmwareDistributedVirtualSwitch.SecurityPolicy(allowPromiscuous=vim.BoolPolicy(value=True, inherited=False)))
-    return vim.dvs.DistributedVirtualPortgroup.ConfigInfo(key='dvportgroup-9', name='pg', configVersion='7', type='earlyBinding',
-                                                         numPorts=32, autoExpand=False, defaultPortConfig=port,
-                                                         description='hand made')
+    return vim.dvs.DistributedVirtualPortgroup.ConfigInfo(
+        key='dvportgroup-9', name='pg', configVersion='7', type='earlyBinding', numPorts=32, autoExpand=False,
+        defaultPortConfig=port, description='hand made')
 
 
 def test_reconfigure_sends_config_version_and_keeps_what_the_user_did_not_set():
