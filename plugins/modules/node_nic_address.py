@@ -288,8 +288,6 @@ def read_snapshot(k8s):
     }
 
 
-
-
 def networks_from(params):
     """Validated networks (IPv4 or IPv6 first, then the dual-stack IPv6 one) and the refusals."""
     findings, networks = [], []
