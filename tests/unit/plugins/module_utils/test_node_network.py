@@ -1,8 +1,11 @@
 """Desired NNCP and Tuned objects, progress, kernel names by MAC, capability and label plans."""
 
+import json
+
 import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import parse_network
 
 MAC = '00:50:56:aa:bb:01'
 
@@ -252,3 +255,122 @@ def test_removal_allowed_with_a_capable_replacement_or_force():
 def test_hosted_egress_ips():
     assert nn.hosted_egress_ips([eip('a', [('w-0', '1.1.1.1')]), eip('b', [('w-0', '2.2.2.2'), ('w-1', '3.3.3.3')])]) == {
         'w-0': [('a', '1.1.1.1'), ('b', '2.2.2.2')], 'w-1': [('b', '3.3.3.3')]}
+
+
+# --- plans over a snapshot ----------------------------------------------------------------------------
+
+def node(name, host_cidrs=(), labels=None, primary='192.168.10.11/24'):
+    annotations = {'k8s.ovn.org/node-primary-ifaddr': json.dumps({'ipv4': primary}),
+                   'k8s.ovn.org/host-cidrs': json.dumps([primary] + list(host_cidrs))}
+    base = {'kubernetes.io/hostname': name, 'node-role.kubernetes.io/worker': ''}
+    base.update(labels or {})
+    return {'metadata': {'name': name, 'labels': base, 'annotations': annotations}}
+
+
+def state(name, mac=MAC, addresses=(), up='up'):
+    return {'metadata': {'name': name}, 'status': {'currentState': {
+        'interfaces': [iface('ens224', mac, state=up, addresses=addresses)],
+        'routes': {'running': [{'destination': '0.0.0.0/0', 'next-hop-interface': 'br-ex', 'metric': 48, 'table-id': 254}]}}}}
+
+
+def snapshot(**kinds):
+    base = {'nodes': [], 'policies': [], 'enactments': [], 'states': [], 'egressips': []}
+    base.update(kinds)
+    return base
+
+
+def v4():
+    result, findings = parse_network('10.20.0.0/24', '10.20.0.1', '10.20.0.10-10.20.0.99')
+    assert findings == []
+    return [result]
+
+
+def test_nic_entries_ignore_extra_keys_and_refuse_non_mappings():
+    entries, findings = nn.nic_entries([{'node': ' w-0 ', 'mac': MAC, 'uuid': 'x', 'action': 'add'}, 'w-1'])
+    assert entries == [{'node': 'w-0', 'mac': MAC, 'address': None, 'ipv6_address': None}]
+    assert [f['message'] for f in findings] == ["nodes[1] 'w-1' is not a mapping."]
+
+
+def test_plan_nic_addresses_creates_then_is_a_no_op():
+    nodes = [node('w-0', primary='192.168.10.14/24'), node('w-1', primary='192.168.10.15/24')]
+    entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}]
+    states = [state('w-0'), state('w-1', mac='00:50:56:aa:bb:02')]
+    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states))
+    assert plan['findings'] == [] and plan['patch'] == []
+    assert [p['metadata']['name'] for p in plan['create']] == ['egressip-w-0', 'egressip-w-1']
+    assert [a['address'] for a in plan['allocations']] == ['10.20.0.10/24', '10.20.0.11/24']
+    assert [a['interface'] for a in plan['allocations']] == ['ens224', 'ens224']
+    created = [dict(p, status={}) for p in plan['create']]
+    again = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states, policies=created))
+    assert (again['create'], again['patch'], again['after']) == ([], [], {})
+    assert [a['source'] for a in again['allocations']] == ['existing', 'existing']
+
+
+def test_plan_nic_addresses_refuses_foreign_policy_and_reports_orphans():
+    foreign = {'metadata': {'name': 'egressip-w-0'}, 'spec': {}}
+    orphan = policy(node='gone')
+    plan = nn.plan_nic_addresses([{'node': 'w-0', 'mac': MAC}], v4(), 200, 'egressip0',
+                                 snapshot(nodes=[node('w-0')], states=[state('w-0')], policies=[foreign, orphan]))
+    assert sorted(f['id'] for f in plan['findings']) == ['node_object_not_owned', 'node_policy_orphaned']
+    assert 'keeps 10.20.0.10/24 reserved for node gone' in [f for f in plan['findings'] if f['id'] == 'node_policy_orphaned'][0]['message']
+    # the orphan's address stays reserved
+    assert plan['allocations'][0]['address'] == '10.20.0.11/24'
+
+
+def test_plan_nic_release_cleans_up_first_unless_the_nic_is_gone_and_guards_egress_ips():
+    current = [policy(node='w-0'), policy({4: '10.20.0.11/24'}, mac='00:50:56:aa:bb:02', node='w-1')]
+    eips = [{'metadata': {'name': 'pay'}, 'status': {'items': [{'node': 'w-1', 'egressIP': '10.20.0.200'},
+                                                               {'node': 'w-0', 'egressIP': '192.168.10.200'}]}}]
+    snap = snapshot(nodes=[node('w-0'), node('w-1')], states=[state('w-0')], policies=current, egressips=eips)
+    plan = nn.plan_nic_release({'w-0', 'w-1'}, snap, force=False)
+    # w-0 hosts only a primary-network egress IP: not stranded; w-1 hosts one in the released subnet
+    assert [(item['node'], item['cleanup']) for item in plan['release']] == [('w-0', True)]
+    assert [f['id'] for f in plan['findings']] == ['node_hosts_egress_ips']
+    forced = nn.plan_nic_release({'w-1'}, snap, force=True)
+    assert [(item['node'], item['cleanup']) for item in forced['release']] == [('w-1', False)]  # no NIC with that MAC: delete only
+
+
+def test_cleanup_state_disables_ip_and_drops_the_routes():
+    allocation = nn.policy_allocation(policy({4: '10.20.0.10/24', 6: 'fd00:20::10/64'}))
+    cleanup = nn.cleanup_state(allocation, 'egressip0')
+    assert cleanup['interfaces'][0]['ipv4'] == {'enabled': False} and cleanup['interfaces'][0]['state'] == 'up'
+    assert cleanup['routes']['config'] == [{'destination': '0.0.0.0/0', 'next-hop-interface': 'egressip0', 'state': 'absent'},
+                                           {'destination': '::/0', 'next-hop-interface': 'egressip0', 'state': 'absent'}]
+
+
+def test_forwarding_targets_and_mode():
+    nodes = [node('w-0'), node('m-0', labels={'node-role.kubernetes.io/master': ''})]
+    entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'm-0', 'mac': '00:50:56:aa:bb:02'}, {'node': 'w-9', 'mac': MAC}]
+    targets, findings = nn.forwarding_targets(entries, snapshot(nodes=nodes, states=[state('w-0')]))
+    assert targets == [{'node': 'w-0', 'hostname': 'w-0', 'interface': 'ens224', 'parent': 'openshift-node'}]
+    assert sorted(f['id'] for f in findings) == ['node_network_input_invalid', 'node_network_state_missing']
+    tuned = nn.desired_tuned(targets, 20)
+    assert nn.forwarding_mode('', targets, None) == 'off'
+    assert nn.forwarding_mode('Restricted', targets, tuned) == 'per_interface'
+    assert nn.forwarding_mode('Global', targets, None) == 'global'
+    assert nn.forwarding_report(targets, '', None, tuned) == [
+        {'node': 'w-0', 'interface': 'ens224', 'forwarding_before': False, 'forwarding_after': True}]
+
+
+def test_plan_egress_nodes():
+    nodes = [node('w-0', ['10.20.0.10/24'], labels={'k8s.ovn.org/egress-assignable': ''}),
+             node('w-1', ['10.20.0.11/24']),
+             node('w-2'),
+             node('m-0', labels={'node-role.kubernetes.io/worker': None, 'k8s.ovn.org/egress-assignable': ''})]
+    nodes[3]['metadata']['labels'].pop('node-role.kubernetes.io/worker')
+    states = [state('w-0', addresses=['10.20.0.10/24']), state('w-1', addresses=['10.20.0.11/24'], up='down'), state('w-2')]
+    plan = nn.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {'w-0': MAC}, snapshot(nodes=nodes, states=states))
+    assert (plan['add'], plan['remove'], plan['capable']) == ([], ['m-0'], ['w-0'])
+    assert plan['after'] == ['w-0']
+    reasons = dict((item['node'], item['reasons']) for item in plan['not_capable'])
+    assert reasons['w-1'] == ['interface ens224 is down']
+    assert reasons['w-2'][0] == 'k8s.ovn.org/host-cidrs has no address in 10.20.0.0/24'
+    assert [f['id'] for f in plan['findings']] == ['node_not_capable', 'node_not_capable']
+    absent = nn.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {}, snapshot(nodes=nodes, states=states),
+                                  present=False)
+    assert absent['remove'] == ['m-0', 'w-0'] and absent['findings'] == []
+
+
+def test_validate_selector():
+    assert nn.validate_selector({'a': 'b'}) == []
+    assert [f['id'] for f in nn.validate_selector({'matchExpressions': [{'key': 'a', 'operator': 'Near'}]})] == ['node_network_input_invalid']
