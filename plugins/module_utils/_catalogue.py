@@ -443,7 +443,7 @@ EGRESSIP_CHECKS = {
     # failover drill: measured moves against the prediction, cordon and failback
     'egressip_drill_not_reassigned': {
         'severity': 'error',
-        'title': 'During the failover drill an egress IP was not assigned to another node within the timeout',
+        'title': 'An egress IP that left its node (failover drill, blackhole remediation) was not assigned to another node in time',
         'remedy': 'Check capacity (capable nodes >= IPs per object + 1), the Warning events of the EgressIP and the reachability '
                   'settings; raise the drill timeout on a slow cluster.',
     },

@@ -334,7 +334,23 @@ def evaluate(snapshot, cidr=None, names=None, expected=None):
     broken = sorted(name for name, row in node_rows.items() if row['exists'] and row['labelled'] and row['path'] == PATH_BROKEN)
     findings += _broken_idle_findings(node_rows, broken)
     findings += _vsphere_findings(snapshot, node_rows)
+    findings += resilience_findings(snap, wanted)
     return {'egress_ips': rows, 'nodes': [node_rows[name] for name in node_names], 'findings': findings, 'broken_nodes': broken}
+
+
+def resilience_findings(snap, names):
+    """A warning per egress node whose failure may leave an IP of the verified objects unassigned (the prediction's view)."""
+    findings = []
+    for point in _placement.single_points_of_failure(_placement.what_if_all(snap, 'unlabel')):
+        gaps = [gap for gap in point['ips'] if gap['egressip'] in names]
+        if not gaps:
+            continue
+        findings.append(catalogue_finding(
+            'egressip_single_point_of_failure', 'If node %s fails, %s.' % (point['node'], '; '.join(
+                '%s %s %s unassigned' % (gap['egressip'], gap['ip'], 'stays' if gap['certain'] else 'may stay') for gap in gaps)),
+            objects=[{'kind': 'Node', 'name': point['node']}] + [{'kind': 'EgressIP', 'name': name}
+                                                                 for name in sorted(set(gap['egressip'] for gap in gaps))]))
+    return findings
 
 
 def _judge(row, node_row, snap):
@@ -443,6 +459,24 @@ PROBE_NAMESPACE_PREFIX = 'egressip-probe-'
 CURL_MAX_TIME = 5
 
 
+def validate_wire(wire, field='wire'):
+    """Messages (field, value, fix) for a malformed ``wire`` option; empty when it is usable."""
+    messages = []
+    target = str(wire.get('echo_target') or '').strip()
+    host, _sep, port = target.rpartition(':') if target.count(':') == 1 else (target, '', '')
+    if not target or '/' in target or ' ' in target or not host or (port and not (port.isdigit() and 0 < int(port) < 65536)):
+        messages.append("%s.echo_target=%r is not host:port; give the echo service as host:port, e.g. 192.0.2.10:8080 "
+                        "(no scheme, no path)." % (field, wire.get('echo_target')))
+    for key, low in (('timeout', 1), ('probes', 1)):
+        if wire.get(key) is not None and wire[key] < low:
+            messages.append('%s.%s=%r must be at least %d.' % (field, key, wire[key], low))
+    for name, namespace in sorted((wire.get('namespaces') or {}).items()):
+        if not isinstance(namespace, str) or not namespace:
+            messages.append('%s.namespaces.%s=%r is not a namespace name; map each EgressIP name to one namespace name.'
+                            % (field, name, namespace))
+    return messages
+
+
 def labels_for(selector):
     """Labels that satisfy a LabelSelector (matchLabels, In: first value, Exists: empty), or None when none can."""
     selector = selector or {}
@@ -548,6 +582,7 @@ def probe_outcome(pod, log, timeout=None):
         return outcome
     outcome['reason'] = 'the probe pod did not finish within %s s' % timeout
     return outcome
+
 
 def apply_wire(result, probes):
     """Add the probe pods' outcomes to the rows and findings (returns a new result).

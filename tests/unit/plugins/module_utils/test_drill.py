@@ -100,11 +100,11 @@ def test_blackhole_prediction_for_a_disconnected_nic_is_not_nothing_to_move():
 
 def step(node, seconds, ok=True, failback=False, remediation=None):
     moves = [{'egressip': 'payments', 'ip': '10.20.0.200', 'from': node, 'to': 'w2', 'seconds': seconds}]
+    comparison = [{'egressip': 'payments', 'ip': '10.20.0.200', 'predicted': ['w2'], 'actual': 'w2', 'may_be_unassigned': False, 'ok': ok}]
     failure = {'before': [{'egressip': 'payments', 'ip': '10.20.0.200', 'node': node}], 'moves': [] if remediation else moves,
                'reassignment_seconds': None if remediation else seconds,
                'prediction': {'effect': 'blackhole' if remediation else 'moves', 'notes': ['n']},
-               'comparison': [] if remediation else [{'egressip': 'payments', 'ip': '10.20.0.200', 'predicted': ['w2'], 'actual': 'w2',
-                                                       'may_be_unassigned': False, 'ok': ok}],
+               'comparison': [] if remediation else comparison,
                'wire': [{'egressip': 'payments', 'ok': True, 'seconds': seconds + 1}], 'findings': []}
     restore = {'action': 'label', 'seconds': 0.1, 'observed_seconds': 2.0,
                'unexpected_moves': [{'egressip': 'payments', 'ip': '10.20.0.200', 'from': 'w2', 'to': node}] if failback else [],

@@ -391,3 +391,21 @@ def test_report_carries_summary_rows_and_findings():
     report = verify.report(result, network=CIDR, portgroup='ocp-egress-120')
     assert report['kind'] == 'verify' and report['summary']['ok'] is False and report['summary']['blackholed'] == 1
     assert report['network'] == {'cidr': CIDR, 'portgroup': 'ocp-egress-120'}
+
+
+def test_wire_option_validation_names_field_value_and_fix():
+    assert verify.validate_wire({'echo_target': '192.0.2.10:8080', 'timeout': 60, 'probes': 1, 'namespaces': {'payments': 'p'}}) == []
+    assert verify.validate_wire({'echo_target': 'echo.example.com'}) == []
+    messages = verify.validate_wire({'echo_target': 'http://192.0.2.10:8080/', 'timeout': 0, 'probes': 1, 'namespaces': {'payments': 3}})
+    assert "wire.echo_target='http://192.0.2.10:8080/' is not host:port" in messages[0]
+    assert 'wire.timeout=0 must be at least 1.' in messages
+    assert any('wire.namespaces.payments=3' in message for message in messages)
+    assert verify.validate_wire({'echo_target': '192.0.2.10:99999'})
+
+
+def test_single_point_of_failure_is_a_warning():
+    cluster = Cluster(count=2)
+    result = cluster.evaluate()
+    assert ids(result) == ['egressip_single_point_of_failure'] * 2
+    assert result['findings'][0]['message'] == 'If node w0 fails, payments 10.20.0.200 stays unassigned.'
+    assert verify.summary(result)['ok'] is True

@@ -1,0 +1,288 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubernetes and vCenter I/O around the pure parts of verify (_verify) and the failover drill (_drill).
+
+Reads are one list per kind (Nodes, EgressIPs, NodeNetworkStates, Namespaces, probe Pods) and
+the preflight's batched vCenter read (``_preflight_snapshot.read_vcenter``); every request
+goes through ``K8sClient.call`` / ``VsphereClient`` (one client, one error format). Writes:
+the probe pods (and an optional probe namespace), deleted again; merge patches of node
+labels; in check mode label patches are sent with ``dryRun=All`` and no probe runs.
+Waiting is polling with a configurable interval against a monotonic clock. Private module_util.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+import uuid
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _drill
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils import _verify
+from ansible_collections.ocp.egressip.plugins.module_utils._egressip_facts import is_egress_assignable
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import read_vcenter
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import connect_vsphere
+
+POD_LIST_MARGIN = 10  # seconds beyond the probe timeout before a pod that never finished is given up
+
+
+DEFAULT_PROBE_IMAGE = 'registry.access.redhat.com/ubi9/ubi-minimal:latest'
+
+
+def wire_argument_spec():
+    """The ``wire`` option of verify and the failover drill (documented by the ``ocp.egressip.wire_probe`` doc fragment)."""
+    return dict(wire=dict(type='dict', options=dict(
+        echo_target=dict(type='str', required=True),
+        namespaces=dict(type='dict', default={}),
+        create_namespace=dict(type='bool', default=False),
+        image=dict(type='str', default=DEFAULT_PROBE_IMAGE),
+        timeout=dict(type='int', default=60),
+        probes=dict(type='int', default=1),
+    )))
+
+
+class Clock(object):
+    """Monotonic time and sleep, in one object so tests and modules share the waits."""
+
+    def __init__(self, monotonic=time.monotonic, sleep=time.sleep):
+        self.now = monotonic
+        self.sleep = sleep
+
+
+# --- reads ---------------------------------------------------------------------------------------------
+
+def read_cluster(k8s, with_nns=True):
+    """(nodes, egressips, {node: NodeNetworkState} or None, notes): one list each."""
+    egressips = io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
+    nodes = k8s.list_nodes()
+    notes = []
+    nns = None
+    if with_nns:
+        try:
+            items = io.list_objects(k8s, io.NNS)
+        except ModuleFailure as failure:
+            if failure.details.get('status') not in (403, 404):
+                raise
+            notes.append('NodeNetworkStates were not read (HTTP %s): the base address on each NIC was checked in host-cidrs only'
+                         % failure.details.get('status'))
+        else:
+            nns = dict(((item.get('metadata') or {}).get('name'), item) for item in items)
+    return nodes, egressips, nns, notes
+
+
+def relevant_nodes(nodes, egressips):
+    """Nodes whose VMs verify reads: labelled egress nodes and nodes named in an EgressIP status."""
+    hosting = set(_drill.assignments(egressips).values())
+    return [node for node in nodes if (node.get('metadata') or {}).get('name') in hosting or is_egress_assignable(node)]
+
+
+def read_vsphere(connection, datacenter, cluster, portgroup, nodes):
+    """The vSphere facts of verify: one login, the preflight's batched read, converted by _verify.vsphere_facts."""
+    client = connect_vsphere(connection)
+    vcenter = read_vcenter(client, datacenter, cluster, nodes)
+    vcenter.setdefault('datacenter', datacenter)
+    return _verify.vsphere_facts(vcenter, portgroup, nodes)
+
+
+def read_snapshot(k8s, vsphere_options=None):
+    """The verify snapshot: Kubernetes lists, and vCenter when ``vsphere_options`` = {connection, datacenter, cluster, portgroup}."""
+    nodes, egressips, nns, notes = read_cluster(k8s)
+    vsphere = None
+    if vsphere_options:
+        vsphere = read_vsphere(vsphere_options['connection'], vsphere_options['datacenter'], vsphere_options['cluster'],
+                               vsphere_options['portgroup'], relevant_nodes(nodes, egressips))
+    snapshot = _verify.build_snapshot(nodes, egressips, nns=nns, vsphere=vsphere)
+    snapshot['notes'] = notes
+    return snapshot
+
+
+def list_egressips(k8s):
+    return io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
+
+
+# --- the wire: probe pods ----------------------------------------------------------------------------
+
+def _not_run(egressip, reason, check_mode=False, namespace=None):
+    return {'egressip': egressip, 'namespace': namespace, 'pod': None, 'phase': None, 'outcome': 'not_run', 'source_ip': None,
+            'log': None, 'reason': reason, 'check_mode': check_mode}
+
+
+def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
+    """One round of probe pods (``wire['probes']`` per object), their outcomes, and clean-up.
+
+    wire: {'echo_target', 'image', 'timeout', 'probes', 'namespaces': {object: namespace}, 'create_namespace'}.
+    A probe that cannot be created or never starts is ``not_run``; nothing here fails the module
+    except a failure to list pods (the API itself is unusable then).
+    """
+    names = [egressip['metadata']['name'] for egressip in egressips]
+    if check_mode:
+        return [_not_run(name, 'check mode: no probe pod is created', check_mode=True) for name in names]
+    if not egressips:
+        return []
+    clock = clock or Clock()
+    run_id = uuid.uuid4().hex[:12]
+    namespaces = [k8s.serialize(item) for item in k8s.call('list', 'namespaces', '/api/v1/namespaces', k8s.core_v1.list_namespace).items or []]
+    outcomes, bodies, created_namespaces = [], [], []
+    for egressip in egressips:
+        name = egressip['metadata']['name']
+        namespace, namespace_body, reason = _verify.probe_namespace(egressip, namespaces, (wire.get('namespaces') or {}).get(name),
+                                                                    wire.get('create_namespace'))
+        if namespace_body is not None:
+            reason = _create_namespace(k8s, namespace_body)
+            if reason is None:
+                created_namespaces.append(namespace)
+                namespaces.append(namespace_body)
+        if reason:
+            outcomes.append(_not_run(name, reason, namespace=namespace))
+            continue
+        for _index in range(wire.get('probes') or 1):
+            body, reason = _verify.probe_pod(egressip, namespace, wire['echo_target'], wire['image'], run_id, wire['timeout'])
+            if reason:
+                outcomes.append(_not_run(name, reason, namespace=namespace))
+                break
+            bodies.append(body)
+    try:
+        outcomes += _run_pods(k8s, bodies, run_id, wire['timeout'], clock, interval)
+    finally:
+        _clean_up(k8s, bodies, run_id, created_namespaces)
+    return outcomes
+
+
+def _create_namespace(k8s, body):
+    name = body['metadata']['name']
+    try:
+        k8s.call('create', 'namespaces %s' % name, '/api/v1/namespaces', k8s.core_v1.create_namespace, body)
+    except ModuleFailure as failure:
+        if failure.details.get('status') == 409:
+            return None
+        return 'the probe namespace could not be created: %s' % failure.msg
+    return None
+
+
+def _create_pod(k8s, body):
+    """(created pod or None, failure text or None): a probe that cannot be created is reported, not raised."""
+    namespace = body['metadata']['namespace']
+    try:
+        return k8s.call('create', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace,
+                        k8s.core_v1.create_namespaced_pod, namespace, body), None
+    except ModuleFailure as failure:
+        return None, failure.msg
+
+
+def _run_pods(k8s, bodies, run_id, timeout, clock, interval):
+    created, _failures = io.run_parallel([lambda body=body: _create_pod(k8s, body) for body in bodies])
+    outcomes = [_not_run(body['metadata']['labels'][_verify.PROBE_OBJECT_LABEL], 'the probe pod could not be created: %s' % failure,
+                         namespace=body['metadata']['namespace'])
+                for body, (_pod, failure) in zip(bodies, created) if failure]
+    count = len([pod for pod, _failure in created if pod is not None])
+    if not count:
+        return outcomes
+    pods = _wait_pods(k8s, run_id, count, timeout, clock, interval)
+    logs, _failures = io.run_parallel([lambda pod=pod: _log(k8s, pod) for pod in pods])
+    return outcomes + [_verify.probe_outcome(pod, log, timeout) for pod, log in zip(pods, logs)]
+
+
+def _list_probe_pods(k8s, run_id):
+    selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
+    pods = k8s.call('list', 'pods', '/api/v1/pods', k8s.core_v1.list_pod_for_all_namespaces, label_selector=selector)
+    return [k8s.serialize(pod) for pod in pods.items or []]
+
+
+def _wait_pods(k8s, run_id, count, timeout, clock, interval):
+    deadline = clock.now() + timeout + POD_LIST_MARGIN
+    while True:
+        pods = _list_probe_pods(k8s, run_id)
+        finished = [pod for pod in pods if (pod.get('status') or {}).get('phase') in ('Succeeded', 'Failed')]
+        if len(finished) >= count or clock.now() >= deadline:
+            return sorted(pods, key=lambda pod: (pod['metadata'].get('namespace'), pod['metadata'].get('name')))
+        clock.sleep(interval)
+
+
+def _log(k8s, pod):
+    if (pod.get('status') or {}).get('phase') not in ('Succeeded', 'Failed'):
+        return None
+    name, namespace = pod['metadata']['name'], pod['metadata']['namespace']
+    return k8s.call('get', 'pods/log %s/%s' % (namespace, name), '/api/v1/namespaces/%s/pods/%s/log' % (namespace, name),
+                    k8s.core_v1.read_namespaced_pod_log, name, namespace)
+
+
+def _clean_up(k8s, bodies, run_id, namespaces):
+    """Delete the probe pods (one request per namespace) and the probe namespaces this run created; errors are ignored."""
+    selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
+    for namespace in sorted(set(body['metadata']['namespace'] for body in bodies)):
+        try:
+            k8s.call('delete', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace,
+                     k8s.core_v1.delete_collection_namespaced_pod, namespace, label_selector=selector, grace_period_seconds=0)
+        except ModuleFailure:
+            pass  # activeDeadlineSeconds ends a leftover pod; its labels name the run
+    for namespace in namespaces:
+        try:
+            k8s.call('delete', 'namespaces %s' % namespace, '/api/v1/namespaces/%s' % namespace, k8s.core_v1.delete_namespace, namespace)
+        except ModuleFailure:
+            pass
+
+
+def probe_until_seen(k8s, egressips_by_name, wire, started, deadline, clock, interval):
+    """Repeat probe rounds for the named objects until each one's probe sees an assigned egress IP, or the deadline.
+
+    egressips_by_name: {name: callable returning the current EgressIP object}. Returns
+    [{'egressip', 'ok', 'seconds', 'source_ip', 'expected', 'attempts', 'last'}] with seconds since ``started``.
+    """
+    results = dict((name, {'egressip': name, 'ok': False, 'seconds': None, 'source_ip': None, 'expected': [], 'attempts': 0,
+                           'last': None}) for name in egressips_by_name)
+    while True:
+        waiting = [name for name, item in results.items() if not item['ok']]
+        if not waiting:
+            break
+        current = dict((name, egressips_by_name[name]()) for name in waiting)
+        probes = run_probes(k8s, [obj for obj in current.values() if obj is not None], wire, False, clock, interval)
+        elapsed = clock.now() - started
+        for probe in probes:
+            item = results[probe['egressip']]
+            item['attempts'] += 1
+            expected = sorted(ip for (_name, ip), _node in _drill.assignments([current[probe['egressip']]]).items())
+            item['expected'] = expected
+            item['source_ip'] = probe.get('source_ip')
+            item['last'] = probe.get('source_ip') or probe.get('reason') or probe.get('log')
+            if probe['outcome'] == 'answered' and probe.get('source_ip') in expected and not item['ok']:
+                item.update(ok=True, seconds=elapsed)
+        if all(item['ok'] for item in results.values()) or clock.now() >= deadline:
+            break
+        clock.sleep(interval)
+    return [results[name] for name in sorted(results)]
+
+
+# --- labels and waits ------------------------------------------------------------------------------
+
+def patch_nodes(k8s, names, body, check_mode):
+    """The same merge patch on several nodes, in parallel; fails naming each node that failed."""
+    results, failures = io.run_parallel([lambda name=name: io.patch_node(k8s, name, body, check_mode) for name in names])
+    io.raise_failures(failures, len([result for result in results if result is not None]), 'node label writes')
+
+
+def watch_moves(k8s, tracker, started, timeout, interval, clock):
+    """Poll the EgressIPs until every watched IP is on another node, or the timeout; returns the last list read."""
+    deadline = started + timeout
+    while True:
+        egressips = list_egressips(k8s)
+        now = clock.now()
+        if tracker.observe(_drill.assignments(egressips), now - started) or now >= deadline:
+            return egressips
+        clock.sleep(interval)
+
+
+def watch_still(k8s, before, seconds, interval, clock, keys=None):
+    """Poll the EgressIPs for ``seconds`` and return (moves seen, seconds watched): nothing should move."""
+    started = clock.now()
+    moves = {}
+    while True:
+        current = _drill.assignments(list_egressips(k8s))
+        for move in _drill.unexpected_moves(before, current, keys):
+            moves.setdefault((move['egressip'], move['ip']), move)
+        elapsed = clock.now() - started
+        if elapsed >= seconds:
+            return [moves[key] for key in sorted(moves)], elapsed
+        clock.sleep(min(interval, max(seconds - elapsed, 0.0)))

@@ -1,0 +1,487 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: egressip_verify
+short_description: Verify that every egress IP is assigned and that its node can really carry it, and remove blackholes
+version_added: 0.1.0
+description:
+  - Checks every egress IP of the EgressIP objects in O(objects) (all objects when empty). For each IP - it is assigned
+    (C(status.items)) to a node that exists and whose C(k8s.ovn.org/host-cidrs) hold its network; that node is Ready and
+    labelled C(k8s.ovn.org/egress-assignable); for an IP on the secondary network, the node's secondary path works - its
+    VM is powered on, has a vNIC backed by O(portgroup), the vNIC is connected, the port group exists on the ESXi host
+    the VM runs on B(now) (a standard port group is per host, and DRS or vMotion move VMs), and the node holds its base
+    address on that NIC, up (NodeNetworkState).
+  - B(Blackhole) detection. OVN-Kubernetes probes egress nodes over the primary network, so a disconnected secondary vNIC,
+    a port group missing on the VM's current host or a lost base address does not move the IP - it stays assigned and
+    its traffic is dropped (DOMAIN.md section 6). Such an IP is an error (C(egressip_blackhole)); an egress node with a
+    broken path that hosts nothing is a warning (C(egressip_node_path_broken)).
+  - With O(remediate=true), removes the C(k8s.ovn.org/egress-assignable) label (JSON merge patch) of every labelled node
+    whose secondary path is broken, so OVN-Kubernetes moves their egress IPs; then waits until each moved IP is on
+    another node, measures how long that took (monotonic clock), and verifies again. Nothing is changed when the
+    placement prediction says a moved IP could be left unassigned (C(egressip_remediation_refused)). In check mode the
+    label patches are sent as server-side dry runs and the result says what would move where.
+  - With O(wire), a probe pod per object asks an echo service off the cluster which source address it sees.
+  - Reads one list each of Nodes, EgressIPs and NodeNetworkStates, and (with O(datacenter), O(cluster) and
+    O(portgroup)) the vCenter inventory in a fixed number of batched PropertyCollector reads, whatever the cluster size.
+  - Read-only unless O(remediate=true) finds a blackhole; the probe pods of O(wire) are deleted again.
+author:
+  - ocp.egressip contributors
+requirements:
+  - kubernetes >= 31.0.0
+  - netaddr >= 1.3.0
+  - pyvmomi >= 9.0.0 (only with O(datacenter))
+options:
+  objects:
+    description:
+      - The EgressIP objects to verify, as in C(egressip_objects) of the variables file. An object listed here but missing
+        from the cluster, or whose C(spec.egressIPs) lack an IP listed here, is an error (C(egressip_object_missing)).
+      - Empty verifies every EgressIP object of the cluster.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Object name.
+        type: str
+        required: true
+      egress_ips:
+        description: The egress IPs the object should have.
+        type: list
+        elements: str
+      namespace_selector:
+        description: Accepted so the entries of the variables file can be passed as they are; not compared.
+        type: dict
+      pod_selector:
+        description: Accepted so the entries of the variables file can be passed as they are; not compared.
+        type: dict
+  network:
+    description:
+      - The secondary network (C(egressip_network)). Its O(network.cidr) is what a node's C(host-cidrs) and NIC must hold.
+      - Left out, each node is checked for the subnets of the egress IPs it hosts.
+    type: dict
+    suboptions:
+      cidr:
+        description: The secondary subnet, for example C(10.20.0.0/24).
+        type: str
+        required: true
+      gateway:
+        description: The router of the secondary subnet (validated, not otherwise used).
+        type: str
+      node_address_range:
+        description: The node base address range (validated, not otherwise used).
+        type: str
+      route_metric:
+        description: Accepted so C(egressip_network) can be passed as it is; not used.
+        type: int
+  datacenter:
+    description:
+      - The vSphere datacenter (C(egressip_vsphere.datacenter)). With O(cluster) and O(portgroup), the node VMs' vNICs and
+        the port group on their current hosts are checked; without them the vCenter checks are skipped (C(vsphere_not_checked)).
+    type: str
+  cluster:
+    description: The vSphere cluster whose hosts run the node VMs and carry a standard port group (C(egressip_vsphere.cluster)).
+    type: str
+  portgroup:
+    description: The secondary port group (C(egressip_vsphere.portgroup)).
+    type: dict
+    suboptions:
+      name:
+        description: Name of the port group.
+        type: str
+        required: true
+      switch_type:
+        description: A standard port group (per host) or a distributed port group.
+        type: str
+        choices: [standard, distributed]
+        default: standard
+      switch:
+        description: The standard vSwitch or the distributed switch of the port group (required for a distributed one).
+        type: str
+      vlan_id:
+        description: Accepted so C(egressip_vsphere.portgroup) can be passed as it is; not compared (preflight does).
+        type: int
+  remediate:
+    description:
+      - Remove the egress-assignable label of the egress nodes whose secondary path is broken, so OVN-Kubernetes moves
+        their egress IPs to capable nodes, then verify again. Refused (nothing changed) when an IP could be left unassigned.
+      - The label stays removed; put it back (M(ocp.egressip.egress_nodes), the enable playbook) once the path is fixed.
+        The IPs do not move back (no failback).
+    type: bool
+    default: false
+  wait_timeout:
+    description: Seconds to wait, after a remediation, for every moved egress IP to be assigned to another node.
+    type: int
+    default: 120
+  poll_interval:
+    description: Seconds between two reads while waiting (remediation, probe pods).
+    type: float
+    default: 1.0
+  fail_on_error:
+    description:
+      - Fail when any finding has severity C(error). With V(false) the module succeeds and the caller decides (the
+        roles write the report first).
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - ocp.egressip.k8s_auth
+  - ocp.egressip.vsphere_auth.nested
+  - ocp.egressip.wire_probe
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
+attributes:
+  check_mode:
+    support: full
+    details: No write at all; label patches are sent as server-side dry runs and no probe pod is created.
+  diff_mode:
+    support: full
+    details: With O(remediate=true), the labels removed (before/after per node).
+  platform:
+    platforms: all
+  action_group:
+    support: full
+    membership:
+      - ocp.egressip.egressip
+notes:
+  - The probe pods of O(wire) carry the labels C(egressip.ocp/managed-by=ocp.egressip) and C(egressip.ocp/probe=<run id>)
+    and the labels that satisfy the object's C(podSelector); C(activeDeadlineSeconds) ends them should the clean-up fail.
+  - A NetworkPolicy that denies egress in the probe namespace makes the wire check fail although the path works; name a
+    namespace without one in O(wire.namespaces).
+seealso:
+  - module: ocp.egressip.egressip_plan
+  - module: ocp.egressip.egressip_failover
+  - module: ocp.egressip.egressip_report
+'''
+
+EXAMPLES = r'''
+- name: Verify the egress IPs of the variables file, including vCenter, without failing the play
+  ocp.egressip.egressip_verify:
+    objects: "{{ egressip_objects }}"
+    network: {cidr: "{{ egressip_network.cidr }}"}
+    datacenter: "{{ egressip_vsphere.datacenter }}"
+    cluster: "{{ egressip_vsphere.cluster }}"
+    portgroup: "{{ egressip_vsphere.portgroup }}"
+    fail_on_error: false
+  register: verify
+
+- name: Verify on the wire through an echo service off the cluster
+  ocp.egressip.egressip_verify:
+    network: {cidr: 10.20.0.0/24}
+    wire:
+      echo_target: 192.0.2.10:8080
+      namespaces: {payments: payments-prod}
+
+- name: Move egress IPs off nodes whose secondary vNIC is broken (what would happen first)
+  ocp.egressip.egressip_verify:
+    network: {cidr: 10.20.0.0/24}
+    datacenter: DC1
+    cluster: Cluster1
+    portgroup: {name: ocp-egress-120, switch_type: standard, switch: vSwitch1}
+    remediate: true
+  check_mode: true
+'''
+
+RETURN = r'''
+summary:
+  description: Counts and the verdict (C(ok) is false when any error finding exists).
+  returned: always
+  type: dict
+  sample: {ok: true, egress_ips: 2, assigned: 2, healthy: 2, blackholed: 0, errors: 0, warnings: 0, info: 0}
+egress_ips:
+  description: One row per verified egress IP, sorted by object, in spec order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    egressip:
+      description: Object name.
+      type: str
+      sample: payments
+    ip:
+      description: The egress IP (canonical form).
+      type: str
+      sample: 10.20.0.200
+    node:
+      description: The node it is assigned to, or C(null).
+      type: str
+      sample: ocp1-worker-0
+    network:
+      description: C(secondary), C(primary) or C(null) (no node holds its network).
+      type: str
+      sample: secondary
+    status:
+      description:
+        - C(ok), C(unassigned), C(node_missing), C(node_lacks_network), C(unhealthy_node) (not Ready or unlabelled),
+          C(blackhole), or C(path_not_checked) (neither vCenter nor NodeNetworkState could be read for its node).
+      type: str
+      sample: ok
+    problems:
+      description: What is wrong, in words.
+      type: list
+      elements: str
+      sample: []
+    wire:
+      description: With O(wire) - C(seen) when a probe saw this IP, C(not_seen) otherwise; C(null) when not probed.
+      type: str
+      sample: seen
+nodes:
+  description: One row per egress-assignable node and per node hosting an egress IP.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: ocp1-worker-0
+      exists: true
+      ready: true
+      labelled: true
+      cordoned: false
+      egress_ips: [10.20.0.200]
+      vm: ocp1-worker-0
+      esxi_host: DC0_C0_H0
+      power_state: poweredOn
+      nic: {mac: "00:50:56:a1:b2:c3", connected: true, network: ocp-egress-120, portgroup_on_host: true}
+      interface: ens224
+      interface_state: up
+      address: 10.20.0.10/24
+      path: ok
+      problems: []
+      notes: []
+findings:
+  description: Findings of the catalogue (C(id), C(severity), C(message), C(remedy), C(docs), C(objects)), see docs/runbook.md.
+  returned: always
+  type: list
+  elements: dict
+  sample: []
+wire:
+  description: With O(wire), one entry per probe - C(egressip), C(namespace), C(pod), C(outcome) (C(answered), C(no_answer),
+    C(not_run)), C(source_ip), C(expected), C(ok), C(reason).
+  returned: when O(wire) is set
+  type: list
+  elements: dict
+  sample: [{egressip: payments, namespace: payments, outcome: answered, source_ip: 10.20.0.201, expected: [10.20.0.200, 10.20.0.201], ok: true}]
+remediation:
+  description:
+    - With O(remediate=true) and a broken egress node - C(nodes) unlabelled (or that would be), C(moves) (C(egressip),
+      C(ip), C(from), C(to), C(candidates) predicted, C(seconds) after the label patch), C(seconds) until every moved IP
+      was assigned elsewhere, C(refused), C(check_mode), C(comparison) with the prediction.
+  returned: when O(remediate=true) found a broken egress node
+  type: dict
+  sample: {nodes: [ocp1-worker-0], refused: false, check_mode: false, seconds: 1.52,
+           moves: [{egressip: payments, ip: 10.20.0.200, from: ocp1-worker-0, to: ocp1-worker-2, candidates: [ocp1-worker-2], seconds: 1.52}]}
+initial:
+  description: After a remediation, the summary and findings of the first verification (before the labels were removed).
+  returned: when a remediation changed something
+  type: dict
+  sample: {summary: {ok: false, blackholed: 1}, findings: []}
+report:
+  description: The report (kind C(verify)) for M(ocp.egressip.egressip_report) - summary, rows, findings, wire, remediation.
+  returned: always
+  type: dict
+  sample: {kind: verify}
+notes:
+  description: What could not be read (for example NodeNetworkStates when the NMState API is absent).
+  returned: always
+  type: list
+  elements: str
+  sample: []
+diff:
+  description: With diff mode and a remediation, the egress-assignable label of each node before and after.
+  returned: when diff mode is on and a label is (or would be) removed
+  type: dict
+  sample: {before: {ocp1-worker-0: {labels: {k8s.ovn.org/egress-assignable: ""}}}, after: {ocp1-worker-0: {labels: {}}}}
+'''
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _drill, _verify
+from ansible_collections.ocp.egressip.plugins.module_utils import _verify_io as vio
+from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils._egressip_validation import parse_network
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, vsphere_nested_argument_spec
+
+
+def argument_spec():
+    spec = dict(
+        objects=dict(type='list', elements='dict', default=[], options=dict(
+            name=dict(type='str', required=True),
+            egress_ips=dict(type='list', elements='str'),
+            namespace_selector=dict(type='dict'),
+            pod_selector=dict(type='dict'),
+        )),
+        network=dict(type='dict', options=dict(
+            cidr=dict(type='str', required=True),
+            gateway=dict(type='str'),
+            node_address_range=dict(type='str'),
+            route_metric=dict(type='int'),
+        )),
+        datacenter=dict(type='str'),
+        cluster=dict(type='str'),
+        portgroup=dict(type='dict', options=dict(
+            name=dict(type='str', required=True),
+            switch_type=dict(type='str', choices=['standard', 'distributed'], default='standard'),
+            switch=dict(type='str'),
+            vlan_id=dict(type='int'),
+        )),
+        remediate=dict(type='bool', default=False),
+        wait_timeout=dict(type='int', default=120),
+        poll_interval=dict(type='float', default=1.0),
+        fail_on_error=dict(type='bool', default=True),
+    )
+    spec.update(vio.wire_argument_spec())
+    spec.update(vsphere_nested_argument_spec())
+    return spec
+
+
+def check_input(params):
+    """(cidr or None, messages): every problem with the options, named by field, value and fix."""
+    messages = []
+    cidr = None
+    if params['network']:
+        network, findings = parse_network(params['network'])
+        messages += ['%s Fix: %s' % (item['message'], item['remedy']) for item in errors(findings)]
+        cidr = network.cidr if network is not None else None
+    if params['portgroup'] and params['portgroup']['switch_type'] == 'distributed' and not params['portgroup'].get('switch'):
+        messages.append("portgroup.switch is not set for the distributed port group %s; give its distributed switch."
+                        % params['portgroup']['name'])
+    if params['wire']:
+        messages += _verify.validate_wire(params['wire'])
+    for key in ('wait_timeout', 'poll_interval'):
+        if params[key] <= 0:
+            messages.append('%s=%s must be above 0.' % (key, params[key]))
+    return cidr, messages
+
+
+def vsphere_options(module):
+    params = module.params
+    if not (params['datacenter'] and params['cluster'] and params['portgroup']):
+        return None
+    if not HAS_PYVMOMI:
+        module.fail_json(msg=missing_required_lib('pyvmomi', reason='to check the node VMs (datacenter given)'), exception=PYVMOMI_IMPORT_ERROR)
+    return {'connection': params['vsphere'], 'datacenter': params['datacenter'], 'cluster': params['cluster'],
+            'portgroup': params['portgroup']}
+
+
+class Verification(object):
+    """One run: read, evaluate, probe the wire, remediate and verify again."""
+
+    def __init__(self, module, cidr):
+        self.module = module
+        self.params = module.params
+        self.cidr = cidr
+        self.names = [entry['name'] for entry in self.params['objects']] or None
+        self.expected = dict((entry['name'], entry.get('egress_ips') or []) for entry in self.params['objects'])
+        self.vsphere = vsphere_options(module)
+        self.clock = vio.Clock()
+
+    def once(self):
+        snapshot = vio.read_snapshot(self.module.k8s, self.vsphere)
+        result = _verify.evaluate(snapshot, cidr=self.cidr, names=self.names, expected=self.expected)
+        if self.vsphere is None:
+            result['findings'].append(catalogue_finding('vsphere_not_checked', 'vCenter was not read (datacenter, cluster and portgroup '
+                                                        'not all given), so the node VMs\' vNICs were not checked.'))
+        if self.params['wire']:
+            wanted = [obj for obj in snapshot['egressips'] if self.names is None or obj['metadata']['name'] in self.names]
+            probes = vio.run_probes(self.module.k8s, wanted, self.params['wire'], self.module.check_mode, self.clock,
+                                    self.params['poll_interval'])
+            result = _verify.apply_wire(result, probes)
+        return snapshot, result
+
+    def remediate(self, snapshot, result):
+        """(remediation record, final result, changed, diff) for the broken egress nodes."""
+        plan = _verify.plan_remediation(result, snapshot)
+        record = {'nodes': plan['nodes'], 'moves': [dict(move, to=None, seconds=None) for move in plan['moves']],
+                  'refused': plan['refused'], 'check_mode': self.module.check_mode, 'seconds': None, 'comparison': [],
+                  'detected': bool(plan['nodes'])}
+        if plan['refused']:
+            result['findings'] += plan['findings']
+            return record, result, False, None
+        vio.patch_nodes(self.module.k8s, plan['nodes'], _verify.label_patch(), self.module.check_mode)
+        diff = _verify.remediation_diff(plan['nodes'])
+        if self.module.check_mode:
+            return record, result, True, diff
+        started = self.clock.now()
+        watched = dict(((move['egressip'], move['ip']), move['from']) for move in plan['moves'])
+        tracker = _drill.MoveTracker(watched, plan['nodes'])
+        vio.watch_moves(self.module.k8s, tracker, started, self.params['wait_timeout'], self.params['poll_interval'], self.clock)
+        candidates = dict(((move['egressip'], move['ip']), move['candidates']) for move in plan['moves'])
+        record['moves'] = [dict(move, candidates=candidates[(move['egressip'], move['ip'])]) for move in tracker.moves()]
+        record['seconds'] = tracker.slowest() if tracker.done() else None
+        record['comparison'] = [{'egressip': move['egressip'], 'ip': move['ip'], 'predicted': move['candidates'], 'actual': move['to'],
+                                 'may_be_unassigned': False, 'ok': move['to'] in move['candidates']} for move in record['moves']]
+        initial = {'summary': _verify.summary(result), 'findings': result['findings'], 'egress_ips': result['egress_ips']}
+        _snapshot, final = self.once()
+        final['findings'] += _verify.remediated_findings([move for move in record['moves'] if move['to']])
+        final['findings'] += [catalogue_finding(
+            'egressip_drill_not_reassigned', 'EgressIP %s: %s left node %s (label removed by remediation) and was not assigned to '
+            'another node within %d s.' % (move['egressip'], move['ip'], move['from'], self.params['wait_timeout']),
+            objects=[{'kind': 'EgressIP', 'name': move['egressip']}, {'kind': 'Node', 'name': move['from']}])
+            for move in record['moves'] if not move['to']]
+        record['initial'] = initial
+        return record, final, True, diff
+
+
+def failure_text(findings):
+    """One message listing every error finding with its remedy (the findings are returned too)."""
+    found = errors(findings)
+    return 'egressip_verify found %d error(s): %s' % (len(found), ' '.join('[%s] %s Fix: %s' % (item['id'], item['message'], item['remedy'])
+                                                                           for item in found))
+
+
+def run(module):
+    cidr, messages = check_input(module.params)
+    if messages:
+        raise ModuleFailure('egressip_verify: invalid options; nothing was read or written. %s' % ' '.join(messages))
+    verification = Verification(module, cidr)
+    snapshot, result = verification.once()
+    changed, diff, remediation = False, None, None
+    if module.params['remediate'] and result['broken_nodes']:
+        remediation, result, changed, diff = verification.remediate(snapshot, result)
+    portgroup = (module.params['portgroup'] or {}).get('name')
+    output = {
+        'summary': _verify.summary(result),
+        'egress_ips': result['egress_ips'],
+        'nodes': result['nodes'],
+        'findings': result['findings'],
+        'notes': snapshot.get('notes') or [],
+        'report': _verify.report(result, network=cidr, portgroup=portgroup, remediation=remediation),
+    }
+    if 'wire' in result:
+        output['wire'] = result['wire']
+    if remediation is not None:
+        output['remediation'] = remediation
+        if remediation.get('initial'):
+            output['initial'] = remediation.pop('initial')
+    if diff and module._diff:
+        output['diff'] = diff
+    return changed, output
+
+
+def main():
+    module = K8sModule(
+        argument_spec=argument_spec(),
+        required_together=[('datacenter', 'cluster', 'portgroup')],
+        supports_check_mode=True,
+    )
+    if not HAS_NETADDR:
+        module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
+    try:
+        changed, result = run(module)
+    except ModuleFailure as failure:
+        module.fail_failure(failure)
+    if module.params['fail_on_error'] and not result['summary']['ok']:
+        module.fail_json(msg=failure_text(result['findings']), changed=changed, **result)
+    module.exit_json(changed=changed, **result)
+
+
+if __name__ == '__main__':
+    main()
