@@ -871,3 +871,31 @@ def plan_egress_nodes(selector, networks, macs, snapshot, present=True, exclusiv
 def label_patch(add):
     """Merge patch of a Node's labels: set the egress-assignable label ('') or remove it (null)."""
     return {'metadata': {'labels': {EGRESS_ASSIGNABLE_LABEL: '' if add else None}}}
+
+
+def machineset_template_labels(machineset):
+    """The labels a MachineSet puts on the Nodes of its new Machines (spec.template.spec.metadata.labels)."""
+    return ((((machineset.get('spec') or {}).get('template') or {}).get('spec') or {}).get('metadata') or {}).get('labels') or {}
+
+
+def plan_machineset_labels(capable, rows, machinesets, present=True):
+    """MachineSets whose template gets (present) or loses (absent) the egress-assignable label.
+
+    capable: the capable nodes. rows: _machine_api.node_machines() output (node -> MachineSet).
+    Present: the MachineSets that build capable nodes, so their next Machines arrive labelled;
+    absent: every MachineSet whose template carries the label. Returns ([(name, add)], before, after).
+    """
+    labelled = sorted(item['metadata']['name'] for item in machinesets
+                      if EGRESS_ASSIGNABLE_LABEL in machineset_template_labels(item))
+    if present:
+        wanted = sorted(set(row['machineset'] for row in rows if row['node'] in set(capable) and row['machineset']))
+        changes = [(name, True) for name in wanted if name not in labelled]
+        after = sorted(set(labelled) | set(wanted))
+    else:
+        changes = [(name, False) for name in labelled]
+        after = []
+    return changes, labelled, after
+
+
+def machineset_label_patch(add):
+    return {'spec': {'template': {'spec': {'metadata': {'labels': {EGRESS_ASSIGNABLE_LABEL: '' if add else None}}}}}}

@@ -31,6 +31,9 @@ NNS = dict(group='nmstate.io', version='v1beta1', plural='nodenetworkstates')
 EGRESSIPS = dict(group='k8s.ovn.org', version='v1', plural='egressips')
 TUNEDS = dict(group='tuned.openshift.io', version='v1', plural='tuneds')
 NETWORK_OPERATOR = dict(group='operator.openshift.io', version='v1', plural='networks')
+MACHINESETS = dict(group='machine.openshift.io', version='v1beta1', plural='machinesets')
+MACHINES = dict(group='machine.openshift.io', version='v1beta1', plural='machines')
+MACHINE_API_NAMESPACE = 'openshift-machine-api'
 
 NMSTATE_MISSING = ('NodeNetworkConfigurationPolicy API (nmstate.io/v1) not found on {host}: install the Kubernetes NMState '
                    'Operator and create the NMState CR named nmstate (DOMAIN: prerequisite, docs/limitations.md).')
@@ -72,6 +75,16 @@ def list_namespaced(k8s, api, namespace, not_found_msg=None):
             raise ModuleFailure(not_found_msg.format(host=k8s.host), status=404, reason='api_not_found')
         raise
     return list(result.get('items') or [])
+
+
+def list_namespaced_or_none(k8s, api, namespace):
+    """Like list_namespaced, but None when the API is not served (no Machine API on UPI clusters)."""
+    try:
+        return list_namespaced(k8s, api, namespace)
+    except ModuleFailure as failure:
+        if failure.details.get('status') == 404:
+            return None
+        raise
 
 
 def get_object(k8s, api, name, not_found_msg=None):

@@ -67,6 +67,18 @@ options:
     type: str
     choices: [present, absent]
     default: present
+  machinesets:
+    description:
+      - Also put the label in the template (C(spec.template.spec.metadata.labels)) of the MachineSets that build the
+        capable nodes, so their new Machines' nodes arrive labelled (with O(state=absent), take it out of every
+        MachineSet template). Only that one label key is changed in a MachineSet.
+      - A new node is still not capable until it has its NIC and address; OVN-Kubernetes does not place a
+        secondary-network egress IP on a node whose C(host-cidrs) lacks the subnet, and the next run of this module
+        (with O(exclusive=true)) removes the label from a node that stayed incapable.
+      - Adds one list of MachineSets and one of Machines (namespace C(openshift-machine-api)); a cluster without
+        Machine API has none, and nothing is done.
+    type: bool
+    default: false
   wait:
     description:
       - Before labelling, wait until every node listed in O(nodes) is capable (its address reaches C(host-cidrs) a
@@ -89,7 +101,7 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Nothing is sent but the reads.
+    details: Nothing is sent but the reads (and, with O(machinesets=true), MachineSet patches with C(dryRun=All)).
   diff_mode:
     support: full
     details: The sorted list of egress-assignable nodes before and after.
@@ -157,6 +169,12 @@ not_capable:
   type: list
   elements: dict
   sample: [{node: ocp1-worker-2, reasons: ["k8s.ovn.org/host-cidrs has no address in 10.20.0.0/24"]}]
+machinesets_labelled:
+  description: MachineSets whose template carries the label after this run, with O(machinesets=true).
+  returned: with O(machinesets=true)
+  type: list
+  elements: str
+  sample: [ocp1-x7k2p-worker-0]
 findings:
   description: Refusals and warnings (C(node_not_capable), C(node_hosts_egress_ips)).
   returned: always
@@ -168,6 +186,13 @@ diff:
   returned: when diff mode is on
   type: dict
   sample: {before: {egress_assignable: [ocp1-worker-0]}, after: {egress_assignable: [ocp1-worker-0, ocp1-worker-1]}}
+  contains:
+    before:
+      description: C(egress_assignable), the labelled nodes, and C(machinesets) (with O(machinesets=true)) before.
+      type: dict
+    after:
+      description: The same after.
+      type: dict
 '''
 
 from ansible.module_utils.basic import missing_required_lib
@@ -178,6 +203,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils._machine_api import node_machines
 
 WHAT = 'egress_nodes'
 
@@ -226,6 +252,23 @@ def plan(module, networks, macs):
     return result
 
 
+def label_machinesets(module, labels, result):
+    k8s = module.k8s
+    machinesets = io.list_namespaced_or_none(k8s, io.MACHINESETS, io.MACHINE_API_NAMESPACE) or []
+    machines = io.list_namespaced_or_none(k8s, io.MACHINES, io.MACHINE_API_NAMESPACE) or []
+    nodes = [{'metadata': {'name': name}} for name in labels['capable']]
+    changes, before, after = nn.plan_machineset_labels(labels['capable'], node_machines(nodes, machines, machinesets), machinesets,
+                                                       module.params['state'] == 'present')
+    result['machinesets_labelled'] = after
+    result['diff']['before']['machinesets'] = before
+    result['diff']['after']['machinesets'] = after
+    result['changed'] = result['changed'] or bool(changes)
+    results, failures = io.run_parallel([
+        lambda name=name, add=add: io.patch(k8s, io.MACHINESETS, name, nn.machineset_label_patch(add), module.check_mode,
+                                            namespace=io.MACHINE_API_NAMESPACE) for name, add in changes])
+    io.raise_failures(failures, len([item for item in results if item is not None]), 'MachineSet template label patches')
+
+
 def main():
     module = K8sModule(
         argument_spec=dict(
@@ -236,6 +279,7 @@ def main():
             exclusive=dict(type='bool', default=True),
             force=dict(type='bool', default=False),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
+            machinesets=dict(type='bool', default=False),
             wait=dict(type='bool', default=False),
             wait_timeout=dict(type='int', default=120),
             wait_sleep=dict(type='int', default=2),
@@ -263,6 +307,8 @@ def main():
             results, failures = io.run_parallel([lambda name=name, add=add: io.patch_node(k8s, name, nn.label_patch(add), False)
                                                  for name, add in changes])
             io.raise_failures(failures, len([item for item in results if item is not None]), 'egress-assignable label patches')
+        if module.params['machinesets']:
+            label_machinesets(module, labels, result)
     except Refused as refusal:
         result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
         module.fail_json(msg=str(refusal), **result)

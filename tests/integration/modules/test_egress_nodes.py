@@ -155,6 +155,31 @@ def test_removal_with_a_capable_replacement_is_allowed(twin, run_module, macs):
     assert run_module('egress_nodes', args(nodes=nics(macs, *W[:3]), wait=True, wait_timeout=30))['added'] == [host]
 
 
+# --- MachineSet templates ---------------------------------------------------------------------------------------
+
+MACHINESETS = dict(group='machine.openshift.io', version='v1beta1', plural='machinesets', namespace='openshift-machine-api')
+
+
+def machineset_labels(twin):
+    items = twin.custom_objects().list_namespaced_custom_object(**MACHINESETS)['items']
+    return dict((item['metadata']['name'], ((item['spec'].get('template') or {}).get('spec') or {}).get('metadata', {}).get('labels') or {})
+                for item in items)
+
+
+def test_machineset_template_gets_the_label(twin, run_module, macs):
+    names = sorted(machineset_labels(twin))
+    assert names and all(prepare.LABEL not in labels for labels in machineset_labels(twin).values())
+    twin.reset_kube_requests()
+    result = run_module('egress_nodes', args(nodes=nics(macs, *W[:3]), machinesets=True), check=True, diff=True)
+    assert result['_rc'] == 0 and result['changed'] is True and kube_writes(twin) == 0, result
+    assert result['diff']['after']['machinesets'] == names and result['diff']['before']['machinesets'] == []
+    result = run_module('egress_nodes', args(nodes=nics(macs, *W[:3]), machinesets=True))
+    assert result['_rc'] == 0 and result['machinesets_labelled'] == names, result
+    assert all(labels.get(prepare.LABEL) == '' for labels in machineset_labels(twin).values())
+    again = run_module('egress_nodes', args(nodes=nics(macs, *W[:3]), machinesets=True))
+    assert again['changed'] is False
+
+
 # --- exclusive, faults, absent -------------------------------------------------------------------------------------
 
 def test_exclusive_decides_about_labels_outside_the_selector(twin, run_module):
@@ -178,3 +203,10 @@ def test_injected_failure_then_rerun_converges(twin, run_module):
     result = run_module('egress_nodes', args(state='absent'))
     assert result['_rc'] == 0 and result['removed'] == [W[1]] and labelled(twin) == []
     assert run_module('egress_nodes', args(state='absent'))['changed'] is False
+
+
+def test_absent_takes_the_label_out_of_machineset_templates(twin, run_module):
+    result = run_module('egress_nodes', args(state='absent', machinesets=True), diff=True)
+    assert result['_rc'] == 0 and result['changed'] is True and result['machinesets_labelled'] == [], result
+    assert all(prepare.LABEL not in labels for labels in machineset_labels(twin).values())
+    assert run_module('egress_nodes', args(state='absent', machinesets=True))['changed'] is False

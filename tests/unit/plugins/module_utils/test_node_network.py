@@ -374,3 +374,14 @@ def test_plan_egress_nodes():
 def test_validate_selector():
     assert nn.validate_selector({'a': 'b'}) == []
     assert [f['id'] for f in nn.validate_selector({'matchExpressions': [{'key': 'a', 'operator': 'Near'}]})] == ['node_network_input_invalid']
+
+
+def test_plan_machineset_labels():
+    sets = [{'metadata': {'name': 'ms-a'}, 'spec': {'template': {'spec': {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': ''}}}}}},
+            {'metadata': {'name': 'ms-b'}, 'spec': {'template': {'spec': {}}}},
+            {'metadata': {'name': 'ms-c'}, 'spec': {}}]
+    rows = [{'node': 'w-0', 'machineset': 'ms-a'}, {'node': 'w-1', 'machineset': 'ms-b'}, {'node': 'w-2', 'machineset': 'ms-c'},
+            {'node': 'm-0', 'machineset': None}]
+    assert nn.plan_machineset_labels(['w-0', 'w-1', 'm-0'], rows, sets) == ([('ms-b', True)], ['ms-a'], ['ms-a', 'ms-b'])
+    assert nn.plan_machineset_labels([], rows, sets, present=False) == ([('ms-a', False)], ['ms-a'], [])
+    assert nn.machineset_label_patch(False) == {'spec': {'template': {'spec': {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': None}}}}}}
