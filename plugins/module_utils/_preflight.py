@@ -25,7 +25,7 @@ from the dict means it was not read):
       'machinesets': [MachineSet] or None (no Machine API), 'machines': [Machine] or None,
       'unreadable': {kind: reason},                  # reads that failed (e.g. HTTP 403)
       'vsphere': None (not read) or {
-          'datacenter': name, 'cluster': name, 'not_found': message or None,
+          'about': vCenter's full name and version, 'datacenter': name, 'cluster': name, 'not_found': message or None,
           'hosts': [_vsphere_facts.host_network_facts],
           'distributed_switches': [_vsphere_facts.distributed_switch_facts
                                    (port groups may carry 'backing_type')],

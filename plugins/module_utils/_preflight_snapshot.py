@@ -147,7 +147,9 @@ def read_vcenter(client, datacenter_name, cluster_name, nodes):
     for switch in switches:
         for portgroup in switch.get('portgroups') or []:
             portgroup['backing_type'] = backing.get(portgroup.get('key'))
+    about = getattr(client.content, 'about', None)
     return {
+        'about': getattr(about, 'fullName', None),
         'datacenter': datacenter.props.get('name'),
         'cluster': network['cluster']['name'],
         'not_found': None,
