@@ -136,12 +136,16 @@ def failure_findings(node, trigger, prediction, moves, comparison, wire=None, un
                                               % (item['egressip'], node, trigger, ', '.join(item.get('expected') or []) or 'an egress IP',
                                                  item.get('last') or 'none ran'),
                                               objects=objects + [{'kind': 'EgressIP', 'name': item['egressip']}]))
-    for move in unexpected or []:
-        findings.append(catalogue_finding('egressip_drill_unexpected_move', 'EgressIP %s: %s moved from %s to %s %s.'
-                                          % (move['egressip'], move['ip'], move['from'] or 'no node', move['to'] or 'no node',
-                                             move.get('when') or 'while nothing should move'),
-                                          objects=objects + [{'kind': 'EgressIP', 'name': move['egressip']}]))
-    return findings
+    return findings + restore_findings(node, unexpected)
+
+
+def restore_findings(node, unexpected):
+    """A warning per egress IP that moved while none should (cordon, blackhole, failback after a restore)."""
+    return [catalogue_finding('egressip_drill_unexpected_move', 'EgressIP %s: %s moved from %s to %s %s.'
+                              % (move['egressip'], move['ip'], move['from'] or 'no node', move['to'] or 'no node',
+                                 move.get('when') or 'while nothing should move'),
+                              objects=[{'kind': 'Node', 'name': node}, {'kind': 'EgressIP', 'name': move['egressip']}])
+            for move in unexpected or []]
 
 
 def step_summary(step):
