@@ -139,7 +139,14 @@ class Runner:
     # --- internals ------------------------------------------------------------------------
 
     def _probe(self, node):
-        return self._reachable.get(node, True)
+        """OVN-K's reachability probe (gRPC to the node, DOMAIN.md section 6): fails when a test says so, and for a node
+        whose VM is not powered on (nothing answers; OVN-K acts at the next probe, before the kubelet's NotReady)."""
+        return self._reachable.get(node, True) and self._powered_on(node)
+
+    def _powered_on(self, node_name):
+        node = self.store.get("nodes", node_name)
+        vm = self._inventory.vm_by_uuid(k8s.provider_uuid(node)) if node is not None and self._inventory is not None else None
+        return vm is None or vm.get("power_state") in (None, "poweredOn")
 
     def _on_change(self, *_event):
         self._wake.set()

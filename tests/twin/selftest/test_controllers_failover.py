@@ -69,6 +69,20 @@ def test_unreachable_node_is_acted_upon_at_the_next_probe_tick(cluster):
     assert _holder(cluster) not in (None, before)
 
 
+def test_powered_off_vm_fails_the_probe_at_the_next_tick(cluster):
+    """Nothing answers OVN-K's probe on a powered-off VM; powered on again, the node is a candidate again (no failback)."""
+    before = _holder(cluster)
+    cluster.vm(before)["power_state"] = "poweredOff"
+    cluster.settle(probe=False)
+    assert _holder(cluster) == before
+    cluster.settle(probe=True)
+    after = _holder(cluster)
+    assert after not in (None, before)
+    cluster.vm(before)["power_state"] = "poweredOn"
+    cluster.settle(probe=True)
+    assert _holder(cluster) == after
+
+
 def test_reachability_check_disabled_by_zero_timeout(cluster):
     cluster.store.patch(NETWORK_OPERATOR, "cluster", {"spec": {"defaultNetwork": {"ovnKubernetesConfig": {
         "egressIPConfig": {"reachabilityTotalTimeoutSeconds": 0}}}}})
