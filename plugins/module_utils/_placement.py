@@ -31,6 +31,12 @@ The search explores every order and every tie (with symmetric nodes explored onc
 reports for each IP the union of its outcomes. When the search exceeds its budget, the
 result is a sound over-approximation built from load bounds and says so (``exact: false``).
 
+Not modelled: per-node capacity (clouds only, DOMAIN.md section 3); the upstream loop keeps
+the secondary-network restriction of one IP for the next IPs of the same pass, which only
+matters for an object mixing primary- and secondary-network IPs (the collection manages
+secondary-network objects only); reachability, which the API does not show (pass
+``unreachable``).
+
 API
 ---
 

@@ -42,14 +42,14 @@ def test_create_update_none():
     changes, refusals = egressip.plan_changes([entry(), entry('billing', ['10.20.0.210'])],
                                               {'payments': existing()}, 'present', False, False)
     assert refusals == [] and actions(changes) == [('billing', 'create')]
-    changes, _ = egressip.plan_changes([entry(ips=['10.20.0.201', '10.20.0.200'])], {'payments': existing()}, 'present', False, False)
+    changes, _refusals = egressip.plan_changes([entry(ips=['10.20.0.201', '10.20.0.200'])], {'payments': existing()}, 'present', False, False)
     assert changes == []  # order alone is not a change
 
 
 def test_update_patch_is_spec_only_and_removes_what_the_entry_lacks():
     current = existing(podSelector={'matchLabels': {'app': 'old'}},
                        namespaceSelector={'matchLabels': {'team': 'payments'}, 'matchExpressions': [{'key': 'a', 'operator': 'Exists'}]})
-    [change], _ = egressip.plan_changes([entry(ips=['10.20.0.200'])], {'payments': current}, 'present', False, False)
+    [change], _refusals = egressip.plan_changes([entry(ips=['10.20.0.200'])], {'payments': current}, 'present', False, False)
     assert change['action'] == 'update'
     assert change['patch'] == {'spec': {'egressIPs': ['10.20.0.200'], 'podSelector': None,
                                         'namespaceSelector': {'matchExpressions': None}}}
@@ -83,7 +83,7 @@ def test_absent():
 
 
 def test_diff_of_uses_one_view_for_both_sides():
-    changes, _ = egressip.plan_changes([entry(ips=['10.20.0.200'])], {'payments': existing(), 'old': existing('old', ['10.20.0.230'])},
+    changes, _refusals = egressip.plan_changes([entry(ips=['10.20.0.200'])], {'payments': existing(), 'old': existing('old', ['10.20.0.230'])},
                                        'present', True, False)
     diff = egressip.diff_of(changes)
     assert diff['before']['old']['spec']['egressIPs'] == ['10.20.0.230'] and diff['after']['old'] is None
