@@ -136,6 +136,24 @@ def test_a_node_hosting_nothing_reports_nothing_to_move(twin, run_module):
     run_module('egressip_failover', args(twin, node, state='restored', observe_seconds=0))
 
 
+def test_power_off_moves_the_ip_after_the_reachability_probe_and_power_on_restores(twin, run_module):
+    node, before = holder(twin), ec.assignments(twin)
+    twin.reset_vcsim_requests()
+    result = run_module('egressip_failover', args(twin, node, trigger='power_off', confirm_power_off=True), diff=True)
+    assert result['_rc'] == 0 and result['changed'] is True, result
+    assert vcsim_writes(twin) == {'PowerOffVM_Task': 1}
+    assert ec.inventory_vm(twin, node)['power_state'] == 'poweredOff'
+    assert result['diff'] == {'before': {'power_state': 'poweredOn'}, 'after': {'power_state': 'poweredOff'}}
+    move = result['moves'][0]
+    assert move['from'] == node and move['to'] not in (None, node) and move['seconds'] > 0
+    assert result['comparison'][0]['ok'] is True and ids(result) == []
+    restored = run_module('egressip_failover', args(twin, node, trigger='power_off', state='restored'))
+    assert restored['changed'] is True and restored['action'] == 'power_on'
+    assert ec.inventory_vm(twin, node)['power_state'] == 'poweredOn'
+    assert restored['unexpected_moves'] == []
+    assert ec.assignments(twin)['10.20.0.200'] == move['to'] != before['10.20.0.200']  # no failback
+
+
 def test_bad_input_and_power_off_without_confirmation_do_nothing(twin, run_module):
     node = holder(twin)
     twin.reset_kube_requests()
