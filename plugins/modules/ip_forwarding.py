@@ -115,6 +115,7 @@ current_mode:
   description:
     - The mode the cluster was in before this run, for the listed NICs. C(global) (C(ipForwarding) is C(Global)),
       C(per_interface) (the collection's Tuned covers every listed NIC), C(partial) (some), C(off) (none).
+    - With O(mode=global) the NICs are not read; the value is C(global) or C(restricted).
   returned: always
   type: str
   sample: off
