@@ -159,7 +159,7 @@ def step_summary(step):
     reassigned = remediation.get('seconds') if remediation.get('moves') else failure.get('reassignment_seconds')
     return {
         'node': step.get('node'), 'trigger': step.get('trigger'),
-        'egress_ips_before': len(failure.get('before') or []),
+        'egress_ips_before': len([item for item in failure.get('before') or [] if item.get('node') == step.get('node')]),
         'moved': len(moves),
         'effect': (failure.get('prediction') or {}).get('effect'),
         'reassigned_seconds': reassigned,

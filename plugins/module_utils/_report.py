@@ -185,7 +185,7 @@ def verify_ip_rows(report):
     rows = []
     for row in report.get('egress_ips') or []:
         rows.append((row['egressip'], row['ip'], row.get('node'), row.get('network'), STATUS_WORDS.get(row['status'], row['status']),
-                     {'seen': 'seen', 'not_seen': 'not seen'}.get(row.get('wire'), row.get('wire')), '; '.join(row.get('problems') or [])))
+                     row.get('wire'), '; '.join(row.get('problems') or [])))
     return table(['EgressIP', 'IP', 'Node', 'Network', 'Status', 'Wire', 'Problems'], rows)
 
 
@@ -295,9 +295,9 @@ def _step_detail(index, step):
     wire = failure.get('wire') or []
     if wire:
         lines += ['', 'Wire after the failover:', '']
-        lines += table(['EgressIP', 'Seen', 'Expected one of', 'After', 'Attempts'],
-                       [(item['egressip'], item.get('source_ip'), item.get('expected'), seconds(item.get('seconds')), item.get('attempts'))
-                        for item in wire])
+        lines += table(['EgressIP', 'Moved IP', 'Seen by the echo target after', 'Probe pods'],
+                       [(item['egressip'], ip, seconds((item.get('seen') or {}).get(ip)), item.get('attempts'))
+                        for item in wire for ip in item.get('ips') or [None]])
     if restore:
         moved = ', '.join('%s %s %s->%s' % (m['egressip'], m['ip'], m['from'], m['to']) for m in restore.get('unexpected_moves') or [])
         lines += ['', 'Restored (%s) after %s; watched for %s: %s.' % (

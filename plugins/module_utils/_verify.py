@@ -605,11 +605,9 @@ def apply_wire(result, probes):
         result['findings'].append(_probe_finding(probe))
     result['wire'] = checked
     seen = set((probe['egressip'], _placement.normal_ip(probe.get('source_ip'))) for probe in checked if probe['ok'])
-    probed = set(probe['egressip'] for probe in checked if probe['outcome'] != 'not_run')
     for row in result['egress_ips']:
-        if row['egressip'] not in probed:
-            continue
-        row['wire'] = 'seen' if (row['egressip'], row['ip']) in seen else 'not_seen'
+        if (row['egressip'], row['ip']) in seen:
+            row['wire'] = 'seen'
     result['findings'] = [item for item in result['findings'] if item is not None]
     return result
 

@@ -225,30 +225,34 @@ def _clean_up(k8s, bodies, run_id, namespaces):
             pass
 
 
-def probe_until_seen(k8s, egressips_by_name, wire, started, deadline, clock, interval):
-    """Repeat probe rounds for the named objects until each one's probe sees an assigned egress IP, or the deadline.
+def probe_until_seen(k8s, targets, wire, started, deadline, clock, interval):
+    """Repeat probe rounds until the echo target has seen each moved egress IP as a source, or the deadline.
 
-    egressips_by_name: {name: callable returning the current EgressIP object}. Returns
-    [{'egressip', 'ok', 'seconds', 'source_ip', 'expected', 'attempts', 'last'}] with seconds since ``started``.
+    targets: {object name: {'ips': [the moved IPs], 'get': callable returning the current EgressIP}}. An object's flows
+    spread over its IPs, so each round runs at least two probes per IP of the object. Returns one entry per object:
+    {'egressip', 'ips', 'seen': {ip: seconds since ``started``}, 'ok', 'seconds' (when the last moved IP was first
+    seen), 'source_ip' (last answer), 'expected', 'attempts' (probe pods), 'last' (last answer or failure)}.
     """
-    results = dict((name, {'egressip': name, 'ok': False, 'seconds': None, 'source_ip': None, 'expected': [], 'attempts': 0,
-                           'last': None}) for name in egressips_by_name)
+    results = dict((name, {'egressip': name, 'ips': sorted(target['ips']), 'seen': {}, 'ok': False, 'seconds': None,
+                           'source_ip': None, 'expected': [], 'attempts': 0, 'last': None}) for name, target in targets.items())
     while True:
-        waiting = [name for name, item in results.items() if not item['ok']]
-        if not waiting:
-            break
-        current = dict((name, egressips_by_name[name]()) for name in waiting)
-        probes = run_probes(k8s, [obj for obj in current.values() if obj is not None], wire, False, clock, interval)
+        waiting = [name for name in sorted(results) if not results[name]['ok']]
+        current = dict((name, targets[name]['get']()) for name in waiting)
+        objects = [obj for obj in current.values() if obj is not None]
+        per_round = max([wire.get('probes') or 1] + [2 * len((obj.get('spec') or {}).get('egressIPs') or []) for obj in objects])
+        probes = run_probes(k8s, objects, dict(wire, probes=per_round), False, clock, interval)
         elapsed = clock.now() - started
         for probe in probes:
             item = results[probe['egressip']]
             item['attempts'] += 1
-            expected = sorted(ip for (_name, ip), _node in _drill.assignments([current[probe['egressip']]]).items())
-            item['expected'] = expected
+            item['expected'] = sorted(ip for (_name, ip), _node in _drill.assignments([current[probe['egressip']]]).items())
             item['source_ip'] = probe.get('source_ip')
             item['last'] = probe.get('source_ip') or probe.get('reason') or probe.get('log')
-            if probe['outcome'] == 'answered' and probe.get('source_ip') in expected and not item['ok']:
-                item.update(ok=True, seconds=elapsed)
+            if probe['outcome'] == 'answered' and probe.get('source_ip') in item['expected']:
+                item['seen'].setdefault(probe['source_ip'], elapsed)
+        for item in results.values():
+            if not item['ok'] and all(ip in item['seen'] for ip in item['ips']):
+                item.update(ok=True, seconds=max(item['seen'][ip] for ip in item['ips']) if item['ips'] else elapsed)
         if all(item['ok'] for item in results.values()) or clock.now() >= deadline:
             break
         clock.sleep(interval)

@@ -202,12 +202,16 @@ comparison:
   elements: dict
   sample: [{egressip: payments, ip: 10.20.0.200, predicted: [ocp1-worker-2], actual: ocp1-worker-2, ok: true}]
 wire:
-  description: With O(wire), per moved object - C(ok), C(seconds) from the trigger until the echo target saw an assigned IP,
-    C(source_ip), C(expected), C(attempts), C(last) probe answer.
+  description:
+    - With O(wire), per object with moved IPs - C(ips) (the moved ones), C(seen) (each IP the echo target saw, with the
+      seconds since the trigger), C(ok) (every moved IP seen), C(seconds) (when the last moved IP was first seen),
+      C(source_ip), C(expected), C(attempts) (probe pods), C(last) probe answer.
+    - Flows of an object spread over its IPs, so each round runs at least two probes per IP of the object.
   returned: when O(wire) is set and IPs moved
   type: list
   elements: dict
-  sample: [{egressip: payments, ok: true, seconds: 2.4, source_ip: 10.20.0.200, expected: [10.20.0.200, 10.20.0.201], attempts: 1}]
+  sample: [{egressip: payments, ips: [10.20.0.200], seen: {10.20.0.200: 2.4}, ok: true, seconds: 2.4, source_ip: 10.20.0.200,
+            expected: [10.20.0.200, 10.20.0.201], attempts: 4}]
 unexpected_moves:
   description: Egress IPs that moved while none should (cordon, a disconnected vNIC, after a restore).
   returned: always
@@ -432,7 +436,7 @@ class Step(object):
             result['comparison'] = _placement.compare(prediction, _placement.snapshot(nodes, egressips))
             result['reassignment_seconds'] = tracker.slowest() if tracker.done() else None
             if self.params['wire'] and tracker.done():
-                result['wire'] = self.wire_until_seen(sorted(set(name for name, _ip in watched)), started)
+                result['wire'] = self.wire_until_seen(sorted(watched), started)
         else:
             moves, observed = vio.watch_still(self.k8s, before, self.params['observe_seconds'], self.params['poll_interval'], self.clock)
             when = 'while node %s was cordoned' % node if self.trigger == 'cordon' else 'while nothing should move (%s)' % self.trigger
@@ -444,12 +448,15 @@ class Step(object):
         result['findings'] = _drill.failure_findings(node, self.trigger, prediction, result['moves'], result['comparison'],
                                                      result.get('wire'), result['unexpected_moves'])
 
-    def wire_until_seen(self, names, started):
+    def wire_until_seen(self, moved, started):
+        """Probe rounds until the echo target has seen every moved IP again (time since the trigger)."""
         def current(name):
             return lambda: next((item for item in vio.list_egressips(self.k8s) if item['metadata']['name'] == name), None)
+        targets = {}
+        for name, ip in moved:
+            targets.setdefault(name, {'ips': [], 'get': current(name)})['ips'].append(ip)
         deadline = started + self.params['wait_timeout']
-        return vio.probe_until_seen(self.k8s, dict((name, current(name)) for name in names), self.params['wire'], started, deadline,
-                                    self.clock, self.params['poll_interval'])
+        return vio.probe_until_seen(self.k8s, targets, self.params['wire'], started, deadline, self.clock, self.params['poll_interval'])
 
     def measure_restore(self, result, before, started):
         node = self.params['node']

@@ -227,7 +227,10 @@ egress_ips:
       elements: str
       sample: []
     wire:
-      description: With O(wire) - C(seen) when a probe saw this IP, C(not_seen) otherwise; C(null) when not probed.
+      description:
+        - With O(wire), C(seen) when the echo target saw this IP as the source of a probe; otherwise C(null).
+        - An object's flows spread over its IPs, so one probe sees one of them; the check passes when each probe sees one of
+          the object's assigned IPs (RV(wire)).
       type: str
       sample: seen
 nodes:

@@ -55,7 +55,8 @@ def test_unlabel_moves_the_ip_to_a_predicted_node_with_measured_times_and_the_wi
     assert result['comparison'] == [{'egressip': 'payments', 'ip': '10.20.0.200', 'predicted': target, 'may_be_unassigned': False,
                                      'actual': target[0], 'ok': True}]
     wire = result['wire'][0]
-    assert wire['ok'] is True and wire['seconds'] >= move['seconds'] and wire['attempts'] >= 1
+    assert wire['ok'] is True and wire['ips'] == ['10.20.0.200'] and wire['seen']['10.20.0.200'] == wire['seconds']
+    assert wire['seconds'] >= move['seconds'] and wire['attempts'] >= 4  # at least two probes per IP of the object
     assert ids(result) == []
     assert {'egressip': 'payments', 'ip': '10.20.0.200', 'node': target[0]} in result['after']
 

@@ -37,7 +37,7 @@ def test_mermaid_ids_and_labels_are_safe():
 def test_verify_markdown_has_tables_wire_diagram_and_findings():
     text = report.render_markdown(verify_report(broken=True))
     assert text.startswith('# EgressIP verification\n\n**Result: FAILED**')
-    assert '| payments | 10.20.0.200 | w0 | secondary | BLACKHOLE | not seen |' in text
+    assert '| payments | 10.20.0.200 | w0 | secondary | BLACKHOLE | - |' in text
     assert '| payments | 10.20.0.201 | w1 | secondary | OK | seen |' in text
     assert 'ens224 00:50:56:aa:00:00 DISCONNECTED' in text
     assert '```mermaid\nflowchart LR' in text and 'node_w0 -. "ens224 disconnected" .-> net' in text

@@ -273,7 +273,7 @@ def probe(outcome, source_ip=None, **extra):
 def test_wire_answer_with_an_assigned_ip_passes_and_marks_the_row():
     result = verify.apply_wire(Cluster().evaluate(), [probe('answered', '10.20.0.201')])
     assert result['wire'][0]['ok'] is True and result['wire'][0]['expected'] == ['10.20.0.200', '10.20.0.201']
-    assert [item['wire'] for item in result['egress_ips']] == ['not_seen', 'seen']
+    assert [item['wire'] for item in result['egress_ips']] == [None, 'seen']
     assert ids(result) == []
 
 

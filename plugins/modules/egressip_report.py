@@ -1,0 +1,199 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: egressip_report
+short_description: Write the report of a verification or a failover drill as JSON (for machines) and Markdown (for people)
+version_added: 0.1.0
+description:
+  - Renders O(data) - the C(report) that M(ocp.egressip.egressip_verify) returns, or what the C(failover_drill) role
+    collected - into C(<name>.json) (sorted keys, the whole data) and C(<name>.md) (result line, tables of egress IPs,
+    nodes and timings, findings with their remedies, a Mermaid diagram of nodes, NICs and egress IPs) in O(dest).
+  - Output is deterministic - the same data gives the same bytes - so a file is only rewritten (and the task only
+    C(changed)) when what it reports changed.
+  - Without O(dest), only returns the rendered report.
+author:
+  - ocp.egressip contributors
+options:
+  kind:
+    description:
+      - V(verify) - O(data) is the C(report) returned by M(ocp.egressip.egressip_verify).
+      - V(failover_drill) - O(data) holds C(steps) (each C(node), C(trigger), C(failure), C(remediation), C(restore): the
+        results of M(ocp.egressip.egressip_failover) and M(ocp.egressip.egressip_verify)), and optionally C(cordon),
+        C(baseline), C(final) (verify reports), C(trigger) and C(settings); the summary is computed here.
+    type: str
+    choices: [verify, failover_drill]
+    required: true
+  data:
+    description: The report data (see O(kind)).
+    type: dict
+    required: true
+  dest:
+    description: Directory to write the files to; created when missing.
+    type: path
+  name:
+    description: Base name of the files; defaults to O(kind) (C(verify.json), C(verify.md), C(failover_drill.md)...).
+    type: str
+  formats:
+    description: Which files to write.
+    type: list
+    elements: str
+    choices: [json, markdown]
+    default: [json, markdown]
+  mode:
+    description: Permissions of the files written.
+    type: raw
+    default: '0644'
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
+attributes:
+  check_mode:
+    support: full
+    details: Renders and compares, writes nothing.
+  diff_mode:
+    support: full
+    details: The Markdown file before and after.
+  platform:
+    platforms: posix
+  action_group:
+    support: full
+    membership:
+      - ocp.egressip.egressip
+seealso:
+  - module: ocp.egressip.egressip_verify
+  - module: ocp.egressip.egressip_failover
+'''
+
+EXAMPLES = r'''
+- name: Verify, then write reports/verify.json and reports/verify.md
+  ocp.egressip.egressip_verify:
+    fail_on_error: false
+  register: verify
+
+- name: Write the verify report
+  ocp.egressip.egressip_report:
+    kind: verify
+    data: "{{ verify.report }}"
+    dest: reports
+'''
+
+RETURN = r'''
+report:
+  description: The report as written to the JSON file (for V(failover_drill), with its computed C(summary) and C(step_summaries)).
+  returned: always
+  type: dict
+  sample: {kind: verify, summary: {ok: true}}
+markdown:
+  description: The Markdown report.
+  returned: always
+  type: str
+  sample: "# EgressIP verification\n\n**Result: PASSED** - 2 egress IP(s), 2 assigned, 2 healthy, 0 blackholed; 0 error(s), 0 warning(s).\n"
+paths:
+  description: The files written (or that would be written), JSON first.
+  returned: always
+  type: list
+  elements: str
+  sample: [reports/verify.json, reports/verify.md]
+ok:
+  description: The report's verdict (no error finding).
+  returned: always
+  type: bool
+  sample: true
+'''
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_text
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _drill, _report
+
+
+def build(kind, data):
+    """The report dict for a kind: the drill's summary is computed from its steps."""
+    if kind == 'failover_drill':
+        return _drill.assemble(data)
+    report = dict(data)
+    if report.get('kind') not in (None, kind):
+        raise ValueError("data.kind is %r, but kind=%s; pass the report of egressip_verify (its 'report' result) as data."
+                         % (report.get('kind'), kind))
+    report['kind'] = kind
+    return report
+
+
+def read_text(path):
+    if not os.path.exists(path):
+        return None
+    with open(path, 'rb') as handle:
+        return to_text(handle.read(), errors='surrogate_or_strict')
+
+
+def write(module, path, content):
+    """Write atomically (temporary file in the same directory, then rename)."""
+    directory = os.path.dirname(path) or '.'
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path))
+    try:
+        with os.fdopen(handle, 'wb') as stream:
+            stream.write(to_bytes(content, errors='surrogate_or_strict'))
+        module.atomic_move(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            kind=dict(type='str', choices=['verify', 'failover_drill'], required=True),
+            data=dict(type='dict', required=True),
+            dest=dict(type='path'),
+            name=dict(type='str'),
+            formats=dict(type='list', elements='str', choices=['json', 'markdown'], default=['json', 'markdown']),
+            mode=dict(type='raw', default='0644'),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    try:
+        report = build(params['kind'], params['data'])
+        contents = {'json': _report.render_json(report), 'markdown': _report.render_markdown(report)}
+    except (ValueError, KeyError, TypeError) as exc:
+        module.fail_json(msg='egressip_report: data is not a %s report: %s' % (params['kind'], exc))
+    name = params['name'] or params['kind']
+    if name != os.path.basename(name) or name in ('', '.', '..'):
+        module.fail_json(msg='name=%r must be a plain file name without a directory (the directory is dest).' % name)
+    paths, changed, diffs = [], False, []
+    for fmt, suffix in (('json', '.json'), ('markdown', '.md')):
+        if fmt not in params['formats'] or not params['dest']:
+            continue
+        path = os.path.join(params['dest'], name + suffix)
+        paths.append(path)
+        before = read_text(path)
+        if before == contents[fmt]:
+            continue
+        changed = True
+        if fmt == 'markdown':
+            diffs.append({'before': before or '', 'after': contents[fmt], 'before_header': path, 'after_header': path})
+        if not module.check_mode:
+            if not os.path.isdir(params['dest']):
+                os.makedirs(params['dest'])
+            write(module, path, contents[fmt])
+    for path in paths:
+        if os.path.exists(path):
+            changed = module.set_mode_if_different(path, params['mode'], changed)
+    result = dict(changed=changed, report=report, markdown=contents['markdown'], paths=paths, ok=bool(report.get('summary', {}).get('ok')))
+    if module._diff and diffs:
+        result['diff'] = diffs
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
