@@ -154,13 +154,14 @@ def create_egressip(twin, name, ips):
     twin.custom_objects().create_cluster_custom_object(body=body, **EGRESSIPS)
 
 
-def make_egress_cluster(twin, ips=('10.20.0.200', '10.20.0.201'), nodes=None):
+def make_egress_cluster(twin, ips=('10.20.0.200', '10.20.0.201'), nodes=None, portgroup_hosts=True):
     """Port group, NICs, addresses, forwarding, labels, the EgressIP `payments` and namespace `payments`; waits for assignment.
 
-    Returns {node: base address}.
+    portgroup_hosts=False: the test has already put the port group on the hosts it wants. Returns {node: base address}.
     """
     nodes = nodes or workers(twin)
-    add_portgroup(twin)
+    if portgroup_hosts:
+        add_portgroup(twin)
     forwarding_global(twin)
     addresses = {}
     for index, node in enumerate(nodes):
