@@ -409,13 +409,22 @@ def list_events(k8s):
     return [k8s.serialize(event) for event in events.items or []]
 
 
+def _phase(change):
+    """Deletes, then updates that free IPs, then other updates, then creates: a freed IP is claimed after its release."""
+    if change['action'] == 'delete':
+        return 0
+    if change['action'] == 'create':
+        return 3
+    return 1 if change['drops_ips'] else 2
+
+
 def apply(k8s, changes, check_mode):
-    """Write the changes phase by phase (deletes, updates, creates), each phase in parallel."""
+    """Write the changes phase by phase, each phase in parallel."""
     done = 0
-    for actions in (('delete',), ('update', 'adopt'), ('create',)):
+    for phase in range(4):
         calls = []
         for change in changes:
-            if change['action'] not in actions:
+            if _phase(change) != phase:
                 continue
             if change['action'] == 'delete':
                 calls.append(lambda change=change: io.delete(k8s, io.EGRESSIPS, change['name'], check_mode))
