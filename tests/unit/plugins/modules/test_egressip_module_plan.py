@@ -83,8 +83,8 @@ def test_absent():
 
 
 def test_diff_of_uses_one_view_for_both_sides():
-    changes, _refusals = egressip.plan_changes([entry(ips=['10.20.0.200'])], {'payments': existing(), 'old': existing('old', ['10.20.0.230'])},
-                                       'present', True, False)
+    current = {'payments': existing(), 'old': existing('old', ['10.20.0.230'])}
+    changes, _refusals = egressip.plan_changes([entry(ips=['10.20.0.200'])], current, 'present', True, False)
     diff = egressip.diff_of(changes)
     assert diff['before']['old']['spec']['egressIPs'] == ['10.20.0.230'] and diff['after']['old'] is None
     assert diff['after']['payments']['spec']['egressIPs'] == ['10.20.0.200']
