@@ -711,6 +711,9 @@ def summary(result):
 
 def report(result, network=None, portgroup=None, remediation=None, initial=None):
     """The verify report (kind ``verify``) for _report: JSON as is, Markdown through render_markdown."""
+    # probe pod names are random: left out so that an unchanged cluster gives an unchanged report
+    wire = [dict((key, value) for key, value in probe.items() if key != 'pod') for probe in result['wire']] if 'wire' in result else None
+    findings = [dict(item, objects=[obj for obj in item['objects'] if obj.get('kind') != 'Pod']) for item in result['findings']]
     return {'kind': 'verify', 'summary': summary(result), 'network': {'cidr': str(network) if network else None, 'portgroup': portgroup},
-            'egress_ips': result['egress_ips'], 'nodes': result['nodes'], 'findings': result['findings'],
-            'wire': result.get('wire'), 'remediation': remediation, 'initial': initial}
+            'egress_ips': result['egress_ips'], 'nodes': result['nodes'], 'findings': findings,
+            'wire': wire, 'remediation': remediation, 'initial': initial}
