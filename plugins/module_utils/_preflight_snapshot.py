@@ -3,6 +3,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The one read preflight (and the support report) makes: the snapshot `_preflight.run_checks` takes.
 
+``config_argument_spec()`` is the requested configuration as module options (documented by the doc
+fragment ``ocp.egressip.egressip_config``), ``requested_config(params)`` turns them back into the shape of
+the public variables, and ``read_snapshot(module)`` makes the whole read for a module that has them.
+
 Kubernetes: one list request per kind, whatever the cluster size (singletons such as the
 Infrastructure are picked from their list). vCenter: a fixed number of batched
 PropertyCollector reads (datacenters; cluster, hosts and switches; host network systems; the
@@ -25,7 +29,10 @@ try:
 except ImportError:
     pass  # the preflight module reports the missing library before any vCenter read
 
+from ansible.module_utils.basic import missing_required_lib
+
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, connect_vsphere
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import vm_uuid_from_provider_id
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_inventory import (
     find_datacenter,
@@ -158,3 +165,68 @@ def read_vcenter(client, datacenter_name, cluster_name, nodes):
         'opaque_networks': opaque,
         'vms': vms,
     }
+
+
+# --- the requested configuration as module options, and the whole read ------------------------------
+
+def config_argument_spec():
+    """The options of the public variables file (doc fragment ``ocp.egressip.egressip_config``)."""
+    return dict(
+        acknowledge_unsupported=dict(type='bool', default=False),
+        datacenter=dict(type='str'),
+        cluster=dict(type='str'),
+        portgroup=dict(type='dict', options=dict(
+            name=dict(type='str', required=True),
+            switch_type=dict(type='str', choices=['standard', 'distributed'], default='standard'),
+            switch=dict(type='str'),
+            vlan_id=dict(type='int'),
+        )),
+        accept_untested_nsx=dict(type='bool', default=False),
+        network=dict(type='dict', options=dict(
+            cidr=dict(type='str'),
+            gateway=dict(type='str'),
+            node_address_range=dict(type='str'),
+            route_metric=dict(type='int'),
+            ip_forwarding=dict(type='str', choices=['per_interface', 'global', 'external'], default='per_interface'),
+            ipv6=dict(type='dict'),
+        )),
+        nodes=dict(type='dict', options=dict(selector=dict(type='dict', default={}))),
+        objects=dict(type='list', elements='dict', default=[], options=dict(
+            name=dict(type='str', required=True),
+            egress_ips=dict(type='list', elements='str', required=True),
+            namespace_selector=dict(type='dict', required=True),
+            pod_selector=dict(type='dict'),
+        )),
+        read_pods=dict(type='bool', default=True),
+    )
+
+
+def requested_config(params):
+    """The requested configuration in the shape of the public variables schema (without the egressip_ prefix)."""
+    return {
+        'acknowledge_unsupported': params['acknowledge_unsupported'],
+        'vsphere': {'datacenter': params['datacenter'], 'cluster': params['cluster'], 'portgroup': params['portgroup'] or {},
+                    'accept_untested_nsx': params['accept_untested_nsx']},
+        'network': dict((key, value) for key, value in (params['network'] or {}).items() if value is not None),
+        'nodes': params['nodes'] or {},
+        'objects': params['objects'],
+    }
+
+
+def read_snapshot(module):
+    """The whole snapshot for a module with ``config_argument_spec()`` and the nested ``vsphere`` connection.
+
+    Pods are read only when objects are requested (and read_pods); vCenter only with datacenter and cluster.
+    """
+    params = module.params
+    skip = () if params['read_pods'] and params['objects'] else ('pods',)
+    snapshot = read_cluster(module.k8s, skip=skip)
+    snapshot['vsphere'] = None
+    if params['datacenter'] and params['cluster']:
+        if not HAS_PYVMOMI:
+            module.fail_json(msg=missing_required_lib('pyvmomi', reason='to check vCenter (datacenter and cluster given)'),
+                             exception=PYVMOMI_IMPORT_ERROR)
+        client = connect_vsphere(params['vsphere'])
+        snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'])
+    snapshot['config'] = requested_config(params)
+    return snapshot

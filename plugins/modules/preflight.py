@@ -37,113 +37,6 @@ requirements:
   - netaddr >= 1.3.0
   - pyvmomi >= 9.0.0 (only with O(datacenter) and O(cluster))
 options:
-  acknowledge_unsupported:
-    description:
-      - Acknowledges that EgressIP on a secondary host interface is outside Red Hat support on vSphere
-        (Red Hat documents it for bare metal only). Without it, a requested secondary network is an error finding.
-      - The public variable is C(egressip_acknowledge_unsupported).
-    type: bool
-    default: false
-  datacenter:
-    description:
-      - Name of the vSphere datacenter (C(egressip_vsphere.datacenter)). With O(cluster), enables the vCenter checks.
-    type: str
-  cluster:
-    description:
-      - Name of the vSphere cluster whose hosts run the node VMs (C(egressip_vsphere.cluster)).
-    type: str
-  portgroup:
-    description:
-      - The secondary port group (C(egressip_vsphere.portgroup)).
-    type: dict
-    suboptions:
-      name:
-        description: Name of the port group.
-        type: str
-        required: true
-      switch_type:
-        description: A standard port group (on every host of the cluster) or a distributed port group.
-        type: str
-        choices: [standard, distributed]
-        default: standard
-      switch:
-        description: The standard vSwitch (on every host) or the distributed switch that holds the port group.
-        type: str
-      vlan_id:
-        description: The VLAN of the port group (0 untagged, up to 4094).
-        type: int
-  accept_untested_nsx:
-    description:
-      - Lowers the NSX finding from error to warning. It applies when the port group is backed by NSX (opaque network or
-        NSX distributed port group), where address learning limits (SpoofGuard, IP discovery) may drop egress IPs.
-        This combination is untested and unconfirmed (C(egressip_vsphere.accept_untested_nsx)).
-    type: bool
-    default: false
-  network:
-    description:
-      - The secondary network (C(egressip_network)). Without it and without O(objects), nothing secondary is requested
-        and only the cluster-level checks run.
-    type: dict
-    suboptions:
-      cidr:
-        description: The secondary subnet, for example C(10.20.0.0/24).
-        type: str
-      gateway:
-        description: The router of the secondary subnet.
-        type: str
-      node_address_range:
-        description: The base addresses for the node NICs, C(first-last) or a CIDR block inside O(network.cidr).
-        type: str
-      route_metric:
-        description:
-          - Metric of the gateway route via the secondary NIC; must be above the primary default route
-            (br-ex, metric 48 as configure-ovs sets it, or what NodeNetworkState shows).
-        type: int
-      ip_forwarding:
-        description:
-          - How IP forwarding on the secondary NIC is (or will be) enabled. C(per_interface) (a Tuned profile) and
-            C(global) (C(gatewayConfig.ipForwarding=Global)) are done by the node network step; C(external) means the
-            user manages it (for example with a MachineConfig, which preflight cannot see).
-        type: str
-        choices: [per_interface, global, external]
-        default: per_interface
-      ipv6:
-        description: An IPv6 family of the secondary network (C(cidr), C(gateway), C(node_address_range)); not checked by preflight yet.
-        type: dict
-  nodes:
-    description:
-      - Which nodes are egress nodes (C(egressip_nodes)).
-    type: dict
-    suboptions:
-      selector:
-        description:
-          - Labels a node must carry, as a map of label to value (for example C(node-role.kubernetes.io/worker) with an
-            empty value) or as a label selector with C(matchLabels)/C(matchExpressions). Empty selects every node.
-        type: dict
-        default: {}
-  objects:
-    description:
-      - The EgressIP objects (C(egressip_objects)).
-    type: list
-    elements: dict
-    default: []
-    suboptions:
-      name:
-        description: Name of the EgressIP object.
-        type: str
-        required: true
-      egress_ips:
-        description: Its egress IPs, on the secondary network.
-        type: list
-        elements: str
-        required: true
-      namespace_selector:
-        description: Label selector of the namespaces whose pods use the egress IPs.
-        type: dict
-        required: true
-      pod_selector:
-        description: Label selector of the pods within those namespaces (all pods when omitted).
-        type: dict
   mode:
     description:
       - V(plan) checks before the collection writes anything (what enable would create is reported as C(info)).
@@ -156,13 +49,8 @@ options:
       - Fail when any finding has severity C(error). With V(false) the module always succeeds and the caller decides.
     type: bool
     default: true
-  read_pods:
-    description:
-      - List the pods of the cluster (one request) to find host-networked pods the EgressIP objects would select.
-        Set V(false) on very large clusters to skip that check.
-    type: bool
-    default: true
 extends_documentation_fragment:
+  - ocp.egressip.egressip_config
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ansible.builtin.action_common_attributes
@@ -334,75 +222,18 @@ from ansible_collections.ocp.egressip.plugins.module_utils._errors import Module
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message, summarize
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils._preflight import cluster_facts, primary_egressips, run_checks
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import read_cluster, read_vcenter
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import (
-    HAS_PYVMOMI,
-    PYVMOMI_IMPORT_ERROR,
-    connect_vsphere,
-    vsphere_nested_argument_spec,
-)
+from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import config_argument_spec, read_snapshot
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import vsphere_nested_argument_spec
 
 
 def argument_spec():
-    spec = dict(
-        acknowledge_unsupported=dict(type='bool', default=False),
-        datacenter=dict(type='str'),
-        cluster=dict(type='str'),
-        portgroup=dict(type='dict', options=dict(
-            name=dict(type='str', required=True),
-            switch_type=dict(type='str', choices=['standard', 'distributed'], default='standard'),
-            switch=dict(type='str'),
-            vlan_id=dict(type='int'),
-        )),
-        accept_untested_nsx=dict(type='bool', default=False),
-        network=dict(type='dict', options=dict(
-            cidr=dict(type='str'),
-            gateway=dict(type='str'),
-            node_address_range=dict(type='str'),
-            route_metric=dict(type='int'),
-            ip_forwarding=dict(type='str', choices=['per_interface', 'global', 'external'], default='per_interface'),
-            ipv6=dict(type='dict'),
-        )),
-        nodes=dict(type='dict', options=dict(selector=dict(type='dict', default={}))),
-        objects=dict(type='list', elements='dict', default=[], options=dict(
-            name=dict(type='str', required=True),
-            egress_ips=dict(type='list', elements='str', required=True),
-            namespace_selector=dict(type='dict', required=True),
-            pod_selector=dict(type='dict'),
-        )),
+    spec = config_argument_spec()
+    spec.update(
         mode=dict(type='str', choices=['plan', 'audit'], default='plan'),
         fail_on_error=dict(type='bool', default=True),
-        read_pods=dict(type='bool', default=True),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
-
-
-def requested_config(params):
-    """The requested configuration in the shape of the public variables schema (without the egressip_ prefix)."""
-    return {
-        'acknowledge_unsupported': params['acknowledge_unsupported'],
-        'vsphere': {'datacenter': params['datacenter'], 'cluster': params['cluster'], 'portgroup': params['portgroup'] or {},
-                    'accept_untested_nsx': params['accept_untested_nsx']},
-        'network': dict((key, value) for key, value in (params['network'] or {}).items() if value is not None),
-        'nodes': params['nodes'] or {},
-        'objects': params['objects'],
-    }
-
-
-def read_snapshot(module):
-    params = module.params
-    skip = () if params['read_pods'] and params['objects'] else ('pods',)
-    snapshot = read_cluster(module.k8s, skip=skip)
-    snapshot['vsphere'] = None
-    if params['datacenter'] and params['cluster']:
-        if not HAS_PYVMOMI:
-            module.fail_json(msg=missing_required_lib('pyvmomi', reason='to check vCenter (datacenter and cluster given)'),
-                             exception=PYVMOMI_IMPORT_ERROR)
-        client = connect_vsphere(params['vsphere'])
-        snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'])
-    snapshot['config'] = requested_config(params)
-    return snapshot
 
 
 def run(module):

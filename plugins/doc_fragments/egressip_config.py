@@ -1,0 +1,131 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The requested configuration (the public variables file) as module options: the documentation of
+``config_argument_spec()`` in module_utils/_preflight_snapshot.py, shared by the modules that read the
+preflight snapshot (preflight, egressip_support_report)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+
+    DOCUMENTATION = r'''
+options:
+  acknowledge_unsupported:
+    description:
+      - Acknowledges that EgressIP on a secondary host interface is outside Red Hat support on vSphere
+        (Red Hat documents it for bare metal only). Without it, a requested secondary network is an error finding.
+      - The public variable is C(egressip_acknowledge_unsupported).
+    type: bool
+    default: false
+  datacenter:
+    description:
+      - Name of the vSphere datacenter (C(egressip_vsphere.datacenter)). With O(cluster), enables the vCenter checks.
+    type: str
+  cluster:
+    description:
+      - Name of the vSphere cluster whose hosts run the node VMs (C(egressip_vsphere.cluster)).
+    type: str
+  portgroup:
+    description:
+      - The secondary port group (C(egressip_vsphere.portgroup)).
+    type: dict
+    suboptions:
+      name:
+        description: Name of the port group.
+        type: str
+        required: true
+      switch_type:
+        description: A standard port group (on every host of the cluster) or a distributed port group.
+        type: str
+        choices: [standard, distributed]
+        default: standard
+      switch:
+        description: The standard vSwitch (on every host) or the distributed switch that holds the port group.
+        type: str
+      vlan_id:
+        description: The VLAN of the port group (0 untagged, up to 4094).
+        type: int
+  accept_untested_nsx:
+    description:
+      - Lowers the NSX finding from error to warning. It applies when the port group is backed by NSX (opaque network or
+        NSX distributed port group), where address learning limits (SpoofGuard, IP discovery) may drop egress IPs.
+        This combination is untested and unconfirmed (C(egressip_vsphere.accept_untested_nsx)).
+    type: bool
+    default: false
+  network:
+    description:
+      - The secondary network (C(egressip_network)). Without it and without O(objects), nothing secondary is requested
+        and only the cluster-level checks run.
+    type: dict
+    suboptions:
+      cidr:
+        description: The secondary subnet, for example C(10.20.0.0/24).
+        type: str
+      gateway:
+        description: The router of the secondary subnet.
+        type: str
+      node_address_range:
+        description: The base addresses for the node NICs, C(first-last) or a CIDR block inside O(network.cidr).
+        type: str
+      route_metric:
+        description:
+          - Metric of the gateway route via the secondary NIC; must be above the primary default route
+            (br-ex, metric 48 as configure-ovs sets it, or what NodeNetworkState shows).
+        type: int
+      ip_forwarding:
+        description:
+          - How IP forwarding on the secondary NIC is (or will be) enabled. C(per_interface) (a Tuned profile) and
+            C(global) (C(gatewayConfig.ipForwarding=Global)) are done by the node network step; C(external) means the
+            user manages it (for example with a MachineConfig, which the checks cannot see).
+        type: str
+        choices: [per_interface, global, external]
+        default: per_interface
+      ipv6:
+        description: An IPv6 family of the secondary network (C(cidr), C(gateway), C(node_address_range)); not checked yet.
+        type: dict
+  nodes:
+    description:
+      - Which nodes are egress nodes (C(egressip_nodes)).
+    type: dict
+    suboptions:
+      selector:
+        description:
+          - Labels a node must carry, as a map of label to value (for example C(node-role.kubernetes.io/worker) with an
+            empty value) or as a label selector with C(matchLabels)/C(matchExpressions). Empty selects every node.
+        type: dict
+        default: {}
+  objects:
+    description:
+      - The EgressIP objects (C(egressip_objects)).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Name of the EgressIP object.
+        type: str
+        required: true
+      egress_ips:
+        description: Its egress IPs, on the secondary network.
+        type: list
+        elements: str
+        required: true
+      namespace_selector:
+        description: Label selector of the namespaces whose pods use the egress IPs.
+        type: dict
+        required: true
+      pod_selector:
+        description: Label selector of the pods within those namespaces (all pods when omitted).
+        type: dict
+  read_pods:
+    description:
+      - List the pods of the cluster (one request) to find host-networked pods the EgressIP objects would select.
+        Set V(false) on very large clusters to skip that check.
+    type: bool
+    default: true
+'''
