@@ -1,0 +1,102 @@
+"""The pure part of the egressip_support_report module and the report file writer: findings merged once, the previous
+report's primary-network record, the what-if plan and the per-IP verification on a preflight snapshot, files written
+only when they change (never in check mode)."""
+
+import json
+import os
+import sys
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _report_files
+from ansible_collections.ocp.egressip.plugins.modules import egressip_support_report as module
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils'))
+from _preflight_snapshots import configured_snapshot, egressip  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
+
+
+def finding(finding_id, *names):
+    return {'id': finding_id, 'severity': 'error', 'message': finding_id, 'remedy': '', 'objects': [{'kind': 'Node', 'name': name} for name in names]}
+
+
+def test_merged_keeps_one_finding_per_id_and_objects():
+    first = [finding('a', 'n1'), finding('b')]
+    merged = module.merged(first, [finding('a', 'n1'), finding('a', 'n2'), finding('c')])
+    assert [(item['id'], [obj['name'] for obj in item['objects']]) for item in merged] == [('a', ['n1']), ('b', []), ('a', ['n2']), ('c', [])]
+
+
+def params(dest, **changes):
+    values = {'dest': str(dest) if dest else None, 'name': 'support_report', 'formats': ['json', 'markdown']}
+    values.update(changes)
+    return values
+
+
+def test_previous_record_is_read_from_the_last_support_report_only(tmp_path):
+    assert module.previous_record(params(tmp_path)) is None          # no file
+    assert module.previous_record(params(None)) is None
+    record = [{'name': 'legacy', 'egress_ip': '192.168.10.200', 'node': 'ocp1-worker-1', 'subnet': '192.168.10.0/24'}]
+    path = tmp_path / 'support_report.json'
+    path.write_text(json.dumps({'kind': 'support', 'primary_egressips': {'current': record}}))
+    assert module.previous_record(params(tmp_path)) == record
+    assert module.previous_record(params(tmp_path, formats=['markdown'])) is None
+    path.write_text(json.dumps({'kind': 'verify'}))
+    assert module.previous_record(params(tmp_path)) is None
+    path.write_text('{not json')
+    assert module.previous_record(params(tmp_path)) is None
+
+
+def assigned_snapshot():
+    snap = configured_snapshot()
+    snap['egressips'] = [egressip('payments', ['10.20.0.200', '10.20.0.201'],
+                                  [('10.20.0.200', 'ocp1-worker-0'), ('10.20.0.201', 'ocp1-worker-1')])]
+    return snap
+
+
+def test_plan_predicts_each_egress_node_failure_on_the_snapshot():
+    prediction = module.plan(assigned_snapshot(), 'unlabel')
+    assert sorted(item['ip'] for item in prediction['placements']) == ['10.20.0.200', '10.20.0.201']
+    moved = dict((item['node'], [move['ip'] for move in item['moved']]) for item in prediction['what_if'])
+    assert moved['ocp1-worker-0'] == ['10.20.0.200'] and moved['ocp1-worker-1'] == ['10.20.0.201']
+    assert prediction['single_points_of_failure'] == []
+
+
+def test_verification_names_missing_and_unassigned_objects_and_skips_without_the_api():
+    snap = configured_snapshot()
+    snap['egressips'] = []
+    assert [item['id'] for item in module.verification_findings(snap)] == ['egressip_object_missing']
+    snap['egressips'] = [egressip('payments', ['10.20.0.200', '10.20.0.201'], [('10.20.0.200', 'ocp1-worker-0')])]
+    assert [item['id'] for item in module.verification_findings(snap)] == ['egressip_unassigned']
+    snap['egressips'] = None   # the EgressIP API is not served
+    assert module.verification_findings(snap) == []
+
+
+class FakeModule:
+    def __init__(self, check_mode=False):
+        self.check_mode = check_mode
+
+    @staticmethod
+    def atomic_move(src, dest):
+        os.rename(src, dest)
+
+    @staticmethod
+    def set_mode_if_different(path, mode, changed):
+        os.chmod(path, int(mode, 8))
+        return changed
+
+
+def test_report_files_are_written_when_they_change_and_never_in_check_mode(tmp_path):
+    dest = str(tmp_path / 'reports')
+    contents = [('.json', '{}\n'), ('.md', '# report\n')]
+    paths, changed, diffs = _report_files.write_reports(FakeModule(check_mode=True), dest, 'support_report', contents, '0644')
+    assert changed and len(diffs) == 2 and not os.path.exists(dest)
+    assert paths == [os.path.join(dest, 'support_report.json'), os.path.join(dest, 'support_report.md')]
+    paths, changed, diffs = _report_files.write_reports(FakeModule(), dest, 'support_report', contents, '0644')
+    assert changed and sorted(os.listdir(dest)) == ['support_report.json', 'support_report.md']
+    assert _report_files.read_text(paths[1]) == '# report\n'
+    _paths, changed, diffs = _report_files.write_reports(FakeModule(), dest, 'support_report', contents, '0644')
+    assert not changed and diffs == []
+    assert sorted(os.listdir(dest)) == ['support_report.json', 'support_report.md']  # no temporary file left
+
+
+def test_report_file_names_must_be_plain():
+    assert _report_files.check_name('support_report') is None
+    for bad in ('', '.', '..', 'a/b', '/tmp/x'):
+        assert 'plain file name' in _report_files.check_name(bad)
