@@ -987,3 +987,254 @@ def test_migrate_faults_and_host_lists(fresh_twin):
     assert vm in target.vm and vm not in source.vm
     assert_host_vm_lists_follow_vms(si)
     assert inv_vm(fresh_twin.inventory(), 'ocp1-worker-0')['host'] == 'DC0_C0_H2'
+
+
+# --- correction 7: vCenter-generated MAC addresses ------------------------------------------------
+#
+# A real vCenter gives generated NIC MACs from one allocator per vCenter Server (VMware OUI
+# 00:50:56, 00:50:56:80:YY:ZZ-00:50:56:BF:YY:ZZ), unique within the vCenter; vcsim 0.24 derives
+# them from the VM's UUID, so they repeat across VMs (46 workers were enough for a collision).
+
+BIG_WORKERS = 200
+BIG_HOSTS = 8
+NIC_ADD = vim.vm.device.VirtualDeviceSpec.Operation.add
+NIC_EDIT = vim.vm.device.VirtualDeviceSpec.Operation.edit
+
+
+def in_generated_range(mac):
+    """00:50:56:80:00:00-00:50:56:BF:FF:FF, the addresses a vCenter Server generates."""
+    octets = mac.lower().split(':')
+    return len(octets) == 6 and octets[:3] == ['00', '50', '56'] and 0x80 <= int(octets[3], 16) <= 0xbf
+
+
+def all_macs(inventory):
+    """Every NIC MAC of every VM of /_twin/inventory."""
+    return [nic['mac'] for vm in inventory['vms'] for nic in vm['nics']]
+
+
+def _new_nic(address_type=None, mac=None, network='VM Network'):
+    card = vim.vm.device.VirtualVmxnet3(key=-1)
+    card.backing = vim.vm.device.VirtualEthernetCard.NetworkBackingInfo(deviceName=network)
+    if address_type is not None:
+        card.addressType = address_type
+    if mac is not None:
+        card.macAddress = mac
+    return card
+
+
+def _add_nics(vm, *cards):
+    """Hot-adds the cards in one ReconfigVM_Task; returns the NICs that are new, in key order."""
+    before = {card.key for card in nics(vm)}
+    reconfigure(vm, vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation=NIC_ADD, device=card)
+                                                    for card in cards]))
+    return sorted((card for card in nics(vm) if card.key not in before), key=lambda card: card.key)
+
+
+@pytest.fixture(name='big_twin', scope='module')
+def fixture_big_twin(binary, tmp_path_factory):
+    """3 masters and 200 workers over 8 hosts."""
+    sim = Vcsim(binary, tmp_path_factory.mktemp('vcsim-big'), '-hosts', str(BIG_HOSTS), '-workers', str(BIG_WORKERS))
+    yield sim
+    assert sim.stop() == 0, sim.log()
+
+
+def test_startup_macs_are_vcenter_generated_and_unique(twin):
+    """The start-up VMs' NICs: addressType assigned, MACs 00:50:56:80:00:00, :01... in state-file order."""
+    assert [vm['nics'][0]['mac'] for vm in twin.state['vms']] == ['00:50:56:80:00:%02x' % i for i in range(len(VMS))]
+    for vm in objects(twin.si, vim.VirtualMachine):
+        card = nics(vm)[0]
+        assert card.addressType == 'assigned'
+        assert in_generated_range(card.macAddress)
+
+
+def cpu_seconds(proc):
+    """User + system CPU time a running process has used so far (Linux /proc)."""
+    with open('/proc/%d/stat' % proc.pid, encoding='ascii') as handle:
+        fields = handle.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def test_200_workers_start_fast_with_unique_macs(big_twin):
+    """203 VMs over 8 hosts start within a few seconds, every MAC unique and vCenter-generated.
+
+    About 0.6 s on an idle machine; the wall-clock bound is loose for loaded CI machines, the CPU time
+    (which load does not inflate) is the tight one.
+    """
+    cpu = cpu_seconds(big_twin.proc)
+    print('start-up with %d VMs: %.2fs wall, %.2fs CPU' % (len(big_twin.state['vms']), big_twin.startup_seconds, cpu))
+    assert big_twin.startup_seconds < 10
+    assert cpu < 3
+    state_vms = big_twin.state['vms']
+    assert len(state_vms) == 3 + BIG_WORKERS
+    assert state_vms[-1]['name'] == 'ocp1-worker-%d' % (BIG_WORKERS - 1)
+    assert {vm['host'] for vm in state_vms} == {'DC0_C0_H%d' % i for i in range(BIG_HOSTS)}
+    macs = [vm['nics'][0]['mac'] for vm in state_vms]
+    assert len(set(macs)) == len(macs)
+    assert all(in_generated_range(mac) for mac in macs)
+    assert sorted(all_macs(big_twin.inventory())) == sorted(macs)
+    assert len({vm['uuid'] for vm in state_vms}) == len(state_vms)
+
+
+def test_same_inventory_same_macs(big_twin, binary, tmp_path):
+    """Start-up is repeatable: the same flags give the same VMs, moids, UUIDs and MACs."""
+    again = Vcsim(binary, tmp_path, '-hosts', str(BIG_HOSTS), '-workers', str(BIG_WORKERS))
+    try:
+        assert again.state['vms'] == big_twin.state['vms']
+    finally:
+        assert again.stop() == 0, again.log()
+
+
+def test_hot_add_on_every_vm_gives_unique_macs(big_twin):
+    """A NIC hot-added to each of the 203 VMs (four sessions at once; addressType generated, assigned or unset)
+    gets a MAC no other NIC of the vCenter has."""
+    names = [vm['name'] for vm in big_twin.state['vms']]
+    address_types = ['generated', 'assigned', None]
+    errors = []
+
+    def worker(part):
+        si = connect(big_twin.state)
+        try:
+            for index in range(part, len(names), 4):
+                vm = vim.VirtualMachine(big_twin.state['vms'][index]['moid'], si._stub)  # pylint: disable=protected-access
+                reconfigure(vm, vim.vm.ConfigSpec(deviceChange=[
+                    vim.vm.device.VirtualDeviceSpec(operation=NIC_ADD, device=_new_nic(address_types[index % 3]))]))
+        except Exception as err:  # pylint: disable=broad-except  # reported below
+            errors.append(err)
+        finally:
+            Disconnect(si)
+
+    threads = [threading.Thread(target=worker, args=(part,)) for part in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors
+    inventory = big_twin.inventory()
+    assert all(len(vm['nics']) == 2 for vm in inventory['vms'])
+    macs = all_macs(inventory)
+    assert len(macs) == 2 * len(names)
+    assert len(set(macs)) == len(macs)
+    assert all(in_generated_range(mac) for mac in macs)
+
+    si = big_twin.si
+    for name in names[:3]:
+        added = nics(by_name(si, vim.VirtualMachine, name))[1]
+        expected = address_types[names.index(name) % 3] or 'assigned'
+        assert added.addressType == expected
+        assert added.macAddress.lower() == inv_vm(inventory, name)['nics'][1]['mac']
+
+
+def test_manual_mac_is_kept(fresh_twin):
+    """addressType manual: the MAC is kept as given, in the static range or not, even if another NIC has it."""
+    si = fresh_twin.si
+    vm = by_name(si, vim.VirtualMachine, 'ocp1-worker-0')
+    other_mac = nics(by_name(si, vim.VirtualMachine, 'ocp1-worker-1'))[0].macAddress
+    added = _add_nics(vm, _new_nic('manual', '00:50:56:3f:00:01'), _new_nic('manual', '02:00:5e:10:00:01'),
+                      _new_nic('manual', other_mac))
+    assert [(card.addressType, card.macAddress) for card in added] == [
+        ('manual', '00:50:56:3f:00:01'), ('manual', '02:00:5e:10:00:01'), ('manual', other_mac)]
+    entry = inv_vm(fresh_twin.inventory(), 'ocp1-worker-0')
+    assert [nic['mac'] for nic in entry['nics'][1:]] == ['00:50:56:3f:00:01', '02:00:5e:10:00:01', other_mac]
+
+
+def test_given_mac_of_automatic_nic(fresh_twin):
+    """addressType generated/assigned/unset: a given MAC is kept if in the vCenter range and unused, otherwise the
+    server overrides it; an unset addressType becomes assigned; NICs added together get distinct MACs."""
+    si = fresh_twin.si
+    vm = by_name(si, vim.VirtualMachine, 'ocp1-worker-1')
+    taken = nics(by_name(si, vim.VirtualMachine, 'ocp1-master-0'))[0].macAddress
+    added = _add_nics(vm,
+                      _new_nic('generated', '00:50:56:80:12:34'),  # in range, unused: kept
+                      _new_nic('generated', taken),  # another VM's MAC: overridden
+                      _new_nic(None, '00:0c:29:aa:bb:cc'),  # out of range: overridden
+                      _new_nic('assigned', '00:50:56:80:12:34'),  # same as the first: overridden
+                      _new_nic(None), _new_nic('generated'))
+    assert [card.addressType for card in added] == ['generated', 'generated', 'assigned', 'assigned', 'assigned', 'generated']
+    assert added[0].macAddress == '00:50:56:80:12:34'
+    macs = all_macs(fresh_twin.inventory())
+    assert len(set(macs)) == len(macs) == len(VMS) + 6
+    assert all(in_generated_range(mac) for mac in macs)
+
+
+def test_edit_without_mac_gets_a_new_mac(fresh_twin):
+    """An edit that sends the NIC back keeps its MAC; one with a new device object without macAddress gets a new,
+    unique MAC (as on a real vCenter, pyvmomi issue #260)."""
+    si = fresh_twin.si
+    vm = by_name(si, vim.VirtualMachine, 'ocp1-worker-2')
+    card = nics(vm)[0]
+    original = card.macAddress
+    card.connectable.connected = False
+    reconfigure(vm, vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation=NIC_EDIT, device=card)]))
+    assert nics(vm)[0].macAddress == original
+
+    # A new device object, as in the issue (vcsim 0.24 needs deviceInfo in an edit, or it panics).
+    fresh = vim.vm.device.VirtualVmxnet3(key=card.key, backing=card.backing, connectable=card.connectable,
+                                         deviceInfo=vim.Description(label=card.deviceInfo.label, summary='VM Network'))
+    reconfigure(vm, vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation=NIC_EDIT, device=fresh)]))
+    edited = nics(vm)[0]
+    assert edited.key == card.key
+    assert edited.macAddress != original
+    assert edited.addressType == 'assigned'
+    macs = all_macs(fresh_twin.inventory())
+    assert len(set(macs)) == len(macs) == len(VMS)
+    assert all(in_generated_range(mac) for mac in macs)
+
+
+def test_create_vm_nics_get_unique_macs(fresh_twin):
+    """CreateVM_Task over SOAP: NICs without MAC get new unique ones, a manual MAC is kept."""
+    si = fresh_twin.si
+    datacenter = objects(si, vim.Datacenter)[0]
+    cluster = objects(si, vim.ClusterComputeResource)[0]
+    host = by_name(si, vim.HostSystem, 'DC0_C0_H1')
+    spec = vim.vm.ConfigSpec(name='extra-vm', guestId='otherLinux64Guest', numCPUs=1, memoryMB=1024,
+                             files=vim.vm.FileInfo(vmPathName='[LocalDS_0]'),
+                             deviceChange=[vim.vm.device.VirtualDeviceSpec(operation=NIC_ADD, device=card) for card in (
+                                 _new_nic('assigned'), _new_nic(None), _new_nic('manual', '00:50:56:00:00:42'))])
+    task = datacenter.vmFolder.CreateVM_Task(config=spec, pool=cluster.resourcePool, host=host)
+    WaitForTask(task)
+    vm = task.info.result
+    cards = nics(vm)
+    assert [card.addressType for card in cards] == ['assigned', 'assigned', 'manual']
+    assert cards[2].macAddress == '00:50:56:00:00:42'
+    macs = all_macs(fresh_twin.inventory())
+    assert len(set(macs)) == len(macs) == len(VMS) + 3
+    assert all(in_generated_range(mac) for mac in macs if mac != '00:50:56:00:00:42')
+
+
+def test_failed_reconfigure_gives_its_mac_back(fresh_twin):
+    """A ReconfigVM_Task that fails leaves no trace in the allocator: the next NIC gets the MAC it would have had."""
+    si = fresh_twin.si
+    vm = by_name(si, vim.VirtualMachine, 'ocp1-master-1')
+    card = vim.vm.device.VirtualVmxnet3(key=-1)
+    card.backing = vim.vm.device.VirtualEthernetCard.DistributedVirtualPortBackingInfo(
+        port=vim.dvs.PortConnection(portgroupKey='dvportgroup-404', switchUuid='no-such-switch'))
+    with pytest.raises(vim.fault.NotFound):
+        reconfigure(vm, vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation=NIC_ADD, device=card)]))
+    assert len(nics(vm)) == 1
+    added = _add_nics(vm, _new_nic('generated'))
+    assert added[0].macAddress == '00:50:56:80:00:%02x' % len(VMS)
+
+
+def test_nic_reconfigure_needs_a_session(fresh_twin):
+    """A NIC hot-add without a session is NotAuthenticated (vcsim's answer), logged, and takes no MAC."""
+    vm = by_name(fresh_twin.si, vim.VirtualMachine, 'ocp1-worker-0')
+    moid = vm._moId  # pylint: disable=protected-access
+    envelope = ('<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"'
+                ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body><ReconfigVM_Task xmlns="urn:vim25">'
+                '<_this type="VirtualMachine">%s</_this><spec><deviceChange><operation>add</operation>'
+                '<device xsi:type="VirtualVmxnet3"><key>-1</key><backing xsi:type="VirtualEthernetCardNetworkBackingInfo">'
+                '<deviceName>VM Network</deviceName></backing></device></deviceChange></spec></ReconfigVM_Task>'
+                '</soapenv:Body></soapenv:Envelope>' % moid)
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # the twin's self-signed certificate, loopback only
+    request = urllib.request.Request(fresh_twin.state['url'], data=envelope.encode(), method='POST',
+                                     headers={'Content-Type': 'text/xml; charset=utf-8', 'SOAPAction': 'urn:vim25/8.0'})
+    fresh_twin.http('DELETE', '/_twin/requests')
+    with pytest.raises(urllib.error.HTTPError) as excinfo:
+        urllib.request.urlopen(request, context=context, timeout=30)  # pylint: disable=consider-using-with
+    assert excinfo.value.code == 500
+    assert b'NotAuthenticated' in excinfo.value.read()
+    assert fresh_twin.requests()['requests'] == [{'method': 'ReconfigVM_Task', 'this': moid, 'status': 500}]
+    assert len(nics(vm)) == 1
+    assert _add_nics(vm, _new_nic())[0].macAddress == '00:50:56:80:00:%02x' % len(VMS)

@@ -205,6 +205,13 @@ func createVM(ctx context.Context, folder *object.Folder, pool *object.ResourceP
 	if err != nil {
 		return err
 	}
+	// The NIC's MAC comes from the twin's vCenter-wide allocator (macs.go), as for the
+	// CreateVM_Task calls of clients: this in-process call does not pass the HTTP wrapper.
+	vcenterMACs.mu.Lock()
+	defer vcenterMACs.mu.Unlock()
+	if _, _, err := vcenterMACs.complete(nil, changes); err != nil {
+		return err
+	}
 	spec := types.VirtualMachineConfigSpec{
 		Name:         name,
 		GuestId:      guestID,

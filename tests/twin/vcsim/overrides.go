@@ -15,7 +15,11 @@ package main
 //     the call, and the task is a vcsim task (simulator.CreateTask / Task.Run); or
 //   - lets vcsim answer and then repairs what vcsim left inconsistent, before the answer
 //     is released to the client (RelocateVM_Task, AddDVPortgroup_Task,
-//     CreateDVPortgroup_Task).
+//     CreateDVPortgroup_Task); or
+//   - completes the request before vcsim answers it (the MACs of the NICs that
+//     CreateVM_Task and ReconfigVM_Task add or edit, macs.go): the request is decoded with
+//     simulator.UnmarshalBody, completed, re-encoded with govmomi's encoder into the
+//     caller's envelope and handed to vcsim, which checks the session and does the rest.
 //
 // Everything runs under the twin's gate (shared), like every other SOAP call.
 
@@ -95,6 +99,9 @@ func (t *twin) serveOverride(w http.ResponseWriter, r *http.Request, body []byte
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(rec.Body.Bytes())
 		return true
+	}
+	if nicMethods[method] {
+		return t.serveNICSpec(w, r, body) // false: vcsim answers the original request
 	}
 	return false
 }
