@@ -30,8 +30,8 @@ options:
         required: true
       namespaces:
         description:
-          - Namespace to run the probe of each EgressIP object in, as C({object name: namespace}); the namespace must be
-            selected by the object's C(namespaceSelector).
+          - Namespace to run the probe of each EgressIP object in, a dict from the object name to the namespace name; the
+            namespace must be selected by the object's C(namespaceSelector).
           - Objects not named here use the first namespace (by name) their selector selects.
         type: dict
         default: {}

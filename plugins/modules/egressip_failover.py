@@ -28,7 +28,7 @@ description:
     moves back (OVN-Kubernetes does no failback).
   - Idempotent - a node already in the requested state is left alone (C(changed=false)), nothing is measured.
 author:
-  - ocp.egressip contributors
+  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -119,7 +119,6 @@ notes:
 seealso:
   - module: ocp.egressip.egressip_plan
   - module: ocp.egressip.egressip_verify
-  - role: ocp.egressip.failover_drill
 '''
 
 EXAMPLES = r'''

@@ -19,12 +19,12 @@ description:
     C(changed)) when what it reports changed.
   - Without O(dest), only returns the rendered report.
 author:
-  - ocp.egressip contributors
+  - ocp.egressip maintainers (!UNKNOWN)
 options:
   kind:
     description:
       - V(verify) - O(data) is the C(report) returned by M(ocp.egressip.egressip_verify).
-      - V(failover_drill) - O(data) holds C(steps) (each C(node), C(trigger), C(failure), C(remediation), C(restore): the
+      - V(failover_drill) - O(data) holds C(steps) (each C(node), C(trigger), C(failure), C(remediation), C(restore), which are the
         results of M(ocp.egressip.egressip_failover) and M(ocp.egressip.egressip_verify)), and optionally C(cordon),
         C(baseline), C(final) (verify reports), C(trigger) and C(settings); the summary is computed here.
     type: str
@@ -108,13 +108,9 @@ ok:
   sample: true
 '''
 
-import os
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_text
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _drill, _report
+from ansible_collections.ocp.egressip.plugins.module_utils import _drill, _report, _report_files
 
 
 def build(kind, data):
@@ -127,26 +123,6 @@ def build(kind, data):
                          % (report.get('kind'), kind))
     report['kind'] = kind
     return report
-
-
-def read_text(path):
-    if not os.path.exists(path):
-        return None
-    with open(path, 'rb') as handle:
-        return to_text(handle.read(), errors='surrogate_or_strict')
-
-
-def write(module, path, content):
-    """Write atomically (temporary file in the same directory, then rename)."""
-    directory = os.path.dirname(path) or '.'
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path))
-    try:
-        with os.fdopen(handle, 'wb') as stream:
-            stream.write(to_bytes(content, errors='surrogate_or_strict'))
-        module.atomic_move(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
 
 
 def main():
@@ -164,34 +140,21 @@ def main():
     params = module.params
     try:
         report = build(params['kind'], params['data'])
-        contents = {'json': _report.render_json(report), 'markdown': _report.render_markdown(report)}
+        markdown = _report.render_markdown(report)
+        contents = [(suffix, text) for fmt, suffix, text in (('json', '.json', _report.render_json(report)), ('markdown', '.md', markdown))
+                    if fmt in params['formats']]
     except (ValueError, KeyError, TypeError) as exc:
         module.fail_json(msg='egressip_report: data is not a %s report: %s' % (params['kind'], exc))
     name = params['name'] or params['kind']
-    if name != os.path.basename(name) or name in ('', '.', '..'):
-        module.fail_json(msg='name=%r must be a plain file name without a directory (the directory is dest).' % name)
+    problem = _report_files.check_name(name)
+    if problem:
+        module.fail_json(msg=problem)
     paths, changed, diffs = [], False, []
-    for fmt, suffix in (('json', '.json'), ('markdown', '.md')):
-        if fmt not in params['formats'] or not params['dest']:
-            continue
-        path = os.path.join(params['dest'], name + suffix)
-        paths.append(path)
-        before = read_text(path)
-        if before == contents[fmt]:
-            continue
-        changed = True
-        if fmt == 'markdown':
-            diffs.append({'before': before or '', 'after': contents[fmt], 'before_header': path, 'after_header': path})
-        if not module.check_mode:
-            if not os.path.isdir(params['dest']):
-                os.makedirs(params['dest'])
-            write(module, path, contents[fmt])
-    for path in paths:
-        if os.path.exists(path):
-            changed = module.set_mode_if_different(path, params['mode'], changed)
-    result = dict(changed=changed, report=report, markdown=contents['markdown'], paths=paths, ok=bool(report.get('summary', {}).get('ok')))
+    if params['dest']:
+        paths, changed, diffs = _report_files.write_reports(module, params['dest'], name, contents, params['mode'])
+    result = dict(changed=changed, report=report, markdown=markdown, paths=paths, ok=bool(report.get('summary', {}).get('ok')))
     if module._diff and diffs:
-        result['diff'] = diffs
+        result['diff'] = [item for item in diffs if item['after_header'].endswith('.md')] or diffs
     module.exit_json(**result)
 
 

@@ -32,7 +32,7 @@ description:
     O(portgroup)) the vCenter inventory in a fixed number of batched PropertyCollector reads, whatever the cluster size.
   - Read-only unless O(remediate=true) finds a blackhole; the probe pods of O(wire) are deleted again.
 author:
-  - ocp.egressip contributors
+  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
