@@ -3,6 +3,8 @@
 # ansible_collections/ocp/egressip outside the git checkout (ansible-test needs that layout, a real
 # directory, and no enclosing git repository that ignores it:
 # it resolves symlinks and asks git which files exist). Extra arguments go to ansible-test (for example --test pep8).
+# Then, on the same copy, antsibull-docs lints the documentation of every module and role (the docsite's schema and
+# markup, references to other plugins); SANITY_SKIP_DOCS_LINT=1 skips it. Either one failing fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -17,4 +19,10 @@ cd "$dest"
 export PATH="$root/.venv/bin:$PATH"
 py=$("$root/.venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 echo "==> ansible-test sanity (python $py) in $dest"
-exec ansible-test sanity --venv --requirements --python "$py" --color no "$@"
+status=0
+ansible-test sanity --venv --requirements --python "$py" --color no "$@" || status=$?
+if [ "${SANITY_SKIP_DOCS_LINT:-0}" != 1 ]; then
+  echo "==> antsibull-docs lint-collection-docs --plugin-docs in $dest"
+  antsibull-docs lint-collection-docs --plugin-docs . || status=$?
+fi
+exit "$status"
