@@ -147,3 +147,18 @@ def test_no_failback_when_the_node_is_repaired_and_labelled_again(twin, run_modu
     result = run_module('egressip_verify', args(twin))
     assert result['summary']['ok'] is True and ids(result) == []
     assert ec.assignments(twin) == before
+
+
+def test_wire_without_a_selected_namespace_is_not_checked_or_uses_a_temporary_one(twin, run_module):
+    twin.core_v1().delete_namespace('payments')
+    twin.wait_for(lambda: 'payments' not in [ns.metadata.name for ns in twin.core_v1().list_namespace().items], what='payments gone')
+    result = run_module('egressip_verify', args(twin))
+    assert ids(result) == ['egressip_wire_not_checked'] and result['findings'][0]['severity'] == 'warning'
+    assert 'no namespace is selected by EgressIP payments' in result['findings'][0]['message']
+    twin.reset_kube_requests()
+    result = run_module('egressip_verify', args(twin, wire={'echo_target': ec.ECHO_TARGET, 'create_namespace': True}))
+    assert result['summary']['ok'] is True and ids(result) == []
+    assert result['wire'][0]['namespace'] == 'egressip-probe-payments' and result['wire'][0]['ok'] is True
+    writes = ec.kube_writes(twin)
+    assert ('create', 'namespaces', None) in writes and ('delete', 'namespaces', 'egressip-probe-payments') in writes  # create: name in the body
+    assert 'egressip-probe-payments' not in [ns.metadata.name for ns in twin.core_v1().list_namespace().items]
