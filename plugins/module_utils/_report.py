@@ -284,7 +284,8 @@ def _step_detail(index, step):
                      'Verify %s the blackhole%s.' % (
                          blackholed, step.get('node'), seconds(failure.get('observed_seconds')),
                          'detected' if remediation.get('detected') else 'did not detect',
-                         ' and removed the label of %s' % ', '.join(remediation.get('nodes') or []) if remediation.get('moves') else ''))
+                         ' and removed the label of %s (the times below run from that label removal)' % ', '.join(remediation.get('nodes') or [])
+                         if remediation.get('moves') else ''))
         lines.append('')
     rows = []
     for move in moves:

@@ -83,7 +83,7 @@ def test_drill_markdown_has_steps_timings_cordon_failback_and_final_state():
     assert '| 1 | w0 | unlabel | 1 | 1 | 1.00 s | 2.00 s | yes | - | NO |' in text
     assert '| 2 | w1 | disconnect_nic | 1 | 1 | 2.50 s | 4.00 s | - | yes | NO |' in text
     assert 'OVN-Kubernetes does not notice a disconnected secondary vNIC: payments 10.20.0.200 stayed on w1' in text
-    assert 'Verify detected the blackhole and removed the label of w1.' in text
+    assert 'Verify detected the blackhole and removed the label of w1 (the times below run from that label removal).' in text
     assert 'no egress IP moved back (no failback)' in text
     assert 'Node w0 was cordoned (spec.unschedulable) and watched for 2.00 s: no egress IP moved' in text
     assert '## Final state' in text and '```mermaid' in text
