@@ -17,6 +17,7 @@ from pyVmomi import vim
 CIDR = '10.20.0.0/24'
 NETWORK = {'cidr': CIDR, 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99', 'route_metric': 200}
 PORTGROUP = {'name': 'ocp-egress-120', 'switch_type': 'standard', 'switch': 'vSwitch1', 'vlan_id': 120}
+DISTRIBUTED_PORTGROUP = {'name': 'ocp-egress-dpg', 'switch_type': 'distributed', 'switch': 'DSwitch1', 'vlan_id': 120}
 LABEL = 'k8s.ovn.org/egress-assignable'
 ECHO_TARGET = '192.0.2.10:8080'
 NNCP = dict(group='nmstate.io', version='v1', plural='nodenetworkconfigurationpolicies')
@@ -28,9 +29,9 @@ def workers(twin):
     return sorted(vm['name'] for vm in twin.vcsim_state['vms'] if vm['role'] == 'worker')
 
 
-def vsphere_options(twin):
+def vsphere_options(twin, portgroup=None):
     """The module options that point verify at the twin's vCenter (credentials come from VMWARE_*)."""
-    return {'datacenter': twin.vcsim_state['datacenter'], 'cluster': twin.vcsim_state['cluster'], 'portgroup': dict(PORTGROUP),
+    return {'datacenter': twin.vcsim_state['datacenter'], 'cluster': twin.vcsim_state['cluster'], 'portgroup': dict(portgroup or PORTGROUP),
             'vsphere': {'validate_certs': False}}
 
 
@@ -69,15 +70,30 @@ def add_portgroup(twin, hosts=None):
         host.configManager.networkSystem.AddPortGroup(portgrp=spec)
 
 
+def add_distributed_portgroup(twin):
+    """The distributed port group on DSwitch1 (every host of the cluster is a member); returns its key and switch UUID."""
+    dvs = next(item for item in _objects(twin, vim.DistributedVirtualSwitch) if item.name == DISTRIBUTED_PORTGROUP['switch'])
+    port = vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
+        vlan=vim.dvs.VmwareDistributedVirtualSwitch.VlanIdSpec(vlanId=DISTRIBUTED_PORTGROUP['vlan_id'], inherited=False))
+    WaitForTask(dvs.AddDVPortgroup_Task([vim.dvs.DistributedVirtualPortgroup.ConfigSpec(
+        name=DISTRIBUTED_PORTGROUP['name'], type='earlyBinding', numPorts=8, defaultPortConfig=port)]))
+    portgroup = next(item for item in _objects(twin, vim.dvs.DistributedVirtualPortgroup) if item.name == DISTRIBUTED_PORTGROUP['name'])
+    return {'key': portgroup.key, 'switch_uuid': dvs.uuid}
+
+
 def remove_portgroup(twin, host_name):
     host_object(twin, host_name).configManager.networkSystem.RemovePortGroup(pgName=PORTGROUP['name'])
 
 
-def add_nic(twin, node):
-    """Hot-add one vmxnet3 NIC on the egress port group to the node's VM; returns its MAC."""
+def add_nic(twin, node, distributed=None):
+    """Hot-add one vmxnet3 NIC on the egress port group (or the distributed one: {key, switch_uuid}) to the node's VM; returns its MAC."""
     before = set(nic['mac'] for nic in inventory_vm(twin, node)['nics'])
-    network = next(item for item in _objects(twin, vim.Network) if item.name == PORTGROUP['name'])
-    backing = vim.vm.device.VirtualEthernetCard.NetworkBackingInfo(deviceName=PORTGROUP['name'], network=network)
+    if distributed:
+        backing = vim.vm.device.VirtualEthernetCard.DistributedVirtualPortBackingInfo(
+            port=vim.dvs.PortConnection(portgroupKey=distributed['key'], switchUuid=distributed['switch_uuid']))
+    else:
+        network = next(item for item in _objects(twin, vim.Network) if item.name == PORTGROUP['name'])
+        backing = vim.vm.device.VirtualEthernetCard.NetworkBackingInfo(deviceName=PORTGROUP['name'], network=network)
     nic = vim.vm.device.VirtualVmxnet3(key=-101, backing=backing,
                                        connectable=vim.vm.device.VirtualDevice.ConnectInfo(connected=True, startConnected=True))
     WaitForTask(vm_object(twin, node).ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[
@@ -89,9 +105,14 @@ def set_nic_connected(twin, node, connected):
     """Connect or disconnect the node VM's NIC on the egress port group (as an administrator would in vCenter)."""
     vm = vm_object(twin, node)
     device = next(dev for dev in vm.config.hardware.device
-                  if isinstance(dev, vim.vm.device.VirtualEthernetCard) and getattr(dev.backing, 'deviceName', None) == PORTGROUP['name'])
+                  if isinstance(dev, vim.vm.device.VirtualEthernetCard) and dev.macAddress.lower() != _primary_mac(twin, node)
+                  and (getattr(dev.backing, 'deviceName', None) == PORTGROUP['name'] or getattr(dev.backing, 'port', None) is not None))
     device.connectable.connected = connected
     WaitForTask(vm.ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='edit', device=device)])))
+
+
+def _primary_mac(twin, node):
+    return next(vm['nics'][0]['mac'] for vm in twin.vcsim_state['vms'] if vm['name'] == node).lower()
 
 
 def relocate(twin, node, host_name):
@@ -154,19 +175,21 @@ def create_egressip(twin, name, ips):
     twin.custom_objects().create_cluster_custom_object(body=body, **EGRESSIPS)
 
 
-def make_egress_cluster(twin, ips=('10.20.0.200', '10.20.0.201'), nodes=None, portgroup_hosts=True):
+def make_egress_cluster(twin, ips=('10.20.0.200', '10.20.0.201'), nodes=None, portgroup_hosts=True, distributed=False):
     """Port group, NICs, addresses, forwarding, labels, the EgressIP `payments` and namespace `payments`; waits for assignment.
 
-    portgroup_hosts=False: the test has already put the port group on the hosts it wants. Returns {node: base address}.
+    portgroup_hosts=False: the test has already put the port group on the hosts it wants; distributed=True: the NICs are
+    on the distributed port group DISTRIBUTED_PORTGROUP instead. Returns {node: base address}.
     """
     nodes = nodes or workers(twin)
-    if portgroup_hosts:
+    dvs_portgroup = add_distributed_portgroup(twin) if distributed else None
+    if portgroup_hosts and not distributed:
         add_portgroup(twin)
     forwarding_global(twin)
     addresses = {}
     for index, node in enumerate(nodes):
         addresses[node] = '10.20.0.%d' % (10 + index)
-        address_policy(twin, node, add_nic(twin, node), addresses[node])
+        address_policy(twin, node, add_nic(twin, node, dvs_portgroup), addresses[node])
         label(twin, node)
     twin.wait_for(lambda: all('%s/24' % addresses[node] in host_cidrs(twin, node) for node in nodes), timeout=30,
                   what='host-cidrs of %s to show their secondary address' % ', '.join(nodes))
