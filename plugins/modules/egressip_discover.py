@@ -1,0 +1,328 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: egressip_discover
+short_description: Describe an EgressIP setup made by hand as the collection's variables file, and record the assignment
+version_added: 0.1.0
+description:
+  - Reads the cluster and vCenter once (as M(ocp.egressip.preflight) does) and describes the secondary egress network that
+    exists on a cluster configured without this collection, in the public variables schema that the C(enable) playbook reads
+    (C(egressip_vsphere), C(egressip_network), C(egressip_nodes), C(egressip_objects); see C(docs/variables.md)), so that
+    C(enable) with those variables changes only what closes gaps and moves no egress IP.
+  - "Discovers: the secondary subnet (node C(k8s.ovn.org/host-cidrs) minus the primary network; the one holding the EgressIP
+    objects' addresses); each node's secondary NIC (the NodeNetworkState interface holding the base address gives the MAC, the MAC
+    the VM NIC, its backing the port group, standard or distributed, and the VLAN), whether it is connected, its base address and
+    the NMState policies configuring it; the gateway and route metric of the default route through it; a node address range
+    holding every base address and no egress IP; a label selecting exactly the egress nodes (else their hostnames); the IP
+    forwarding in place (C(ipForwarding: Global), or the Tuned profile the Node Tuning Operator gives each egress node); the
+    EgressIP objects (copied exactly; objects of the OpenShift SDN migration, C(egressip-<namespace>), are named as such; objects on
+    the primary network are left out and untouched); the MachineSets building the egress nodes and whether they list the port group."
+  - Returns the role variables adoption needs besides the public ones (RV(overrides)) and what C(enable) would change
+    (RV(adoption_plan)), and the findings - this module's (ids C(migrate_*)) and preflight's in C(plan) mode over the discovered
+    variables, so every problem C(enable) would meet shows up now.
+  - Also returns RV(record), the assignment of every egress IP and the addresses of every node, and with O(baseline) compares it
+    with an earlier record (RV(comparison)); moved or unassigned egress IPs and dropped node addresses are error findings.
+  - Read-only; this module never changes anything in the cluster or in vCenter.
+author:
+  - ocp.egressip maintainers (!UNKNOWN)
+requirements:
+  - kubernetes >= 31.0.0
+  - netaddr >= 1.3.0
+  - pyvmomi >= 9.0.0
+options:
+  hints:
+    description:
+      - What you already know; each given key is used instead of being discovered. Unknown keys are refused.
+    type: dict
+    default: {}
+    suboptions:
+      datacenter:
+        description: vCenter datacenter of the node VMs (default - the Infrastructure object's one failure domain).
+        type: str
+      cluster:
+        description: vSphere cluster of the node VMs (default - the Infrastructure object's one failure domain).
+        type: str
+      portgroup:
+        description:
+          - The egress port group name, or the whole C(egressip_vsphere.portgroup) dict (C(name), C(switch_type), C(switch),
+            C(vlan_id)) to take as it is.
+        type: raw
+      cidr:
+        description: The secondary egress subnet (needed only when the nodes hold addresses in several secondary subnets).
+        type: str
+      gateway:
+        description: The gateway of the subnet (needed only when no default route through the secondary NIC names it).
+        type: str
+      node_address_range:
+        description: The node address range (needed only when no single range holds the base addresses without an egress IP).
+        type: str
+  acknowledge_unsupported:
+    description:
+      - Written as C(egressip_acknowledge_unsupported) into the variables; C(enable) refuses to run without it.
+    type: bool
+    default: false
+  mode:
+    description:
+      - V(discover) reads cluster and vCenter and describes the setup.
+      - V(record) reads only the Kubernetes kinds the record needs (Nodes, EgressIPs, NMState policies, Tuned, Infrastructure,
+        ClusterVersion) and returns RV(record) (and RV(comparison) with O(baseline)); no vCenter connection.
+    type: str
+    choices: [discover, record]
+    default: discover
+  baseline:
+    description:
+      - A RV(record) of an earlier run of this module (or of M(ocp.egressip.egressip_upgrade_check)) to compare the current one with.
+    type: dict
+extends_documentation_fragment:
+  - ocp.egressip.k8s_auth
+  - ocp.egressip.vsphere_auth.nested
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads.
+  diff_mode:
+    support: none
+  platform:
+    platforms: all
+  action_group:
+    support: full
+    membership:
+      - ocp.egressip.egressip
+notes:
+  - The C(migrate) role writes RV(variables) and RV(overrides) into a variables file and, with C(migrate_adopt=true), runs the
+    enable roles with them and compares the records taken before and after; see C(docs/lifecycle.md).
+  - Because OVN-Kubernetes has no failback, an egress IP that moved at any time between two records is still elsewhere when the
+    second is taken, so comparing two records catches every move in between.
+  - IPv4 secondary networks only; an IPv6 family of a dual-stack secondary network is not discovered.
+seealso:
+  - module: ocp.egressip.preflight
+  - module: ocp.egressip.egressip_upgrade_check
+'''
+
+EXAMPLES = r'''
+- name: Describe the hand-made setup of the cluster
+  ocp.egressip.egressip_discover:
+    acknowledge_unsupported: true
+  register: discovered
+
+- name: Write the variables file
+  ansible.builtin.copy:
+    content: "{{ discovered.variables | combine(discovered.overrides) | to_nice_yaml(indent=2) }}"
+    dest: cluster-a.yml
+    mode: '0644'
+
+- name: When two subnets are present, say which one carries the egress IPs
+  ocp.egressip.egressip_discover:
+    hints:
+      cidr: 10.20.0.0/24
+      datacenter: DC1
+      cluster: Cluster1
+
+- name: After a change, compare with the record taken before it
+  ocp.egressip.egressip_discover:
+    mode: record
+    baseline: "{{ discovered.record }}"
+  register: after
+  failed_when: not after.comparison.ok
+'''
+
+RETURN = r'''
+variables:
+  description:
+    - The public variables (docs/variables.md) describing what exists; C(null) when discovery could not complete (see RV(findings)).
+  returned: with O(mode=discover)
+  type: dict
+  sample:
+    egressip_acknowledge_unsupported: true
+    egressip_vsphere: {datacenter: DC0, cluster: DC0_C0, portgroup: {name: egress-120, switch_type: standard, switch: vSwitch1, vlan_id: 120}}
+    egressip_network: {cidr: 10.30.0.0/24, gateway: 10.30.0.1, node_address_range: 10.30.0.11-10.30.0.13, route_metric: 150,
+                       ip_forwarding: per_interface}
+    egressip_nodes: {selector: {egress.example.com/gateway: "true"}}
+    egressip_objects: [{name: payments, egress_ips: [10.30.0.200, 10.30.0.201], namespace_selector: {matchLabels: {team: payments}}}]
+overrides:
+  description:
+    - Role variables adoption needs besides the public ones (C(egressips_adopt), C(node_network_interface_name),
+      C(egress_nodes_exclusive)); RV(override_reasons) says why each is set.
+  returned: with O(mode=discover)
+  type: dict
+  sample: {egressips_adopt: true, node_network_interface_name: ens224}
+override_reasons:
+  description: Why each entry of RV(overrides) is set.
+  returned: with O(mode=discover)
+  type: dict
+nodes:
+  description:
+    - One entry per egress node found - C(node), C(vm), C(host), C(address), C(interface) (kernel name), C(mac), C(network),
+      C(adapter), C(connected), C(start_connected), C(egress_assignable), C(capable), C(not_capable_because), C(policies),
+      C(forwarding) (how forwarding is on now), C(egress_ips) (the IPs it hosts).
+  returned: with O(mode=discover)
+  type: list
+  elements: dict
+egressips:
+  description: One entry per EgressIP object - C(name), C(egress_ips), C(network), C(owned), C(sdn_converted_namespace), C(action).
+  returned: with O(mode=discover)
+  type: list
+  elements: dict
+portgroup:
+  description: The egress port group as found, with C(hosts_missing) (standard port groups) and the VLANs seen.
+  returned: with O(mode=discover)
+  type: dict
+machinesets:
+  description: The MachineSets building the egress nodes, their device networks and whether the port group is among them.
+  returned: with O(mode=discover)
+  type: list
+  elements: dict
+adoption_plan:
+  description: What C(enable) with the discovered variables would change (the gaps it closes), one sentence each.
+  returned: with O(mode=discover)
+  type: list
+  elements: str
+findings:
+  description: Findings, errors first (ids in C(docs/runbook.md)).
+  returned: always
+  type: list
+  elements: dict
+summary:
+  description: Counts per severity, C(ok) (no error), C(complete) (the variables could be built).
+  returned: always
+  type: dict
+record:
+  description:
+    - The assignment of every egress IP (C(egress_ips) - C(egressip), C(ip), C(node), C(network)), every node's host-cidrs and label
+      (C(nodes)), the objects carrying the collection's label (C(managed_objects)), the OpenShift version and the cluster's
+      infrastructure name. Deterministic - the same cluster state gives the same record.
+  returned: always
+  type: dict
+comparison:
+  description:
+    - With O(baseline) - C(moved), C(unassigned), C(removed), C(dropped_addresses), C(nodes_gone) (problems) and C(newly_assigned),
+      C(added), C(labels_added), C(labels_removed), C(version); C(ok) is true when nothing moved, was unassigned or removed and no
+      address was dropped.
+  returned: with O(baseline)
+  type: dict
+changes:
+  description: With O(baseline), one line per change (also those that are no problem - new assignments, labels added).
+  returned: with O(baseline)
+  type: list
+  elements: str
+report:
+  description:
+    - The migrate report for machines - RV(variables), RV(overrides), RV(nodes), RV(egressips), RV(portgroup), RV(machinesets),
+      RV(adoption_plan), RV(findings), RV(summary) and, with O(baseline), C(adoption_check) (the problems of RV(comparison) only, so a
+      rerun that changes nothing gives the same report).
+  returned: with O(mode=discover)
+  type: dict
+markdown:
+  description: The migrate report for people (discovered settings, nodes, EgressIP objects, findings; with O(baseline), the check).
+  returned: with O(mode=discover)
+  type: str
+'''
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _lifecycle, _migrate
+from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import ERROR, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import read_cluster, read_vcenter
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import (
+    HAS_PYVMOMI,
+    PYVMOMI_IMPORT_ERROR,
+    connect_vsphere,
+    vsphere_nested_argument_spec,
+)
+
+RECORD_SKIP = ('pods', 'namespaces', 'network_config', 'network_operator', 'nmstates', 'nns', 'machinesets', 'machines')
+
+
+def argument_spec():
+    spec = dict(
+        hints=dict(type='dict', default={}, options=dict(
+            datacenter=dict(type='str'),
+            cluster=dict(type='str'),
+            portgroup=dict(type='raw'),
+            cidr=dict(type='str'),
+            gateway=dict(type='str'),
+            node_address_range=dict(type='str'),
+        )),
+        acknowledge_unsupported=dict(type='bool', default=False),
+        mode=dict(type='str', choices=['discover', 'record'], default='discover'),
+        baseline=dict(type='dict'),
+    )
+    spec.update(vsphere_nested_argument_spec())
+    return spec
+
+
+def read_snapshot(module):
+    params = module.params
+    if params['mode'] == 'record':
+        return read_cluster(module.k8s, skip=RECORD_SKIP)
+    snapshot = read_cluster(module.k8s, skip=('pods',))
+    snapshot['vsphere'] = None
+    datacenter, cluster, _findings = _migrate.vsphere_target(snapshot.get('infrastructure'), params['hints'] or {})
+    if datacenter and cluster:
+        if not HAS_PYVMOMI:
+            module.fail_json(msg=missing_required_lib('pyvmomi', reason='to read the port group and the node VM NICs'),
+                             exception=PYVMOMI_IMPORT_ERROR)
+        snapshot['vsphere'] = read_vcenter(connect_vsphere(params['vsphere']), datacenter, cluster, snapshot['nodes'])
+    return snapshot
+
+
+def compare_with(result, baseline):
+    problems = _lifecycle.valid_record(baseline)
+    if problems:
+        return [catalogue_finding('lifecycle_baseline_invalid', 'The baseline cannot be used: %s.' % '; '.join(problems),
+                                  objects=[{'kind': 'option', 'name': 'baseline'}])]
+    if baseline.get('cluster') and result['record'].get('cluster') and baseline['cluster'] != result['record']['cluster']:
+        return [catalogue_finding(
+            'lifecycle_baseline_invalid', 'The baseline was taken on cluster %s, this is %s.' % (baseline['cluster'], result['record']['cluster']),
+            objects=[{'kind': 'option', 'name': 'baseline'}])]
+    result['comparison'] = _lifecycle.compare(baseline, result['record'])
+    return _lifecycle.comparison_findings(result['comparison'], 'since the baseline')
+
+
+def run(module):
+    if NETADDR_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
+    params = module.params
+    snapshot = read_snapshot(module)
+    if params['mode'] == 'record':
+        result = {'record': _lifecycle.record(snapshot), 'findings': []}
+    else:
+        result = _migrate.discover(snapshot, params['hints'] or {}, params['acknowledge_unsupported'])
+    if params['baseline'] is not None:
+        result['findings'] = _migrate.dedupe(compare_with(result, params['baseline']) + result['findings'])
+    summary = dict(result.get('summary') or {})
+    summary.update(summarize(result['findings']))
+    summary['ok'] = summary[ERROR] == 0
+    result['summary'] = summary
+    if 'comparison' in result:
+        result['changes'] = _lifecycle.changes_text(result['comparison'])
+    if params['mode'] == 'discover':
+        result['markdown'] = _migrate.render_markdown(result)
+        result['report'] = _migrate.report_data(result)
+    return result
+
+
+def main():
+    module = K8sModule(argument_spec=argument_spec(), supports_check_mode=True)
+    try:
+        result = run(module)
+    except ModuleFailure as failure:
+        module.fail_failure(failure)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == '__main__':
+    main()
