@@ -1,0 +1,160 @@
+"""A twin cluster whose secondary egress network was configured by hand, without this collection.
+
+What an administrator does with vCenter and `oc`, done with plain pyVmomi and the kubernetes client
+(nothing of the collection is imported, no object carries its label):
+
+- a standard port group `egress-vlan120` (VLAN 120) on vSwitch1 of every host;
+- a vmxnet3 NIC on it for workers 0-2 (worker 3 stays an ordinary worker);
+- one NMState policy per egress node, named `<node>-egress`: two by kernel name (`ens224`, as read from
+  the NodeNetworkState, the way `ip link` shows it), one by MAC with the same profile name; a static base
+  address 10.30.0.11-13/24 and a default route through 10.30.0.1 with metric 150;
+- IP forwarding through a Tuned of its own (`egress-forwarding`, only the sysctl, recommended by the label
+  `egress.example.com/gateway=true`, priority 25);
+- that label on workers 0-2; the egress-assignable label on workers 0 and 1 only (worker 2 forgotten);
+- with `machines=True`, each egress node's Machine lists the port group too (what an administrator does after Machine API
+  reports `invalid network count`; the MachineSet template is left as it was, so replacements would lose the NIC);
+- EgressIP objects `payments` (2 IPs) and `reports` (1 IP, with a pod selector) on the secondary subnet, and
+  `egressip-legacy` as the OpenShift SDN migration leaves it (primary network, `kubernetes.io/metadata.name`).
+"""
+
+import json
+
+from pyVim.task import WaitForTask
+from pyVmomi import vim
+
+PORTGROUP = 'egress-vlan120'
+VLAN = 120
+CIDR = '10.30.0.0/24'
+GATEWAY = '10.30.0.1'
+METRIC = 150
+EGRESS_NODES = ['ocp1-worker-0', 'ocp1-worker-1', 'ocp1-worker-2']
+ADDRESSES = {'ocp1-worker-0': '10.30.0.11', 'ocp1-worker-1': '10.30.0.12', 'ocp1-worker-2': '10.30.0.13'}
+NODE_LABEL = 'egress.example.com/gateway'
+ASSIGNABLE = 'k8s.ovn.org/egress-assignable'
+OBJECTS = {
+    'payments': {'egressIPs': ['10.30.0.200', '10.30.0.201'], 'namespaceSelector': {'matchLabels': {'team': 'payments'}}},
+    'reports': {'egressIPs': ['10.30.0.210'], 'namespaceSelector': {'matchLabels': {'team': 'reports'}},
+                'podSelector': {'matchLabels': {'app': 'reports'}}},
+    'egressip-legacy': {'egressIPs': ['192.168.10.250'], 'namespaceSelector': {'matchLabels': {'kubernetes.io/metadata.name': 'legacy'}}},
+}
+NNCP = dict(group='nmstate.io', version='v1', plural='nodenetworkconfigurationpolicies')
+EGRESSIPS = dict(group='k8s.ovn.org', version='v1', plural='egressips')
+NNS = dict(group='nmstate.io', version='v1beta1', plural='nodenetworkstates')
+MACHINES = dict(group='machine.openshift.io', version='v1beta1', plural='machines', namespace='openshift-machine-api')
+TUNED = dict(group='tuned.openshift.io', version='v1', plural='tuneds', namespace='openshift-cluster-node-tuning-operator')
+FORWARDING_PROFILE = '[main]\nsummary=egress forwarding (made by hand)\ninclude=openshift-node\n\n[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n'
+
+
+def _objects(twin, kind):
+    content = twin.vsphere().RetrieveContent()
+    view = content.viewManager.CreateContainerView(content.rootFolder, [kind], True)
+    try:
+        return list(view.view)
+    finally:
+        view.DestroyView()
+
+
+def _inventory_vm(twin, name):
+    return next(vm for vm in twin.inventory()['vms'] if vm['name'] == name)
+
+
+def add_portgroup(twin):
+    for host in _objects(twin, vim.HostSystem):
+        spec = vim.host.PortGroup.Specification(name=PORTGROUP, vlanId=VLAN, vswitchName='vSwitch1', policy=vim.host.NetworkPolicy())
+        host.configManager.networkSystem.AddPortGroup(portgrp=spec)
+
+
+def add_nic(twin, node):
+    before = set(nic['mac'] for nic in _inventory_vm(twin, node)['nics'])
+    network = next(item for item in _objects(twin, vim.Network) if item.name == PORTGROUP)
+    backing = vim.vm.device.VirtualEthernetCard.NetworkBackingInfo(deviceName=PORTGROUP, network=network)
+    nic = vim.vm.device.VirtualVmxnet3(key=-101, backing=backing,
+                                       connectable=vim.vm.device.VirtualDevice.ConnectInfo(connected=True, startConnected=True))
+    vm = next(item for item in _objects(twin, vim.VirtualMachine) if item.name == node)
+    WaitForTask(vm.ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='add', device=nic)])))
+    return next(item['mac'] for item in _inventory_vm(twin, node)['nics'] if item['mac'] not in before)
+
+
+def kernel_name(twin, node, mac):
+    """What `ip link` shows for the NIC: its kernel name, from the node's NodeNetworkState."""
+    def lookup():
+        state = twin.custom_objects().get_cluster_custom_object(name=node, **NNS)
+        for interface in state.get('status', {}).get('currentState', {}).get('interfaces', []):
+            if (interface.get('mac-address') or '').lower() == mac.lower():
+                return interface['name']
+        return None
+    return twin.wait_for(lookup, timeout=30, what='NIC %s of %s in its NodeNetworkState' % (mac, node))
+
+
+def address_policy(twin, node, mac, interface, by_mac):
+    iface = {'name': interface, 'type': 'ethernet', 'state': 'up',
+             'ipv4': {'enabled': True, 'dhcp': False, 'address': [{'ip': ADDRESSES[node], 'prefix-length': 24}]}}
+    if by_mac:
+        iface.update({'identifier': 'mac-address', 'mac-address': mac.upper()})
+    body = {'apiVersion': 'nmstate.io/v1', 'kind': 'NodeNetworkConfigurationPolicy', 'metadata': {'name': '%s-egress' % node},
+            'spec': {'nodeSelector': {'kubernetes.io/hostname': node},
+                     'desiredState': {'interfaces': [iface], 'routes': {'config': [
+                         {'destination': '0.0.0.0/0', 'next-hop-address': GATEWAY, 'next-hop-interface': interface, 'metric': METRIC}]}}}}
+    twin.custom_objects().create_cluster_custom_object(body=body, **NNCP)
+
+
+def forwarding_tuned(twin):
+    body = {'apiVersion': 'tuned.openshift.io/v1', 'kind': 'Tuned', 'metadata': {'name': 'egress-forwarding'},
+            'spec': {'profile': [{'name': 'egress-forwarding', 'data': FORWARDING_PROFILE}],
+                     'recommend': [{'profile': 'egress-forwarding', 'priority': 25, 'match': [{'label': NODE_LABEL, 'value': 'true'}]}]}}
+    twin.custom_objects().create_namespaced_custom_object(body=body, **TUNED)
+
+
+def label(twin, node, labels):
+    twin.core_v1().patch_node(node, {'metadata': {'labels': labels}})
+
+
+def host_cidrs(twin, node):
+    annotations = twin.core_v1().read_node(node).metadata.annotations or {}
+    return json.loads(annotations.get('k8s.ovn.org/host-cidrs') or '[]')
+
+
+def assignments(twin):
+    """{(object, ip): node} over every EgressIP object."""
+    result = {}
+    for item in twin.custom_objects().list_cluster_custom_object(**EGRESSIPS)['items']:
+        for entry in (item.get('status') or {}).get('items') or []:
+            result[(item['metadata']['name'], entry['egressIP'])] = entry['node']
+    return result
+
+
+def all_host_cidrs(twin):
+    return dict((node.metadata.name, sorted(json.loads((node.metadata.annotations or {}).get('k8s.ovn.org/host-cidrs') or '[]')))
+                for node in twin.core_v1().list_node().items)
+
+
+def align_machines(twin):
+    """Append the port group to the providerSpec devices of each egress node's Machine (as with `oc edit machine`)."""
+    for machine in twin.custom_objects().list_namespaced_custom_object(**MACHINES)['items']:
+        if ((machine.get('status') or {}).get('nodeRef') or {}).get('name') not in EGRESS_NODES:
+            continue
+        machine['spec']['providerSpec']['value']['network']['devices'].append({'networkName': PORTGROUP})
+        twin.custom_objects().replace_namespaced_custom_object(name=machine['metadata']['name'], body=machine, **MACHINES)
+
+
+def prepare(twin, machines=True):
+    """Configure the egress network by hand; returns once every egress IP is assigned."""
+    add_portgroup(twin)
+    for index, node in enumerate(EGRESS_NODES):
+        mac = add_nic(twin, node)
+        address_policy(twin, node, mac, kernel_name(twin, node, mac), by_mac=index == 2)
+        label(twin, node, {NODE_LABEL: 'true'})
+    twin.wait_for(lambda: all('%s/24' % ADDRESSES[node] in host_cidrs(twin, node) for node in EGRESS_NODES), timeout=30,
+                  what='host-cidrs of the egress nodes to show their base address')
+    forwarding_tuned(twin)
+    if machines:
+        align_machines(twin)
+    for node in EGRESS_NODES[:2]:
+        label(twin, node, {ASSIGNABLE: ''})
+    for name, labels in (('payments', {'team': 'payments'}), ('reports', {'team': 'reports'}), ('legacy', {})):
+        twin.core_v1().create_namespace({'metadata': {'name': name, 'labels': labels}})
+    for name, spec in OBJECTS.items():
+        twin.custom_objects().create_cluster_custom_object(
+            body={'apiVersion': 'k8s.ovn.org/v1', 'kind': 'EgressIP', 'metadata': {'name': name}, 'spec': spec}, **EGRESSIPS)
+    wanted = sum(len(spec['egressIPs']) for spec in OBJECTS.values())
+    twin.wait_for(lambda: len(assignments(twin)) == wanted, timeout=30, what='every egress IP made by hand to be assigned')

@@ -1,0 +1,169 @@
+"""playbooks/migrate.yml end to end on a twin configured by hand (_by_hand.py: pyVmomi and the kubernetes client only).
+
+Discover (check mode, then for real) -> the variables file and the report; adopt in check mode (nothing written),
+then for real: enable runs with the discovered variables, and not one egress IP moves and no node address is dropped;
+a rerun and enable with the variables file change nothing; the adoption check fails loudly on a move; extra variables
+that would shadow the discovered ones are refused before any write.
+"""
+
+import copy
+import json
+
+import pytest
+import yaml
+
+from twin.fixture import kube_writes, vcsim_writes
+
+import _by_hand as bh  # pylint: disable=wrong-import-order
+
+TWIN_OPTIONS = {'workers': 4}
+pytestmark = pytest.mark.slow
+MANAGED = {'egressip.ocp/managed-by': 'ocp.egressip'}
+
+EXPECTED_VARIABLES = {
+    'egressip_acknowledge_unsupported': True,
+    'egressip_vsphere': {'datacenter': 'DC0', 'cluster': 'DC0_C0',
+                         'portgroup': {'name': 'egress-vlan120', 'switch_type': 'standard', 'switch': 'vSwitch1', 'vlan_id': 120}},
+    'egressip_network': {'cidr': '10.30.0.0/24', 'gateway': '10.30.0.1', 'node_address_range': '10.30.0.11-10.30.0.13',
+                         'route_metric': 150, 'ip_forwarding': 'per_interface'},
+    'egressip_nodes': {'selector': {'egress.example.com/gateway': 'true'}},
+    'egressip_objects': [
+        {'name': 'payments', 'egress_ips': ['10.30.0.200', '10.30.0.201'], 'namespace_selector': {'matchLabels': {'team': 'payments'}}},
+        {'name': 'reports', 'egress_ips': ['10.30.0.210'], 'namespace_selector': {'matchLabels': {'team': 'reports'}},
+         'pod_selector': {'matchLabels': {'app': 'reports'}}},
+    ],
+    'egressips_adopt': True,
+    'node_network_interface_name': 'ens224',
+}
+
+
+@pytest.fixture(scope='module')
+def hand_made(twin):
+    bh.prepare(twin)
+    return {'assignments': bh.assignments(twin), 'host_cidrs': bh.all_host_cidrs(twin)}
+
+
+@pytest.fixture(scope='module')
+def out(tmp_path_factory):
+    return tmp_path_factory.mktemp('migrate')
+
+
+def _vars(out, **extra):
+    return dict({'migrate_dest': str(out), 'migrate_acknowledge_unsupported': True}, **extra)
+
+
+def _reset(twin):
+    twin.reset_kube_requests()
+    twin.reset_vcsim_requests()
+
+
+def _nothing_written(twin):
+    assert kube_writes(twin) == 0
+    assert not vcsim_writes(twin)
+
+
+def test_discovery_in_check_mode_writes_nothing(twin, hand_made, run_playbook, out):
+    _reset(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out), check=True, diff=True)
+    assert run.rc == 0, run
+    _nothing_written(twin)
+    assert not (out / 'egressip-variables.yml').exists() and not (out / 'migrate.json').exists()
+    assert bh.assignments(twin) == hand_made['assignments']
+
+
+def test_discovery_writes_the_variables_file_and_the_report(twin, hand_made, run_playbook, out):
+    _reset(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out))
+    assert run.rc == 0, run
+    _nothing_written(twin)
+    assert yaml.safe_load((out / 'egressip-variables.yml').read_text()) == EXPECTED_VARIABLES
+    report = json.loads((out / 'migrate.json').read_text())
+    found = set(item['id'] for item in report['findings'])
+    assert {'migrate_policy_duplicate', 'migrate_forwarding_by_hand', 'migrate_egressip_sdn_converted', 'migrate_adoption_plan',
+            'primary_egressips_present'} <= found
+    assert report['summary']['ok'] and 'adoption_check' not in report
+    assert 'labels ocp1-worker-2 with k8s.ovn.org/egress-assignable' in report['adoption_plan']
+    assert '## What enable changes' in (out / 'migrate.md').read_text()
+    assert bh.assignments(twin) == hand_made['assignments']
+
+
+def test_extra_variables_that_shadow_the_discovered_ones_are_refused(twin, hand_made, run_playbook, out):
+    _reset(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=[_vars(out, migrate_adopt=True),
+                                                            {'egressip_network': {'cidr': '10.30.0.0/24'}}])
+    assert run.rc != 0, run
+    assert 'egressip_network differ from what was discovered' in run.stdout, run
+    _nothing_written(twin)
+
+
+def test_adoption_in_check_mode_writes_nothing(twin, hand_made, run_playbook, out):
+    _reset(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out, migrate_adopt=True), check=True, diff=True)
+    assert run.rc == 0, run
+    assert run.changed > 0, run
+    _nothing_written(twin)
+    assert bh.assignments(twin) == hand_made['assignments']
+
+
+def test_adoption_moves_no_egress_ip_and_drops_no_address(twin, hand_made, run_playbook, out):
+    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out, migrate_adopt=True))
+    assert run.rc == 0, run
+    assert run.changed > 0, run
+    assert bh.assignments(twin) == hand_made['assignments']
+    after = bh.all_host_cidrs(twin)
+    for node, addresses in hand_made['host_cidrs'].items():
+        assert set(addresses) <= set(after[node]), node
+    nodes = dict((node.metadata.name, node.metadata.labels) for node in twin.core_v1().list_node().items)
+    assert [name for name in sorted(nodes) if bh.ASSIGNABLE in nodes[name]] == bh.EGRESS_NODES
+    policies = dict((item['metadata']['name'], item) for item in twin.custom_objects().list_cluster_custom_object(**bh.NNCP)['items'])
+    for node in bh.EGRESS_NODES:
+        assert policies['egressip-%s' % node]['metadata']['labels'] == MANAGED
+        assert policies['egressip-%s' % node]['spec']['desiredState']['interfaces'][0]['name'] == 'ens224'
+        assert 'labels' not in policies['%s-egress' % node]['metadata'], 'hand-made policies are left as they are'
+    egressips = dict((item['metadata']['name'], item) for item in twin.custom_objects().list_cluster_custom_object(**bh.EGRESSIPS)['items'])
+    for name in ('payments', 'reports'):
+        assert egressips[name]['metadata']['labels'] == MANAGED
+        assert egressips[name]['spec'] == bh.OBJECTS[name]
+    assert not (egressips['egressip-legacy']['metadata'].get('labels') or {})
+    machineset = twin.custom_objects().list_namespaced_custom_object('machine.openshift.io', 'v1beta1', 'openshift-machine-api',
+                                                                     'machinesets')['items'][0]
+    assert machineset['spec']['template']['spec']['providerSpec']['value']['network']['devices'][-1] == {'networkName': bh.PORTGROUP}
+    report = json.loads((out / 'migrate.json').read_text())
+    assert report['adoption_check']['ok'] and report['summary']['ok']
+    assert 'No egress IP moved and no node address was dropped.' in (out / 'migrate.md').read_text()
+    assert 'label added: ocp1-worker-2' in run.stdout, run
+
+
+def test_rerun_changes_nothing(twin, hand_made, run_playbook, out):
+    _reset(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out, migrate_adopt=True))
+    assert run.rc == 0, run
+    assert run.changed == 0, run
+    _nothing_written(twin)
+    assert bh.assignments(twin) == hand_made['assignments']
+
+
+def test_enable_with_the_variables_file_changes_nothing(twin, hand_made, run_playbook, out):
+    _reset(twin)
+    run = run_playbook('playbooks/enable.yml', extra_vars='@%s' % (out / 'egressip-variables.yml'))
+    assert run.rc == 0, run
+    assert run.changed == 0, run
+    _nothing_written(twin)
+    assert bh.assignments(twin) == hand_made['assignments']
+
+
+def test_adoption_check_fails_loudly_when_an_egress_ip_moved(twin, hand_made, run_module, run_playbook, tmp_path):
+    record = run_module('egressip_discover', {'mode': 'record'})['record']
+    doctored = copy.deepcopy(record)
+    row = next(item for item in doctored['egress_ips'] if item['ip'] == '10.30.0.200')
+    row['node'] = 'ocp1-worker-3'
+    playbook = tmp_path / 'check.yml'
+    playbook.write_text('- hosts: localhost\n  gather_facts: false\n  tasks:\n'
+                        '    - ansible.builtin.include_role: {name: ocp.egressip.migrate, tasks_from: check}\n')
+    _reset(twin)
+    run = run_playbook(str(playbook), extra_vars=_vars(tmp_path, migrate_baseline=doctored))
+    assert run.rc != 0, run
+    assert 'ADOPTION MOVED EGRESS TRAFFIC' in run.stdout and 'lifecycle_egress_ip_moved' in run.stdout, run
+    assert 'payments 10.30.0.200 from ocp1-worker-3 to' in run.stdout, run
+    assert json.loads((tmp_path / 'migrate.json').read_text())['adoption_check']['ok'] is False
+    _nothing_written(twin)
