@@ -31,10 +31,10 @@ say "Enable again: a second run changes nothing"
 playbook playbooks/enable.yml -e "@$vars"
 
 say "Verify: every egress IP assigned, on a capable node, on a working secondary path"
-playbook playbooks/verify.yml -e "@$vars" -e "egressip_report_dir=$reports"
+playbook playbooks/verify.yml -e "@$vars" -e "egressip_report_dir=$PWD/$reports"
 
 say "Failover drill: take each egress node out in turn, measure reassignment, compare with the prediction"
-playbook playbooks/failover_drill.yml -e "@$vars" -e "egressip_report_dir=$reports"
+playbook playbooks/failover_drill.yml -e "@$vars" -e "egressip_report_dir=$PWD/$reports"
 
 say "Report ($reports/failover_drill.md)"
 cat "$reports/failover_drill.md"

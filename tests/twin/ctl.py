@@ -219,8 +219,8 @@ def main(argv=None):
         elif args.action == 'start':
             settings = start(args.dir, workers=args.workers, masters=args.masters, hosts=args.hosts,
                              probe_interval=args.probe_interval, random_seed=args.random_seed)
-            _log('vCenter simulator: %s (datacenter %s, cluster %s)' % (settings['TWIN_VCSIM_URL'], settings['TWIN_DATACENTER'],
-                                                                          settings['TWIN_CLUSTER']))
+            _log('vCenter simulator: %s (datacenter %s, cluster %s)'
+                 % (settings['TWIN_VCSIM_URL'], settings['TWIN_DATACENTER'], settings['TWIN_CLUSTER']))
             _log('Kubernetes API:    %s (kubeconfig %s)' % (settings['TWIN_KUBE_URL'], settings['KUBECONFIG']))
             _log('environment:       source %s' % os.path.join(os.path.abspath(args.dir), 'env'))
         elif args.action == 'stop':

@@ -5,11 +5,13 @@ def map_selector_matches(node_selector, labels):
     """Equality-only map selector (pod spec.nodeSelector, NNCP spec.nodeSelector)."""
     return all(labels.get(key) == value for key, value in (node_selector or {}).items())
 
+
 def namespace_labels(namespace):
     """Labels of a Namespace; the apiserver always sets kubernetes.io/metadata.name (since 1.21)."""
     labels = dict(namespace["metadata"].get("labels") or {})
     labels.setdefault("kubernetes.io/metadata.name", namespace["metadata"]["name"])
     return labels
+
 
 def tolerates(tolerations, taint):
     """v1.Toleration.ToleratesTaint."""
@@ -23,6 +25,7 @@ def tolerates(tolerations, taint):
                 (toleration.get("value") or "") == (taint.get("value") or ""):
             return True
     return False
+
 
 def schedulable_on(pod, node):
     """Scheduler filters the twin applies: spec.unschedulable, NoSchedule/NoExecute taints, nodeSelector."""
