@@ -51,11 +51,13 @@ def build_vcsim(binary=DEFAULT_BIN):
     env = dict(os.environ, GOPATH=GOPATH, GO111MODULE='off', GOCACHE=os.path.join(REPO_ROOT, '.cache', 'go-build'))
     _log('building the vCenter simulator (govmomi %s) ...' % GOPATH)
     started = time.monotonic()
-    proc = subprocess.run(['go', 'build', '-o', binary + '.tmp', '.'], cwd=VCSIM_SRC, env=env,
+    # A temporary name of this process's own: parallel test workers may build at the same time.
+    temporary = '%s.%d.tmp' % (binary, os.getpid())
+    proc = subprocess.run(['go', 'build', '-o', temporary, '.'], cwd=VCSIM_SRC, env=env,
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise TwinError('building vcsim failed:\n%s%s' % (proc.stdout, proc.stderr))
-    os.replace(binary + '.tmp', binary)
+    os.replace(temporary, binary)
     _log('built %s in %.0f s' % (binary, time.monotonic() - started))
     return binary
 
