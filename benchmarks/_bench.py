@@ -7,6 +7,8 @@ Each benchmark's run.py imports this file (benchmarks/ is put on sys.path). The 
 import json
 import os
 import re
+import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -48,6 +50,39 @@ def playbook_env(twin, peer_venv, extra=None):
     return {key: str(value) for key, value in env.items()}
 
 
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def twin_cpu(twin):
+    """CPU seconds (user + system) the twin's two processes have used so far, from /proc/<pid>/stat."""
+    total = 0.0
+    for pid in _twin_pids(twin):
+        try:
+            with open('/proc/%d/stat' % pid, encoding='utf-8') as handle:
+                fields = handle.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / float(os.sysconf('SC_CLK_TCK'))
+    return total
+
+
+def _twin_pids(twin):
+    return read_json(os.path.join(twin.state_dir, 'pids.json')).values()
+
+
+def start_twin(prefix, **options):
+    """A fresh twin in a new temporary directory (removed again by stop_twin)."""
+    return Twin.start(tempfile.mkdtemp(prefix=prefix), **options)
+
+
+def stop_twin(twin, keep=False):
+    twin.stop()
+    if not keep:
+        shutil.rmtree(twin.state_dir, ignore_errors=True)
+
+
 def _kill_group(proc):
     try:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -60,9 +95,11 @@ def _kill_group(proc):
 def run_playbook(twin, peer_venv, playbook, variables, log_path, timeout, env=None):
     """One ansible-playbook run with both request logs reset first.
 
-    Returns rc, seconds (wall time of the ansible-playbook process), changed/failed from the recap, the load
-    average before and after, the request counts of both sides ('kube', 'vcenter'), and the error of a
-    failed run. A run that exceeds `timeout` seconds is killed (rc 'timeout').
+    Returns rc, seconds (wall time of the ansible-playbook process), CPU seconds (user + system) of the
+    ansible-playbook process tree ('cpu_client': controller, workers, modules) and of the twin's processes
+    ('cpu_twin'), changed/failed from the recap, the load average before and after, the request counts of
+    both sides ('kube', 'vcenter'), and the error of a failed run. A run that exceeds `timeout` seconds is
+    killed (rc 'timeout'). CPU seconds hardly depend on what else the machine runs; wall time does.
     """
     with tempfile.NamedTemporaryFile('w', suffix='.json', delete=False) as handle:
         json.dump(variables, handle)
@@ -70,6 +107,7 @@ def run_playbook(twin, peer_venv, playbook, variables, log_path, timeout, env=No
     twin.reset_kube_requests()
     argv = [os.path.join(peer_venv, 'bin', 'ansible-playbook'), playbook, '-e', '@' + handle.name]
     load_before = loadavg()
+    cpu_before, twin_before = _children_cpu(), twin_cpu(twin)
     started = time.monotonic()
     proc = subprocess.Popen(argv, env=playbook_env(twin, peer_venv, env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=REPO, start_new_session=True)
@@ -81,11 +119,13 @@ def run_playbook(twin, peer_venv, playbook, variables, log_path, timeout, env=No
         stdout, stderr = proc.communicate()
         returncode = 'timeout'
     seconds = time.monotonic() - started
+    cpu_client, cpu_twin = _children_cpu() - cpu_before, twin_cpu(twin) - twin_before
     os.unlink(handle.name)
     with open(log_path, 'w', encoding='utf-8') as log:
         log.write(stdout + '\n--- stderr ---\n' + stderr)
     recap = RECAP.search(stdout)
-    result = {'rc': returncode, 'seconds': round(seconds, 2), 'load_before': load_before, 'load_after': loadavg(),
+    result = {'rc': returncode, 'seconds': round(seconds, 2), 'cpu_client': round(cpu_client, 2), 'cpu_twin': round(cpu_twin, 2),
+              'load_before': load_before, 'load_after': loadavg(),
               'changed': int(recap.group(2)) if recap else None, 'failed': int(recap.group(4)) if recap else None,
               'vcenter': vcenter_summary(twin.vcsim_requests()), 'kube': kube_summary(twin.kube_requests())}
     if returncode != 0:
@@ -110,6 +150,12 @@ def vcenter_summary(log):
 
 def median_of(runs, key='seconds'):
     values = [run[key] for run in runs if run['rc'] == 0]
+    return round(statistics.median(values), 2) if values else None
+
+
+def median_cpu(runs):
+    """Median CPU seconds of the client and the twin together (a proxy for the wall time on an idle machine)."""
+    values = [run['cpu_client'] + run['cpu_twin'] for run in runs if run['rc'] == 0]
     return round(statistics.median(values), 2) if values else None
 
 

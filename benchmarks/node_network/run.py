@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -118,8 +117,7 @@ def outcome(twin, nics):
 
 def bench_way(way, size, rep, args, binary, log_dir):
     """One fresh twin: NICs prepared, then the first apply and the no-op rerun of one way."""
-    state_dir = tempfile.mkdtemp(prefix='bench-node-twin-')
-    twin = _bench.Twin.start(state_dir, workers=size, masters=3, hosts=args.hosts, binary=binary)
+    twin = _bench.start_twin('bench-node-twin-', workers=size, masters=3, hosts=args.hosts, binary=binary)
     try:
         workers = ['ocp1-worker-%d' % index for index in range(size)]
         started = time.monotonic()
@@ -134,16 +132,17 @@ def bench_way(way, size, rep, args, binary, log_dir):
             if phase == 'apply':
                 result['outcome'] = outcome(twin, nics)
             results[phase] = result
-            print('[bench] %-5s %-5s N=%-3d rep %d: rc=%s %.1f s, %d Kubernetes requests (%.2f per node, %d writes), changed=%s, '
-                  'load %s%s%s' % (way, phase, size, rep, result['rc'], result['seconds'], result['kube']['total'],
-                                   result['kube']['total'] / float(size), result['kube']['writes'], result['changed'],
-                                   result['load_before'][0], (' outcome %s' % result['outcome']) if 'outcome' in result else '',
-                                   ('  ERROR ' + result['error']) if 'error' in result else ''), flush=True)
+            print('[bench] %-5s %-5s N=%-3d rep %d: rc=%s %.1f s (CPU %.1f s client + %.1f s twin), %d Kubernetes requests '
+                  '(%.2f per node, %d writes), changed=%s, load %s%s%s'
+                  % (way, phase, size, rep, result['rc'], result['seconds'], result['cpu_client'], result['cpu_twin'],
+                     result['kube']['total'], result['kube']['total'] / float(size), result['kube']['writes'], result['changed'],
+                     result['load_before'][0], (' outcome %s' % result['outcome']) if 'outcome' in result else '',
+                     ('  ERROR ' + result['error']) if 'error' in result else ''), flush=True)
             if result['rc'] != 0:
                 break
         return results
     finally:
-        twin.stop()
+        _bench.stop_twin(twin, keep=args.keep_twin)
 
 
 def summary(runs, size):
@@ -158,6 +157,9 @@ def summary(runs, size):
             out[way][phase] = {
                 'seconds': _bench.median_of(done),
                 'seconds_all': [run['seconds'] for run in done],
+                'cpu': _bench.median_cpu(done),
+                'cpu_client': _bench.median_of(done, 'cpu_client'),
+                'cpu_twin': _bench.median_of(done, 'cpu_twin'),
                 'kube_requests': total,
                 'kube_per_node': round(total / float(size), 2) if isinstance(total, int) else None,
                 'kube_by_kind': done[0]['kube']['by_kind'],
@@ -172,9 +174,9 @@ def summary(runs, size):
 
 
 def markdown(results):
-    lines = ['| nodes | run | ours: s | peers: s | speed-up (per repetition) | ours: API requests (per node) '
-             '| peers: API requests (per node) | ours changed | peers changed | load (1 min) |',
-             '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |']
+    lines = ['| nodes | run | ours: s | peers: s | speed-up (per repetition) | ours: CPU s | peers: CPU s | CPU ratio '
+             '| ours: API requests (per node) | peers: API requests (per node) | changed (ours / peers) | load (1 min) |',
+             '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |']
     for size in sorted(results, key=int):
         runs, med = results[size]['runs'], results[size]['median']
         for phase in PHASES:
@@ -184,9 +186,10 @@ def markdown(results):
             ratios = sorted(_bench.ratio(run['peers'][phase]['seconds'], run['ours'][phase]['seconds'])
                             for run in runs if phase in run['ours'] and phase in run['peers'])
             loads = ours['load_1min'] + peers['load_1min']
-            lines.append('| %s | %s | %s | %s | %sx (%s) | %s (%s) | %s (%s) | %s | %s | %.1f-%.1f |' % (
+            lines.append('| %s | %s | %s | %s | %sx (%s) | %s | %s | %sx | %s (%s) | %s (%s) | %s / %s | %.1f-%.1f |' % (
                 size, 'first apply' if phase == 'apply' else 'no-op rerun', ours['seconds'], peers['seconds'],
                 _bench.ratio(peers['seconds'], ours['seconds']), ', '.join('%s' % value for value in ratios),
+                ours['cpu'], peers['cpu'], _bench.ratio(peers['cpu'], ours['cpu']),
                 ours['kube_requests'], ours['kube_per_node'], peers['kube_requests'], peers['kube_per_node'],
                 ours['changed'], peers['changed'], min(loads), max(loads)))
     return '\n'.join(lines) + '\n'
@@ -200,6 +203,7 @@ def main(argv=None):
     parser.add_argument('--peer-wait', action='store_true', help='the peers wait for each policy to be Available')
     parser.add_argument('--ways', nargs='+', choices=sorted(WAYS), default=sorted(WAYS))
     parser.add_argument('--hosts', type=int, default=3)
+    parser.add_argument('--keep-twin', action='store_true', help='keep the twins\' state directories (logs) in $TMPDIR')
     parser.add_argument('--timeout', type=int, default=1800, help='seconds one ansible-playbook run may take')
     parser.add_argument('--prepare-timeout', type=int, default=300, help='seconds to wait for the NICs to show in NodeNetworkState')
     parser.add_argument('--output', default=os.path.join(_bench.REPO, 'reports', 'bench-node-network.json'))

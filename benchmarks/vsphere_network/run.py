@@ -21,7 +21,6 @@ that fails against the simulator is recorded as failed, with its error.
 import argparse
 import os
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -45,8 +44,7 @@ def peer_vars(size):
 
 def bench_way(way, size, rep, args, binary, log_dir):
     """One fresh twin: first apply, then the no-op rerun, of one way."""
-    state_dir = tempfile.mkdtemp(prefix='bench-vsphere-twin-')
-    twin = _bench.Twin.start(state_dir, workers=size, masters=3, hosts=args.hosts, binary=binary)
+    twin = _bench.start_twin('bench-vsphere-twin-', workers=size, masters=3, hosts=args.hosts, binary=binary)
     try:
         results = {}
         for phase in PHASES:
@@ -55,15 +53,16 @@ def bench_way(way, size, rep, args, binary, log_dir):
             result = _bench.run_playbook(twin, args.peer_venv, os.path.join(HERE, WAYS[way]), variables,
                                          os.path.join(log_dir, label + '.log'), args.timeout)
             results[phase] = result
-            print('[bench] %-5s %-5s N=%-3d rep %d: rc=%s %.1f s, %d vCenter requests, %d Kubernetes requests, changed=%s, load %s%s'
-                  % (way, phase, size, rep, result['rc'], result['seconds'], result['vcenter']['total'], result['kube']['total'],
-                     result['changed'], result['load_before'][0], ('  ERROR ' + result['error']) if 'error' in result else ''),
-                  flush=True)
+            print('[bench] %-5s %-5s N=%-3d rep %d: rc=%s %.1f s (CPU %.1f s client + %.1f s twin), %d vCenter requests, '
+                  '%d Kubernetes requests, changed=%s, load %s%s'
+                  % (way, phase, size, rep, result['rc'], result['seconds'], result['cpu_client'], result['cpu_twin'],
+                     result['vcenter']['total'], result['kube']['total'], result['changed'], result['load_before'][0],
+                     ('  ERROR ' + result['error']) if 'error' in result else ''), flush=True)
             if result['rc'] != 0:
                 break
         return results
     finally:
-        twin.stop()
+        _bench.stop_twin(twin, keep=args.keep_twin)
 
 
 def summary(runs):
@@ -76,6 +75,9 @@ def summary(runs):
             out[way][phase] = {
                 'seconds': _bench.median_of(done),
                 'seconds_all': [run['seconds'] for run in done],
+                'cpu': _bench.median_cpu(done),
+                'cpu_client': _bench.median_of(done, 'cpu_client'),
+                'cpu_twin': _bench.median_of(done, 'cpu_twin'),
                 'vcenter_requests': _bench.same_or_range([run['vcenter']['total'] for run in done]),
                 'kube_requests': _bench.same_or_range([run['kube']['total'] for run in done]),
                 'changed': _bench.same_or_range([run['changed'] for run in done]),
@@ -87,9 +89,9 @@ def summary(runs):
 
 
 def markdown(results):
-    lines = ['| VMs | run | ours: s | peers: s | speed-up (per repetition) | ours: vCenter requests | peers: vCenter requests '
-             '| ours changed | peers changed | load (1 min) |',
-             '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |']
+    lines = ['| VMs | run | ours: s | peers: s | speed-up (per repetition) | ours: CPU s | peers: CPU s | CPU ratio '
+             '| ours: vCenter requests | peers: vCenter requests | changed (ours / peers) | load (1 min) |',
+             '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |']
     for size in sorted(results, key=int):
         runs, med = results[size]['runs'], results[size]['median']
         for phase in PHASES:
@@ -97,9 +99,10 @@ def markdown(results):
             ratios = sorted(_bench.ratio(run['peers'][phase]['seconds'], run['ours'][phase]['seconds'])
                             for run in runs if phase in run['ours'] and phase in run['peers'])
             loads = (ours['load_1min'] or []) + (peers['load_1min'] or []) or [0.0]
-            lines.append('| %s | %s | %s | %s | %sx (%s) | %s | %s | %s | %s | %.1f-%.1f |' % (
+            lines.append('| %s | %s | %s | %s | %sx (%s) | %s | %s | %sx | %s | %s | %s / %s | %.1f-%.1f |' % (
                 size, 'first apply' if phase == 'apply' else 'no-op rerun', ours['seconds'], peers['seconds'],
                 _bench.ratio(peers['seconds'], ours['seconds']), ', '.join('%s' % value for value in ratios),
+                ours['cpu'], peers['cpu'], _bench.ratio(peers['cpu'], ours['cpu']),
                 ours['vcenter_requests'], peers['vcenter_requests'], ours['changed'], peers['changed'], min(loads), max(loads)))
     return '\n'.join(lines) + '\n'
 
@@ -110,6 +113,7 @@ def main(argv=None):
     parser.add_argument('--repeat', type=int, default=3, help='repetitions per size; the table shows the median')
     parser.add_argument('--peer-venv', default=_bench.DEFAULT_PEER_VENV, help=_bench.PEER_VENV_HELP)
     parser.add_argument('--hosts', type=int, default=3)
+    parser.add_argument('--keep-twin', action='store_true', help='keep the twins\' state directories (logs) in $TMPDIR')
     parser.add_argument('--timeout', type=int, default=1800, help='seconds one ansible-playbook run may take')
     parser.add_argument('--output', default=os.path.join(_bench.REPO, 'reports', 'bench-vsphere-network.json'))
     parser.add_argument('--markdown', help='also write the Markdown table to this file')
