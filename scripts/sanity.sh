@@ -8,8 +8,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-dest=${SANITY_ROOT:-${TMPDIR:-/tmp}/ocp-egressip-sanity}/ansible_collections/ocp/egressip
-rm -rf "$dest"
+# A copy of its own per run (parallel runs must not share one); SANITY_ROOT keeps it for inspection.
+if [ -n "${SANITY_ROOT:-}" ]; then
+  base=$SANITY_ROOT
+  rm -rf "$base/ansible_collections/ocp/egressip"
+else
+  base=$(mktemp -d "${TMPDIR:-/tmp}/ocp-egressip-sanity.XXXXXX")
+  trap 'rm -rf "$base"' EXIT
+fi
+dest=$base/ansible_collections/ocp/egressip
 mkdir -p "$dest"
 # Exactly the files git would ship: tracked plus untracked-but-not-ignored.
 git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
