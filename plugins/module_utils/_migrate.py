@@ -622,6 +622,15 @@ class Discovery(object):
                 'egress_assignable': nn.EGRESS_ASSIGNABLE_LABEL in _labels(node),
                 'egress_ips': sorted('%s %s' % item for item in hosted)}
 
+    def networks_with_node_nics(self):
+        """Every network a node VM has a NIC on, with the nodes (the primary one included, marked)."""
+        primary = primary_network_names(self.snapshot.get('infrastructure'))
+        found = {}
+        for node in self.nodes:
+            for nic in (_node_vm(node, self.vms) or {}).get('nics') or []:
+                found.setdefault(nic.get('network') or nic.get('opaque_network_id') or '?', set()).add(_name(node))
+        return [{'network': name, 'primary': name in primary, 'nodes': sorted(nodes)} for name, nodes in sorted(found.items())]
+
     def portgroup(self, rows):
         hint = self.hints.get('portgroup')
         if isinstance(hint, dict) and hint.get('name'):
@@ -841,7 +850,8 @@ class Discovery(object):
 
     def run(self):
         result = {'variables': None, 'overrides': {}, 'override_reasons': {}, 'nodes': [], 'egressips': [], 'portgroup': None,
-                  'machinesets': [], 'adoption_plan': [], 'record': _lifecycle.record(self.snapshot)}
+                  'machinesets': [], 'adoption_plan': [], 'record': _lifecycle.record(self.snapshot),
+                  'networks': self.networks_with_node_nics()}
         datacenter, cluster, findings = vsphere_target(self.snapshot.get('infrastructure'), self.hints)
         self.findings += findings
         cidr, findings = choose_cidr(self.nodes, self.egressips, self.hints.get('cidr'))
@@ -940,7 +950,7 @@ def discover(snapshot, hints=None, acknowledge_unsupported=False):
 # --- the report -----------------------------------------------------------------------------------
 
 CHECK_KEYS = ('ok', 'moved', 'unassigned', 'removed', 'dropped_addresses', 'nodes_gone')
-REPORT_KEYS = ('summary', 'variables', 'overrides', 'override_reasons', 'nodes', 'egressips', 'portgroup', 'machinesets',
+REPORT_KEYS = ('summary', 'variables', 'overrides', 'override_reasons', 'networks', 'nodes', 'egressips', 'portgroup', 'machinesets',
                'adoption_plan', 'findings')
 
 
@@ -993,6 +1003,9 @@ def render_markdown(result):
             ('Egress node selector', json.dumps(variables['egressip_nodes']['selector'], sort_keys=True))]
             + [(key, '%s - %s' % (json.dumps(value), (data.get('override_reasons') or {}).get(key, '')))
                for key, value in sorted((data.get('overrides') or {}).items())]))
+    if data.get('networks'):
+        sections.append(['## Networks with node NICs', ''] + _report.table(
+            ['Network', 'Primary', 'Nodes'], [(row['network'], row['primary'], row['nodes']) for row in data['networks']]))
     if data.get('nodes'):
         sections.append(['## Egress nodes', ''] + _node_table(data['nodes']))
     if data.get('egressips'):

@@ -159,6 +159,11 @@ override_reasons:
   description: Why each entry of RV(overrides) is set.
   returned: with O(mode=discover)
   type: dict
+networks:
+  description: Every network a node VM has a NIC on (C(network), C(primary), C(nodes)), as vCenter shows it.
+  returned: with O(mode=discover)
+  type: list
+  elements: dict
 nodes:
   description:
     - One entry per egress node found - C(node), C(vm), C(host), C(address), C(interface) (kernel name), C(mac), C(network),
@@ -216,7 +221,7 @@ changes:
   elements: str
 report:
   description:
-    - The migrate report for machines - RV(variables), RV(overrides), RV(nodes), RV(egressips), RV(portgroup), RV(machinesets),
+    - The migrate report for machines - RV(variables), RV(overrides), RV(networks), RV(nodes), RV(egressips), RV(portgroup), RV(machinesets),
       RV(adoption_plan), RV(findings), RV(summary) and, with O(baseline), C(adoption_check) (the problems of RV(comparison) only, so a
       rerun that changes nothing gives the same report).
   returned: with O(mode=discover)
