@@ -1,0 +1,349 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of ocp.egressip.egressip_render (documented in plugins/modules/egressip_render.py).
+
+It runs on the controller, for two reasons: the manifests are files for the controller (a Git
+working tree), and every object is built by the very function its module applies it with -
+including those that still live in a module file (egressip.desired_object and plan_changes,
+node_nic_address.networks_from), which only a controller-side plugin can import. The cluster
+is read once, read-only, through the collection's Kubernetes client: one list per kind.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import tempfile
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.text.converters import to_bytes, to_text
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _egressip_validation as validation
+from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils import _placement as placement
+from ansible_collections.ocp.egressip.plugins.module_utils import _render as render
+from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import HAS_KUBERNETES, K8sClient, k8s_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_network import node_selected
+from ansible_collections.ocp.egressip.plugins.modules import egressip as egressip_module
+from ansible_collections.ocp.egressip.plugins.modules import node_nic_address as node_nic_address_module
+
+WHAT = 'egressip_render'
+NETWORK_OPERATOR = ('operator.openshift.io/v1', 'Network', 'cluster')
+MACHINESET_API_VERSION = 'machine.openshift.io/v1beta1'
+
+
+def argument_spec():
+    spec = dict(
+        dest=dict(type='path', required=True),
+        objects=dict(type='list', elements='dict', default=[]),
+        network=dict(type='dict', required=True, options=dict(
+            cidr=dict(type='str', required=True),
+            gateway=dict(type='str', required=True),
+            node_address_range=dict(type='str', required=True),
+            route_metric=dict(type='int', default=200),
+            ip_forwarding=dict(type='str', default='per_interface', choices=['per_interface', 'global', 'external']),
+            ipv6=dict(type='dict', options=dict(cidr=dict(type='str', required=True), gateway=dict(type='str', required=True),
+                                                node_address_range=dict(type='str', required=True))),
+        )),
+        node_selector=dict(type='dict', required=True),
+        nics=dict(type='list', elements='dict', default=[]),
+        macs_source=dict(type='str', default='variable', choices=['vcenter', 'variable']),
+        vsphere=dict(type='dict', default={}),
+        interface_name=dict(type='str', default='egressip0'),
+        tuned_priority=dict(type='int', default=20),
+        node_labels=dict(type='bool', default=True),
+        machinesets=dict(type='bool', default=True),
+        machineset_labels=dict(type='bool', default=False),
+        adopt=dict(type='bool', default=False),
+        allow_insufficient_capacity=dict(type='bool', default=False),
+    )
+    spec.update(k8s_argument_spec())
+    return spec
+
+
+class Refused(Exception):
+    def __init__(self, findings):
+        super(Refused, self).__init__(failure_message(findings, WHAT))
+        self.findings = findings
+
+
+# --- the cluster, read once ------------------------------------------------------------------------
+
+def read_snapshot(k8s, params):
+    """One list per kind: Nodes, NodeNetworkStates, policies, EgressIPs, the Tuned objects, MachineSets and Machines."""
+    snapshot = {
+        'nodes': k8s.list_nodes(),
+        'states': io.list_objects(k8s, io.NNS, io.NMSTATE_MISSING),
+        'policies': io.list_objects(k8s, io.NNCP, io.NMSTATE_MISSING),
+        'egressips': io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING),
+        'tuneds': [], 'machinesets': None, 'machines': None,
+    }
+    if params['network']['ip_forwarding'] == nn.PER_INTERFACE:
+        snapshot['tuneds'] = io.list_namespaced(k8s, io.TUNEDS, nn.TUNED_NAMESPACE, io.TUNED_MISSING)
+    if params['machinesets'] or params['machineset_labels']:
+        snapshot['machinesets'] = io.list_namespaced_or_none(k8s, io.MACHINESETS, io.MACHINE_API_NAMESPACE)
+        snapshot['machines'] = io.list_namespaced_or_none(k8s, io.MACHINES, io.MACHINE_API_NAMESPACE)
+    return snapshot
+
+
+# --- each object, built by the function its module applies it with -------------------------------
+
+def plan_policies(params, entries, snapshot):
+    """NodeNetworkConfigurationPolicies (node_nic_address's plan), their allocations and the findings."""
+    networks, findings = node_nic_address_module.networks_from(params['network'])
+    findings += node_nic_address_module.check_interface_name(params['interface_name'])
+    if errors(findings):
+        raise Refused(findings)
+    plan = nn.plan_nic_addresses(entries, networks, params['network']['route_metric'], params['interface_name'], snapshot)
+    nodes = dict((node['metadata']['name'], node) for node in snapshot['nodes'])
+    gateways = dict((network.version, str(network.gateway)) for network in networks)
+    policies = []
+    for item in plan['allocations']:
+        hostname = (nodes[item['node']]['metadata'].get('labels') or {}).get(nn.HOSTNAME_LABEL) or item['node']
+        addresses = dict((6 if ':' in address else 4, address) for address in (item['address'], item['ipv6_address']) if address)
+        policies.append(nn.desired_policy(item['node'], hostname, item['mac'], addresses, gateways,
+                                          params['network']['route_metric'], params['interface_name']))
+    return policies, plan['allocations'], findings + plan['findings']
+
+
+def plan_forwarding(params, entries, snapshot):
+    """The Tuned of ip_forwarding (per_interface), the network operator patch (global), or nothing (external)."""
+    mode = params['network']['ip_forwarding']
+    if mode == nn.GLOBAL:
+        return [render.partial(NETWORK_OPERATOR[0], NETWORK_OPERATOR[1], NETWORK_OPERATOR[2], nn.ip_forwarding_patch('Global'))], {}, []
+    if mode != nn.PER_INTERFACE:
+        return [], {}, []
+    targets, findings = nn.forwarding_targets(entries, snapshot)
+    current = next((item for item in snapshot['tuneds'] if item['metadata']['name'] == nn.TUNED_NAME), None)
+    if current is not None and not nn.is_managed(current):
+        tuned_id = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)
+        findings.append(catalogue_finding(
+            'node_object_not_owned', 'Tuned %s exists without the label %s=%s; it was not created by this collection.'
+            % (tuned_id, nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE), objects=[{'kind': 'Tuned', 'name': tuned_id}]))
+    ipv6 = bool(params['network'].get('ipv6')) or ':' in params['network']['cidr']
+    tuned = nn.desired_tuned(targets, params['tuned_priority'], ipv6)
+    interfaces = dict((target['node'], target['interface']) for target in targets)
+    return ([tuned] if tuned else []), interfaces, findings
+
+
+def plan_labels(params, nodes):
+    """Partial Nodes carrying the egress-assignable label (egress_nodes' label_patch)."""
+    if not params['node_labels']:
+        return []
+    return [render.partial('v1', 'Node', name, nn.label_patch(True)) for name in sorted(nodes)]
+
+
+def plan_machinesets(params, selected, labelled, snapshot):
+    """Partial MachineSets: the port group in the template devices (machineset_network's plan) and the template label.
+
+    The MachineSets are those that build the selected nodes, as machineset_network and egress_nodes choose them.
+    """
+    machinesets, machines = snapshot['machinesets'], snapshot['machines']
+    if machinesets is None or machines is None:
+        return [], []
+    rows = mapi.node_machines(selected, machines, machinesets)
+    by_name = dict((item['metadata']['name'], item) for item in machinesets)
+    manifests, findings = [], []
+    if params['machinesets']:
+        portgroup = (params['vsphere'].get('portgroup') or {}).get('name')
+        if not portgroup:
+            raise Refused([catalogue_finding('node_network_input_invalid', 'vsphere.portgroup.name is not set, so the MachineSet '
+                                             'devices cannot be rendered.', objects=[{'kind': 'option', 'name': 'vsphere'}],
+                                             remedy='give egressip_vsphere.portgroup.name, or machinesets: false.')])
+        names = [row['machineset'] for row in rows if row['machineset']]
+        for name in sorted(set(names), key=names.index):
+            entry = mapi.plan_machineset(by_name[name], portgroup)
+            findings += entry['findings']
+            if entry['action'] != 'refused':
+                manifests.append(_machineset_partial(by_name[name], _devices_patch(entry['after'])))
+    if params['machineset_labels']:
+        wanted = sorted(set(row['machineset'] for row in rows if row['node'] in labelled and row['machineset']))
+        manifests += [_machineset_partial(by_name[name], nn.machineset_label_patch(True)) for name in wanted]
+    return manifests, findings
+
+
+def _devices_patch(devices):
+    patch = devices
+    for key in reversed(mapi.TEMPLATE_DEVICES_PATH):
+        patch = {key: patch}
+    return patch
+
+
+def _machineset_partial(machineset, patch):
+    metadata = machineset['metadata']
+    return render.partial(MACHINESET_API_VERSION, 'MachineSet', metadata['name'], patch, namespace=metadata.get('namespace'))
+
+
+def plan_egressips(params, snapshot, addresses, labelled):
+    """EgressIP objects (egressip's desired_object), checked as egressip checks them, against the cluster as it will be."""
+    entries = [dict((key, entry.get(key)) for key in ('name', 'egress_ips', 'namespace_selector', 'pod_selector'))
+               for entry in params['objects']]
+    findings = validation.check_shape(entries, 'objects')
+    if errors(findings):
+        return [], findings
+    existing = dict((obj['metadata']['name'], obj) for obj in snapshot['egressips'])
+    _changes, refusals = egressip_module.plan_changes(entries, existing, 'present', False, params['adopt'])
+    after = placement.snapshot(render.predicted_nodes(snapshot['nodes'], addresses, labelled), snapshot['egressips'],
+                               owner_label=egressip_module.OWNER)
+    network = dict((key, params['network'][key]) for key in ('cidr', 'gateway', 'node_address_range'))
+    findings += validation.validate(entries, network, after, allow_insufficient_capacity=params['allow_insufficient_capacity'])
+    return [egressip_module.desired_object(entry) for entry in entries], findings + refusals
+
+
+def describe(manifest):
+    """One line per rendered file for the README."""
+    kind, name = manifest['kind'], manifest['metadata']['name']
+    what = {
+        'EgressIP': lambda: 'egress IPs %s' % ', '.join(manifest['spec']['egressIPs']),
+        'NodeNetworkConfigurationPolicy': lambda: 'base address %s on the NIC with MAC %s of node %s' % (
+            manifest['metadata']['annotations'][nn.ADDRESSES_ANNOTATION],
+            manifest['spec']['desiredState']['interfaces'][0]['mac-address'], manifest['metadata']['annotations'][nn.NODE_ANNOTATION]),
+        'Tuned': lambda: 'IP forwarding on the egress NIC of %d node(s)' % sum(len(item['match']) for item in manifest['spec']['recommend']),
+        'Node': lambda: 'partial: label %s' % nn.EGRESS_ASSIGNABLE_LABEL,
+        'MachineSet': lambda: 'partial: %s' % ' and '.join(
+            part for part, present in (('template network devices', _has_devices(manifest)),
+                                       ('template label %s' % nn.EGRESS_ASSIGNABLE_LABEL, _has_template_label(manifest))) if present),
+        'Network': lambda: 'partial: gatewayConfig.ipForwarding Global',
+    }
+    return {'file': render.file_name(manifest), 'kind': kind, 'name': name, 'what': what.get(kind, lambda: '')()}
+
+
+def _has_devices(manifest):
+    return mapi._dig(manifest, mapi.TEMPLATE_DEVICES_PATH) is not None  # pylint: disable=protected-access
+
+
+def _has_template_label(manifest):
+    return nn.EGRESS_ASSIGNABLE_LABEL in nn.machineset_template_labels(manifest)
+
+
+def build(params, snapshot):
+    """(files, result facts, warnings) for the options and the cluster snapshot; raises Refused on error findings."""
+    entries, findings = nn.nic_entries(params['nics'], keys=('node', 'mac'))
+    findings += nn.validate_nic_entries(entries)
+    findings += nn.validate_selector(params['node_selector'])
+    if errors(findings):
+        raise Refused(findings)
+    selected = sorted((node for node in snapshot['nodes'] if node_selected(params['node_selector'], node['metadata'].get('labels') or {})),
+                      key=lambda node: node['metadata']['name'])
+    selected_names = [node['metadata']['name'] for node in selected]
+    for index, entry in enumerate(entries):
+        if entry['node'] not in selected_names:
+            findings.append(catalogue_finding('node_network_input_invalid', 'nics[%d].node %s is not selected by node_selector %s.'
+                                              % (index, entry['node'], params['node_selector']),
+                                              objects=[{'kind': 'option', 'name': 'nics[%d].node' % index}],
+                                              remedy='list only the egress nodes (egressip_nodes.selector) in render_nics.'))
+    entries = sorted((entry for entry in entries if entry['node'] in selected_names), key=lambda entry: entry['node'])
+    policies, allocations, found = plan_policies(params, entries, snapshot)
+    findings += found
+    forwarding, interfaces, found = plan_forwarding(params, entries, snapshot)
+    findings += found
+    rendered = [item['node'] for item in allocations]
+    addresses = dict((item['node'], [address for address in (item['address'], item['ipv6_address']) if address]) for item in allocations)
+    labelled = rendered if params['node_labels'] or params['machineset_labels'] else []
+    machinesets, found = plan_machinesets(params, selected, labelled, snapshot)
+    findings += found
+    egressips, found = plan_egressips(params, snapshot, addresses, labelled)
+    findings += found
+    if errors(findings):
+        raise Refused(findings)
+    manifests = egressips + policies + forwarding + plan_labels(params, rendered) + machinesets
+    pending = [name for name in selected_names if name not in [entry['node'] for entry in entries]]
+    nics = [{'node': item['node'], 'mac': item['mac'], 'interface': interfaces.get(item['node']),
+             'address': ', '.join(addresses[item['node']])} for item in allocations]
+    context = {'portgroup': params['vsphere'].get('portgroup') or {}, 'datacenter': params['vsphere'].get('datacenter'),
+               'cluster': params['vsphere'].get('cluster'), 'macs_source': params['macs_source'], 'nics': nics, 'pending': pending,
+               'manifests': [describe(manifest) for manifest in render.merge_manifests(manifests)],
+               'ip_forwarding': params['network']['ip_forwarding'], 'machinesets': params['machinesets']}
+    files = render.render_files(manifests, render.readme(context))
+    warnings = ['node %s matches the node selector but its VM has no NIC on the egress port group yet: nothing is rendered for it; '
+                'add the NIC on vCenter, then render again.' % name for name in pending]
+    return files, {'nics': nics, 'pending': pending, 'manifests': context['manifests'], 'findings': findings}, warnings
+
+
+# --- the directory ------------------------------------------------------------------------------------
+
+def read_directory(dest):
+    """{name: text} of the regular files directly in dest ({} when it does not exist)."""
+    if not os.path.isdir(dest):
+        if os.path.exists(dest):
+            raise ModuleFailure('dest %s exists and is not a directory. Fix: choose a directory for the rendered manifests.' % dest)
+        return {}
+    existing = {}
+    for name in sorted(os.listdir(dest)):
+        path = os.path.join(dest, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, 'rb') as handle:
+                existing[name] = to_text(handle.read(), errors='surrogate_or_strict')
+    return existing
+
+
+def write_directory(dest, files, changes):
+    """Write each created or updated file atomically (temporary file + rename), delete the stale generated ones."""
+    if not os.path.isdir(dest):
+        os.makedirs(dest, 0o755)
+    for change in changes:
+        path = os.path.join(dest, change['name'])
+        if change['action'] == 'delete':
+            os.remove(path)
+        elif change['action'] in ('create', 'update'):
+            handle, temporary = tempfile.mkstemp(dir=dest, prefix='.%s.' % change['name'])
+            with os.fdopen(handle, 'wb') as stream:
+                stream.write(to_bytes(files[change['name']]))
+            os.chmod(temporary, 0o644)
+            os.rename(temporary, path)
+
+
+class ActionModule(ActionBase):
+    """Render every Kubernetes object of the enable flow into a directory instead of applying it."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        _validation, params = self.validate_argument_spec(argument_spec=argument_spec())
+        result.update(changed=False, dest=params['dest'], files=[], findings=[])
+        if not HAS_KUBERNETES:
+            raise AnsibleActionFail('egressip_render needs the Python library kubernetes on the controller (pip install kubernetes).')
+        if not render.HAS_YAML:
+            raise AnsibleActionFail('egressip_render needs the Python library PyYAML on the controller.')
+        try:
+            snapshot = read_snapshot(K8sClient.from_params(params), params)
+            files, facts, warnings = build(params, snapshot)
+            changes, conflicts = render.plan_files(files, read_directory(params['dest']))
+        except Refused as refusal:
+            result.update(failed=True, msg=str(refusal), findings=refusal.findings)
+            return result
+        except ModuleFailure as failure:
+            result.update(failed=True, **failure.to_result())
+            return result
+        result.update(facts)
+        if conflicts:
+            result.update(failed=True, msg='%s: dest %s holds %s, not written by render; they are left alone and nothing was written. Fix: '
+                                           'render into a directory of its own, or move those files.'
+                                           % (WHAT, params['dest'], ', '.join(conflicts)))
+            return result
+        changing = [change for change in changes if change['action'] != 'none']
+        result['files'] = changes
+        result['kustomization'] = os.path.join(params['dest'], render.KUSTOMIZATION)
+        result['changed'] = bool(changing)
+        if warnings:
+            result['warnings'] = warnings
+        if self._task.diff and changing:
+            existing = read_directory(params['dest'])
+            result['diff'] = [{'before_header': os.path.join(params['dest'], change['name']),
+                               'after_header': os.path.join(params['dest'], change['name']),
+                               'before': existing.get(change['name'], ''), 'after': files.get(change['name'], '')}
+                              for change in changing]
+        if changing and not self._task.check_mode:
+            write_directory(params['dest'], files, changing)
+        return result
