@@ -38,8 +38,8 @@ def test_hand_made_setup_is_described_exactly():
     }
     assert result['overrides'] == {'egressips_adopt': True, 'node_network_interface_name': 'ens224'}
     assert set(result['override_reasons']) == set(result['overrides'])
-    assert result['networks'] == [{'network': 'VM Network', 'primary': True, 'nodes': sorted(item['metadata']['name'] for item in
-                                                                                                 hm.hand_made()['nodes'])},
+    every_node = sorted(item['metadata']['name'] for item in hm.hand_made()['nodes'])
+    assert result['networks'] == [{'network': 'VM Network', 'primary': True, 'nodes': every_node},
                                   {'network': 'egress-vlan120', 'primary': False, 'nodes': hm.EGRESS_NODES}]
 
 
