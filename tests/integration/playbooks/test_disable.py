@@ -92,6 +92,24 @@ def test_keeping_the_egressips_is_refused_at_the_labels(twin, run_playbook):
     assert state(twin) == before
 
 
+def test_check_mode_stops_where_an_egress_ip_of_another_owner_stays(twin, run_playbook):
+    objects = twin.custom_objects()
+    objects.create_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', {
+        'apiVersion': 'k8s.ovn.org/v1', 'kind': 'EgressIP', 'metadata': {'name': 'legacy'},
+        'spec': {'egressIPs': ['10.20.0.210'], 'namespaceSelector': {'matchLabels': {'team': 'legacy'}}}})
+    twin.wait_for(lambda: objects.get_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', 'legacy').get('status', {}).get('items'),
+                  timeout=30, what='the egress IP of legacy assigned')
+    before = state(twin)
+    reset(twin)
+    run = run_playbook('playbooks/disable.yml', [VARIABLES, {'disable_machine_api': False}], check=True)
+    assert run.rc != 0, run
+    assert 'A real run deletes EgressIP object(s) payments first; these egress IPs stay' in run.stdout, run
+    assert 'of EgressIP legacy on ocp1-worker-' in run.stdout and 'would strand egress IP 10.20.0.210 of EgressIP legacy' in run.stdout, run
+    assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
+    assert state(twin) == before
+    objects.delete_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', 'legacy')
+
+
 def test_check_mode_plans_every_step_and_writes_nothing(twin, run_playbook):
     before = state(twin)
     reset(twin)
