@@ -39,7 +39,9 @@ from the dict means it was not read):
 
 `mode` says what to expect: 'plan' (before enable writes anything: what the collection will
 create is reported as info) or 'audit' (the configuration should be in place: anything
-missing is a problem), used by verify and the support report.
+missing is a problem), used by verify and the support report. `align_machines` (plan mode only) says whether
+enable's vSphere network step will align the Machines' providerSpec with their VMs' NICs, so a Machine/VM NIC count
+mismatch that step fixes is a notice rather than an error.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -170,11 +172,13 @@ def parse_version(text):
 class PreflightContext:
     """The snapshot with what several checks need, computed once."""
 
-    def __init__(self, snapshot, mode=PLAN):
+    def __init__(self, snapshot, mode=PLAN, align_machines=True):
         if mode not in MODES:
             raise ValueError('mode must be one of %s, not %r' % (', '.join(MODES), mode))
         self.snapshot = snapshot
         self.mode = mode
+        # whether enable's vSphere network step aligns the Machines (machineset_network align_machines)
+        self.align_machines = bool(align_machines)
         self.config = snapshot.get('config') or {}
         self.network_config = self.config.get('network') or {}
         self.vsphere_config = self.config.get('vsphere') or {}
@@ -507,12 +511,26 @@ def check_machine_api(ctx):
     return findings
 
 
+def _machines_enable_aligns(ctx):
+    """(namespace, name) of the Machines enable's vSphere network step aligns: those backing the selected egress nodes,
+    when the step runs with align_machines (plan mode only; in audit mode the configuration should be in place)."""
+    if ctx.mode != PLAN or not ctx.align_machines or not ctx.portgroup_config.get('name'):
+        return set()
+    rows = _machine_api.node_machines(ctx.selected_nodes, ctx.kind('machines') or [], ctx.kind('machinesets') or [])
+    return set((_dig(row['machine'], 'metadata', 'namespace'), _name(row['machine'])) for row in rows if row['machine'])
+
+
 def check_machine_nic_counts(ctx):
-    """Machine API fails reconcile with `invalid network count` when devices != VM NICs."""
+    """Machine API fails reconcile with `invalid network count` when devices != VM NICs.
+
+    In plan mode a Machine whose VM has exactly one NIC more, on the configured port group, is what enable's vSphere
+    network step fixes with align_machines (it appends the port group to the Machine's providerSpec): a notice, not an
+    error, so enable is not stopped before the step that aligns it. Every other mismatch stays an error."""
     if not ctx.vsphere_cluster_read() or not ctx.kind('machines'):
         return []
     portgroup = ctx.portgroup_config.get('name') or ''
     vms_by_name = dict((vm.get('name'), vm) for vm in ctx.vms)
+    aligned = _machines_enable_aligns(ctx)
     findings = []
     for machine in ctx.kind('machines'):
         node = ctx.nodes_by_name.get(_dig(machine, 'status', 'nodeRef', 'name'))
@@ -520,7 +538,20 @@ def check_machine_nic_counts(ctx):
         if vm is None:
             continue
         on_network = any(nic.get('network') == portgroup for nic in vm.get('nics') or [])
-        findings += _machine_api.plan_machine(machine, vm, portgroup, on_network, align=False)['findings']
+        align = (_dig(machine, 'metadata', 'namespace'), _name(machine)) in aligned
+        entry = _machine_api.plan_machine(machine, vm, portgroup, on_network, align=align)
+        if entry['action'] == 'append':
+            findings.append(catalogue_finding(
+                'machine_nic_count_mismatch',
+                'Machine %s lists %d network device(s), its VM %s has %d NIC(s), the extra one on %s (Machine API reports '
+                '"invalid network count: expected=%d current=%d"): enable will align the Machine\'s providerSpec, its vSphere '
+                'network step (align_machines) appends %s to the devices.'
+                % (entry['object']['name'], entry['expected'], entry['vm'], entry['current'], portgroup, entry['expected'],
+                   entry['current'], portgroup),
+                objects=[entry['object'], {'kind': 'VirtualMachine', 'name': entry['vm']}], severity=INFO,
+                remedy='Nothing to do before enable, which aligns it. To leave the Machine as it is, run enable with '
+                       'vsphere_network_align_machines=false; preflight then stops on this mismatch.'))
+        findings += entry['findings']
     return findings
 
 
@@ -962,9 +993,12 @@ CHECKS = (
 SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
 
 
-def run_checks(snapshot, mode=PLAN):
-    """Every finding for one snapshot, errors first (stable order within a severity)."""
-    ctx = PreflightContext(snapshot, mode)
+def run_checks(snapshot, mode=PLAN, align_machines=True):
+    """Every finding for one snapshot, errors first (stable order within a severity).
+
+    align_machines: whether the enable run that follows aligns the Machines' providerSpec with their VMs' NICs
+    (the vSphere network step's align_machines); read in plan mode only."""
+    ctx = PreflightContext(snapshot, mode, align_machines)
     findings, seen = [], set()
     for check in CHECKS:
         for item in check(ctx):

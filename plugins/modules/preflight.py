@@ -44,6 +44,16 @@ options:
     type: str
     choices: [plan, audit]
     default: plan
+  align_machines:
+    description:
+      - Whether the enable run that follows aligns existing Machines with their VMs (the vSphere network step's
+        C(align_machines), role variable C(vsphere_network_align_machines)).
+      - In O(mode=plan), a Machine of a selected egress node whose VM has exactly one NIC more than its C(providerSpec)
+        lists devices, that NIC on the configured port group, is then reported as C(info) (enable appends the port group to
+        the Machine's C(providerSpec)) instead of an error. Every other Machine/VM NIC count mismatch stays an error.
+      - Ignored in O(mode=audit).
+    type: bool
+    default: true
   fail_on_error:
     description:
       - Fail when any finding has severity C(error). With V(false) the module always succeeds and the caller decides.
@@ -230,6 +240,7 @@ def argument_spec():
     spec = config_argument_spec()
     spec.update(
         mode=dict(type='str', choices=['plan', 'audit'], default='plan'),
+        align_machines=dict(type='bool', default=True),
         fail_on_error=dict(type='bool', default=True),
     )
     spec.update(vsphere_nested_argument_spec())
@@ -240,7 +251,7 @@ def run(module):
     if NETADDR_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
     snapshot = read_snapshot(module)
-    findings = run_checks(snapshot, module.params['mode'])
+    findings = run_checks(snapshot, module.params['mode'], module.params['align_machines'])
     summary = summarize(findings)
     summary.update(ok=not errors(findings), mode=module.params['mode'])
     return dict(

@@ -1,10 +1,14 @@
 """migrate on a hand-made setup whose NICs were added in vCenter only (the Machines still list one device).
 
-Machine API then reports `invalid network count` for those Machines, and enable's preflight stops on
-`machine_nic_count_mismatch` (an error in plan mode), although the vSphere step's align_machines would fix exactly that.
-Migrate finds the same error in its discovery and stops before adopting: nothing is written, nothing moves. This test
-pins today's behaviour; when preflight treats the fixable case as a notice, adoption goes through like test_migrate.py.
+Machine API then reports `invalid network count` for those Machines. The only difference is the one NIC on the secondary
+port group, which the vSphere step of enable fixes with align_machines (its default), so preflight's plan mode reports
+`machine_nic_count_mismatch` as a notice, not an error: discovery succeeds and adoption goes through like
+test_migrate.py, the egress nodes' Machines get the port group appended to their providerSpec, nothing moves, and a rerun
+changes nothing. With alignment switched off (vsphere_network_align_machines=false) the mismatch stays an error and
+enable's preflight stops the adoption before any write.
 """
+
+import json
 
 import pytest
 import yaml
@@ -15,19 +19,84 @@ import _by_hand as bh  # pylint: disable=wrong-import-order
 
 TWIN_OPTIONS = {'workers': 4}
 pytestmark = pytest.mark.slow
+NOTICE = 'enable will align the Machine\'s providerSpec'
 
 
-def test_adoption_stops_before_any_write_on_machine_nic_count_mismatch(twin, run_playbook, tmp_path):
+@pytest.fixture(scope='module')
+def hand_made(twin):
     bh.prepare(twin, machines=False)
-    before = bh.assignments(twin)
+    return {'assignments': bh.assignments(twin), 'host_cidrs': bh.all_host_cidrs(twin)}
+
+
+@pytest.fixture(scope='module')
+def out(tmp_path_factory):
+    return tmp_path_factory.mktemp('migrate_vcenter_only')
+
+
+def _vars(out, **extra):
+    return dict({'migrate_dest': str(out), 'migrate_acknowledge_unsupported': True}, **extra)
+
+
+def _reset(twin):
     twin.reset_kube_requests()
     twin.reset_vcsim_requests()
-    run = run_playbook('playbooks/migrate.yml', extra_vars={'migrate_dest': str(tmp_path), 'migrate_acknowledge_unsupported': True,
-                                                            'migrate_adopt': True})
-    assert run.rc != 0, run
-    assert 'machine_nic_count_mismatch' in run.stdout and 'nothing was written to the cluster or vCenter' in run.stdout, run
+
+
+def _machine_devices(twin):
+    """{node: its Machine's providerSpec network device names}."""
+    return dict((machine['status']['nodeRef']['name'],
+                 [device['networkName'] for device in machine['spec']['providerSpec']['value']['network']['devices']])
+                for machine in twin.custom_objects().list_namespaced_custom_object(**bh.MACHINES)['items']
+                if (machine.get('status') or {}).get('nodeRef'))
+
+
+def test_discovery_reports_the_mismatch_as_a_notice(twin, hand_made, run_playbook, out):
+    _reset(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out))
+    assert run.rc == 0, run
     assert kube_writes(twin) == 0 and not vcsim_writes(twin)
-    assert bh.assignments(twin) == before
-    variables = yaml.safe_load((tmp_path / 'egressip-variables.yml').read_text())
-    assert variables['egressip_network']['cidr'] == '10.30.0.0/24'
-    assert 'Machine ocp1-worker-0 lists 1 network device(s), its VM ocp1-worker-0 has 2 NIC(s)' in (tmp_path / 'migrate.md').read_text()
+    assert yaml.safe_load((out / 'egressip-variables.yml').read_text())['egressip_network']['cidr'] == '10.30.0.0/24'
+    report = json.loads((out / 'migrate.json').read_text())
+    assert report['summary']['ok'], report['findings']
+    mismatches = [item for item in report['findings'] if item['id'] == 'machine_nic_count_mismatch']
+    assert sorted(item['objects'][0]['name'] for item in mismatches) == bh.EGRESS_NODES
+    assert set(item['severity'] for item in mismatches) == {'info'}
+    assert all(NOTICE in item['message'] for item in mismatches)
+    assert 'Machine ocp1-worker-0 lists 1 network device(s), its VM ocp1-worker-0 has 2 NIC(s)' in (out / 'migrate.md').read_text()
+    assert bh.assignments(twin) == hand_made['assignments']
+
+
+def test_without_alignment_the_mismatch_stops_migrate_before_any_write(twin, hand_made, run_playbook, tmp_path):
+    _reset(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(tmp_path, migrate_adopt=True, vsphere_network_align_machines=False))
+    assert run.rc != 0, run
+    assert 'machine_nic_count_mismatch' in run.stdout and 'nothing was written' in run.stdout, run
+    assert kube_writes(twin) == 0 and not vcsim_writes(twin)
+    assert all(devices == ['VM Network'] for devices in _machine_devices(twin).values())
+    assert bh.assignments(twin) == hand_made['assignments']
+
+
+def test_adoption_aligns_the_machines_and_moves_nothing(twin, hand_made, run_playbook, out):
+    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out, migrate_adopt=True))
+    assert run.rc == 0, run
+    assert run.changed > 0, run
+    devices = _machine_devices(twin)
+    for node in bh.EGRESS_NODES:
+        assert devices[node] == ['VM Network', bh.PORTGROUP], node
+    assert devices['ocp1-worker-3'] == ['VM Network']
+    assert bh.assignments(twin) == hand_made['assignments']
+    after = bh.all_host_cidrs(twin)
+    for node, addresses in hand_made['host_cidrs'].items():
+        assert set(addresses) <= set(after[node]), node
+    report = json.loads((out / 'migrate.json').read_text())
+    assert report['adoption_check']['ok'] and report['summary']['ok']
+
+
+def test_rerun_changes_nothing_and_reports_no_mismatch(twin, hand_made, run_playbook, out):
+    _reset(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out, migrate_adopt=True))
+    assert run.rc == 0, run
+    assert run.changed == 0, run
+    assert kube_writes(twin) == 0 and not vcsim_writes(twin)
+    assert 'machine_nic_count_mismatch' not in run.stdout, run
+    assert bh.assignments(twin) == hand_made['assignments']

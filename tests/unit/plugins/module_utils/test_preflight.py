@@ -21,6 +21,7 @@ from _preflight_snapshots import (  # pylint: disable=wrong-import-order
     base_snapshot,
     configured_snapshot,
     egressip,
+    machine,
     machineset,
     nic,
     node,
@@ -135,8 +136,12 @@ def _machineset_devices(names):
     return mutate
 
 
-def _vm_extra_nic(snap):
-    snap['vsphere']['vms'][3]['nics'].append(nic(20, 'ocp-egress-120'))
+def _vm_extra_nic(snap, network='ocp-egress-120'):
+    snap['vsphere']['vms'][3]['nics'].append(nic(20, network))
+
+
+def _vm_extra_nic_elsewhere(snap):
+    _vm_extra_nic(snap, 'VM Network 2')
 
 
 def _vm_nic_count_equal(snap):
@@ -259,7 +264,7 @@ CASES = [
     ('machine_api_absent', 'info', _no_machines, lambda snap: None, 'plan'),
     ('machineset_missing_secondary_device', 'warning', lambda snap: None,
      _machineset_devices(['VM Network', '/DC0/network/ocp-egress-120']), 'audit'),
-    ('machine_nic_count_mismatch', 'error', _vm_extra_nic, _vm_nic_count_equal, 'plan'),
+    ('machine_nic_count_mismatch', 'error', _vm_extra_nic_elsewhere, _vm_nic_count_equal, 'plan'),
     ('vsphere_not_checked', 'info', _no_vsphere, lambda snap: None, 'plan'),
     ('vsphere_cluster_not_found', 'error', _vsphere_not_found, lambda snap: None, 'plan'),
     ('vsphere_node_vm_not_found', 'error', _provider_id('vsphere://42100000-0000-0000-0000-999999999999'), _provider_id(
@@ -390,6 +395,74 @@ def test_machineset_missing_device_is_info_in_plan_mode():
     found = by_id(base_snapshot(), 'machineset_missing_secondary_device')
     assert [item['severity'] for item in found] == ['info']
     assert found[0]['objects'] == [{'kind': 'MachineSet', 'namespace': NS, 'name': 'ocp1-worker'}]
+
+
+def _nic_count_findings(snap, mode='plan', align_machines=True):
+    return [item for item in preflight.run_checks(snap, mode, align_machines) if item['id'] == 'machine_nic_count_mismatch']
+
+
+def test_nic_count_mismatch_enable_aligns_is_a_notice_in_plan_mode():
+    # a NIC added in vCenter only, on the configured port group: enable's vSphere step (align_machines) fixes it
+    snap = base_snapshot()
+    _vm_extra_nic(snap)
+    found = _nic_count_findings(snap)
+    assert [item['severity'] for item in found] == ['info']
+    assert 'enable will align the Machine\'s providerSpec' in found[0]['message']
+    assert 'Machine ocp1-worker-0 lists 1 network device(s), its VM ocp1-worker-0 has 2 NIC(s)' in found[0]['message']
+    assert found[0]['objects'] == [{'kind': 'Machine', 'namespace': NS, 'name': 'ocp1-worker-0'},
+                                   {'kind': 'VirtualMachine', 'name': 'ocp1-worker-0'}]
+    assert [item['id'] for item in findings_of(snap) if item['severity'] == 'error'] == []
+
+
+def test_nic_count_mismatch_on_every_egress_machine_is_a_notice_each():
+    snap = base_snapshot()
+    for index in (3, 4, 5):
+        snap['vsphere']['vms'][index]['nics'].append(nic(20 + index, 'ocp-egress-120'))
+    assert [item['severity'] for item in _nic_count_findings(snap)] == ['info'] * 3
+
+
+@pytest.mark.parametrize('mode,align_machines', [('plan', False), ('audit', True), ('audit', False)])
+def test_nic_count_mismatch_enable_would_align_stays_an_error_without_alignment_or_in_audit(mode, align_machines):
+    snap = base_snapshot()
+    _vm_extra_nic(snap)
+    found = _nic_count_findings(snap, mode, align_machines)
+    assert [item['severity'] for item in found] == ['error']
+    assert 'enable will align' not in found[0]['message']
+
+
+def _vm_two_extra_nics(snap):
+    _vm_extra_nic(snap)
+    snap['vsphere']['vms'][3]['nics'].append(nic(21, 'ocp-egress-120'))
+
+
+def _vm_extra_nics_on_both(snap):
+    _vm_extra_nic(snap)
+    _vm_extra_nic_elsewhere(snap)
+
+
+def _machine_lists_more_devices(snap):
+    snap['machines'][0]['spec']['providerSpec']['value']['network']['devices'].append({'networkName': 'ocp-egress-120'})
+
+
+def _machine_of_unselected_node(snap):
+    # ocp1-master-0 is not an egress node (selector: workers): enable does not align its Machine
+    snap['machines'].append(dict(machine('ocp1-master-0'), metadata={'name': 'ocp1-master-0', 'namespace': NS}))
+    snap['vsphere']['vms'][0]['nics'].append(nic(30, 'ocp-egress-120'))
+
+
+def _no_portgroup_configured(snap):
+    _vm_extra_nic(snap)
+    del snap['config']['vsphere']['portgroup']
+
+
+@pytest.mark.parametrize('mutate', [_vm_extra_nic_elsewhere, _vm_two_extra_nics, _vm_extra_nics_on_both, _machine_lists_more_devices,
+                                    _machine_of_unselected_node, _no_portgroup_configured])
+def test_nic_count_mismatch_enable_does_not_fix_stays_an_error_in_plan_mode(mutate):
+    snap = base_snapshot()
+    mutate(snap)
+    found = _nic_count_findings(snap)
+    assert [item['severity'] for item in found] == ['error']
+    assert 'enable will align' not in found[0]['message']
 
 
 def test_machineset_of_other_nodes_is_not_checked():
