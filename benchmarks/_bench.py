@@ -135,10 +135,14 @@ def run_playbook(twin, peer_venv, playbook, variables, log_path, timeout, env=No
 
 
 def kube_summary(log):
-    """Kubernetes API round trips: total, per verb, per 'verb resource', successful writes."""
+    """Kubernetes API round trips: total, per verb, per 'verb resource [(dry run)] [(status code unless 2xx)]', successful writes."""
     by_kind = {}
     for request in log['requests']:
         key = '%s %s' % (request['verb'], request.get('resource') or '-')
+        if request.get('dry_run'):
+            key += ' (dry run)'
+        if not 200 <= (request.get('code') or 200) < 300:
+            key += ' (%s)' % request.get('code')
         by_kind[key] = by_kind.get(key, 0) + 1
     return {'total': sum(log['counts'].values()), 'counts': log['counts'], 'writes': log['writes'], 'by_kind': by_kind}
 
@@ -157,6 +161,10 @@ def median_cpu(runs):
     """Median CPU seconds of the client and the twin together (a proxy for the wall time on an idle machine)."""
     values = [run['cpu_client'] + run['cpu_twin'] for run in runs if run['rc'] == 0]
     return round(statistics.median(values), 2) if values else None
+
+
+def cpu_text(summary):
+    return '%s + %s' % (summary['cpu_client'], summary['cpu_twin'])
 
 
 def same_or_range(values):

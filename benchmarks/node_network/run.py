@@ -174,7 +174,7 @@ def summary(runs, size):
 
 
 def markdown(results):
-    lines = ['| nodes | run | ours: s | peers: s | speed-up (per repetition) | ours: CPU s | peers: CPU s | CPU ratio '
+    lines = ['| nodes | run | ours: s | peers: s | speed-up (per repetition) | ours: CPU s, client + twin | peers: CPU s, client + twin | client CPU ratio '
              '| ours: API requests (per node) | peers: API requests (per node) | changed (ours / peers) | load (1 min) |',
              '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |']
     for size in sorted(results, key=int):
@@ -189,7 +189,7 @@ def markdown(results):
             lines.append('| %s | %s | %s | %s | %sx (%s) | %s | %s | %sx | %s (%s) | %s (%s) | %s / %s | %.1f-%.1f |' % (
                 size, 'first apply' if phase == 'apply' else 'no-op rerun', ours['seconds'], peers['seconds'],
                 _bench.ratio(peers['seconds'], ours['seconds']), ', '.join('%s' % value for value in ratios),
-                ours['cpu'], peers['cpu'], _bench.ratio(peers['cpu'], ours['cpu']),
+                _bench.cpu_text(ours), _bench.cpu_text(peers), _bench.ratio(peers['cpu_client'], ours['cpu_client']),
                 ours['kube_requests'], ours['kube_per_node'], peers['kube_requests'], peers['kube_per_node'],
                 ours['changed'], peers['changed'], min(loads), max(loads)))
     return '\n'.join(lines) + '\n'
@@ -208,7 +208,11 @@ def main(argv=None):
     parser.add_argument('--prepare-timeout', type=int, default=300, help='seconds to wait for the NICs to show in NodeNetworkState')
     parser.add_argument('--output', default=os.path.join(_bench.REPO, 'reports', 'bench-node-network.json'))
     parser.add_argument('--markdown', help='also write the Markdown table to this file')
+    parser.add_argument('--table', action='store_true', help='only print the table of the results already in --output')
     args = parser.parse_args(argv)
+    if args.table:
+        print(markdown(_bench.read_json(args.output).get('results', {})))
+        return 0
     _bench.check_peer_venv(parser, args.peer_venv)
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     log_dir = os.path.join(os.path.dirname(os.path.abspath(args.output)), 'bench-node-network-logs')

@@ -89,7 +89,7 @@ def summary(runs):
 
 
 def markdown(results):
-    lines = ['| VMs | run | ours: s | peers: s | speed-up (per repetition) | ours: CPU s | peers: CPU s | CPU ratio '
+    lines = ['| VMs | run | ours: s | peers: s | speed-up (per repetition) | ours: CPU s, client + twin | peers: CPU s, client + twin | client CPU ratio '
              '| ours: vCenter requests | peers: vCenter requests | changed (ours / peers) | load (1 min) |',
              '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |']
     for size in sorted(results, key=int):
@@ -102,7 +102,7 @@ def markdown(results):
             lines.append('| %s | %s | %s | %s | %sx (%s) | %s | %s | %sx | %s | %s | %s / %s | %.1f-%.1f |' % (
                 size, 'first apply' if phase == 'apply' else 'no-op rerun', ours['seconds'], peers['seconds'],
                 _bench.ratio(peers['seconds'], ours['seconds']), ', '.join('%s' % value for value in ratios),
-                ours['cpu'], peers['cpu'], _bench.ratio(peers['cpu'], ours['cpu']),
+                _bench.cpu_text(ours), _bench.cpu_text(peers), _bench.ratio(peers['cpu_client'], ours['cpu_client']),
                 ours['vcenter_requests'], peers['vcenter_requests'], ours['changed'], peers['changed'], min(loads), max(loads)))
     return '\n'.join(lines) + '\n'
 
@@ -117,7 +117,11 @@ def main(argv=None):
     parser.add_argument('--timeout', type=int, default=1800, help='seconds one ansible-playbook run may take')
     parser.add_argument('--output', default=os.path.join(_bench.REPO, 'reports', 'bench-vsphere-network.json'))
     parser.add_argument('--markdown', help='also write the Markdown table to this file')
+    parser.add_argument('--table', action='store_true', help='only print the table of the results already in --output')
     args = parser.parse_args(argv)
+    if args.table:
+        print(markdown(_bench.read_json(args.output).get('results', {})))
+        return 0
     _bench.check_peer_venv(parser, args.peer_venv)
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     log_dir = os.path.join(os.path.dirname(os.path.abspath(args.output)), 'bench-vsphere-network-logs')
