@@ -161,7 +161,7 @@ def summary(runs, size):
                 'cpu_client': _bench.median_of(done, 'cpu_client'),
                 'cpu_twin': _bench.median_of(done, 'cpu_twin'),
                 'kube_requests': total,
-                'kube_per_node': round(total / float(size), 2) if isinstance(total, int) else None,
+                'kube_per_node': round(total / float(size), 2) if isinstance(total, int) else [round(value / float(size), 2) for value in total],
                 'kube_by_kind': done[0]['kube']['by_kind'],
                 'kube_writes': _bench.same_or_range([run['kube']['writes'] for run in done]),
                 'changed': _bench.same_or_range([run['changed'] for run in done]),
@@ -211,7 +211,10 @@ def main(argv=None):
     parser.add_argument('--table', action='store_true', help='only print the table of the results already in --output')
     args = parser.parse_args(argv)
     if args.table:
-        print(markdown(_bench.read_json(args.output).get('results', {})))
+        results = _bench.read_json(args.output).get('results', {})
+        for size, value in results.items():
+            value['median'] = summary(value['runs'], int(size))
+        print(markdown(results))
         return 0
     _bench.check_peer_venv(parser, args.peer_venv)
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)

@@ -120,7 +120,10 @@ def main(argv=None):
     parser.add_argument('--table', action='store_true', help='only print the table of the results already in --output')
     args = parser.parse_args(argv)
     if args.table:
-        print(markdown(_bench.read_json(args.output).get('results', {})))
+        results = _bench.read_json(args.output).get('results', {})
+        for value in results.values():
+            value['median'] = summary(value['runs'])
+        print(markdown(results))
         return 0
     _bench.check_peer_venv(parser, args.peer_venv)
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
