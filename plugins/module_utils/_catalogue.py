@@ -231,6 +231,12 @@ VSPHERE_CHECKS = {
         'title': 'A providerSpec has no network.devices list',
         'remedy': 'Check the object is a vSphere MachineSet or Machine (VSphereMachineProviderSpec).',
     },
+    'machine_api_device_hosts_egress_ips': {
+        'severity': 'error',
+        'title': 'The port group is not taken out of a MachineSet template or Machine whose node hosts egress IPs',
+        'remedy': 'Delete the EgressIP objects or move their IPs off those nodes first (the disable role does both before this '
+                  'step), or set force=true to accept that the egress IPs stop working once the NIC goes.',
+    },
 }
 
 # --- node network: addresses, routes, forwarding, labels -------------------------------------

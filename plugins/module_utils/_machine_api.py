@@ -3,6 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure planning for Machine API on vSphere: MachineSet template devices and Machine/VM NIC counts.
 
+Both directions: append the egress port group (enable) and take it out again (disable).
+
 Facts (DOMAIN.md section 6, openshift/machine-api-operator pkg/controller/vsphere):
 - a replacement Machine is cloned with exactly the NICs of
   `providerSpec.value.network.devices` (reconciler.go getNetworkDevices removes the template's
@@ -92,6 +94,96 @@ def plan_machineset(machineset, network_name, device_options=None):
     return plan_devices_append(machineset, TEMPLATE_DEVICES_PATH, network_name, device_options)
 
 
+def matching_indexes(devices, network_name):
+    """Indexes of the devices naming the port group (as device_matches, the way the append recognises it)."""
+    if not isinstance(devices, list):
+        return []
+    return [index for index, device in enumerate(devices) if isinstance(device, dict) and device_matches(device, network_name)]
+
+
+def lists_network(obj, path, network_name):
+    return bool(matching_indexes(_dig(obj, path), network_name))
+
+
+def plan_devices_remove(obj, path, network_name):
+    """Take the device(s) naming the port group out, leaving every other device where it is.
+
+    Returns {'object', 'action': remove|none, 'before', 'after', 'patch', 'findings'}. `patch` tests the whole list
+    first, then removes the matching indexes from the highest down, so a concurrent edit of the list fails the patch
+    (HTTP 422) instead of removing the wrong entry.
+    """
+    devices = _dig(obj, path)
+    entry = {'object': _ref(obj), 'before': copy.deepcopy(devices), 'after': copy.deepcopy(devices), 'patch': None, 'findings': []}
+    indexes = matching_indexes(devices, network_name)
+    if not indexes:
+        return dict(entry, action='none')
+    entry['after'] = [device for index, device in enumerate(devices) if index not in indexes]
+    entry['patch'] = ([{'op': 'test', 'path': _pointer(path), 'value': devices}]
+                      + [{'op': 'remove', 'path': '%s/%d' % (_pointer(path), index)} for index in sorted(indexes, reverse=True)])
+    return dict(entry, action='remove')
+
+
+def hosted_egress_ips(egressips):
+    """{node: [(EgressIP name, egress IP)]} from `status.items` of the EgressIP objects (DOMAIN.md section 2)."""
+    hosted = {}
+    for obj in egressips or []:
+        name = (obj.get('metadata') or {}).get('name')
+        for item in (obj.get('status') or {}).get('items') or []:
+            if item.get('node') and item.get('egressIP'):
+                hosted.setdefault(item['node'], []).append((name, item['egressIP']))
+    return hosted
+
+
+def machineset_members(machines):
+    """{MachineSet name: [(Machine name, node name or None)]} from the Machines' owner references and status.nodeRef."""
+    members = {}
+    for machine in machines:
+        owner = _owner_machineset(machine)
+        if owner:
+            node = ((machine.get('status') or {}).get('nodeRef') or {}).get('name')
+            members.setdefault(owner, []).append((machine['metadata']['name'], node))
+    return members
+
+
+def _hosting(members, hosted):
+    """[(Machine, node, EgressIP, IP)] for the members whose node hosts egress IPs."""
+    return [(machine, node, egressip, ip) for machine, node in members if node for egressip, ip in hosted.get(node, [])]
+
+
+def _refuse_hosting(entry, network_name, hosting, what):
+    ips = '; '.join('node %s (Machine %s) hosts egress IP %s of EgressIP %s' % (node, machine, ip, egressip)
+                    for machine, node, egressip, ip in hosting)
+    objects = [entry['object']]
+    for machine, node, egressip, _ip in hosting:
+        for ref in ({'kind': 'Machine', 'namespace': entry['object']['namespace'], 'name': machine}, {'kind': 'Node', 'name': node},
+                    {'kind': 'EgressIP', 'name': egressip}):
+            if ref not in objects:
+                objects.append(ref)
+    egressips = sorted(set(item[2] for item in hosting))
+    nodes = sorted(set(item[1] for item in hosting))
+    remedy = ('delete EgressIP %s or move its IPs off node %s first (take k8s.ovn.org/egress-assignable off the node and wait '
+              'until status.items names another node; the disable role does both before this step), then rerun; or set '
+              'force=true to take the port group out anyway (those egress IPs stop working once the NIC goes).'
+              % (', '.join(egressips), ', '.join(nodes)))
+    entry['findings'].append(catalogue_finding(
+        'machine_api_device_hosts_egress_ips', '%s %s: not taking port group %s out of %s while %s.'
+        % (entry['object']['kind'], entry['object']['name'], network_name, what, ips), objects=objects, remedy=remedy))
+    return dict(entry, action='refused', after=entry['before'], patch=None)
+
+
+def plan_machineset_remove(machineset, network_name, members, hosted, force=False):
+    """Take the port group out of the template; refused while a node of one of its Machines hosts egress IPs (unless force).
+
+    members: [(Machine, node)] of the MachineSet; hosted: hosted_egress_ips().
+    """
+    entry = plan_devices_remove(machineset, TEMPLATE_DEVICES_PATH, network_name)
+    entry['nodes'] = sorted(set(node for _machine, node in members if node))
+    hosting = _hosting(members, hosted)
+    if entry['action'] == 'remove' and hosting and not force:
+        return _refuse_hosting(entry, network_name, hosting, 'its template')
+    return entry
+
+
 # --- nodes, Machines and MachineSets ---------------------------------------------------------
 
 def _owner_machineset(machine):
@@ -177,3 +269,52 @@ def plan_machine(machine, vm, network_name, nic_on_network, align):
         % (entry['object']['name'], entry['expected'], entry['vm'], entry['current'], entry['expected'], entry['current'], hint),
         objects=[entry['object'], {'kind': 'VirtualMachine', 'name': entry['vm']}]))
     return dict(entry, action='report')
+
+
+def _mismatch_finding(entry, note=''):
+    return catalogue_finding(
+        'machine_nic_count_mismatch',
+        'Machine %s lists %d network device(s), its VM %s has %d NIC(s): Machine API reports '
+        '"invalid network count: expected=%d current=%d".%s'
+        % (entry['object']['name'], entry['expected'], entry['vm'], entry['current'], entry['expected'], entry['current'], note),
+        objects=[entry['object'], {'kind': 'VirtualMachine', 'name': entry['vm']}])
+
+
+def plan_machine_remove(machine, vm, network_name, nic_on_network, node, hosted, force=False):
+    """Take the port group out of a Machine's providerSpec only where that keeps (or makes) it consistent with its VM.
+
+    Machine API compares the device count with the VM's NIC count, so the device goes once the VM has lost the NIC:
+    - `remove`: the VM has no NIC on the port group and exactly as many NICs as the Machine lists without it (the
+      removal ends the VM-side `invalid network count`); refused while the node hosts egress IPs, unless force;
+    - `pending`: the VM still has the NIC (or as many NICs as listed): removing the device now would start an
+      `invalid network count`; it goes after vsphere_vm_nic state=absent took the NIC out;
+    - `report`: the counts differ in a way the removal does not fix, or the VM was not found (finding);
+    - `none`: the Machine does not list the port group (a count mismatch is still reported).
+    """
+    devices = _dig(machine, MACHINE_DEVICES_PATH)
+    entry = {'object': _ref(machine), 'vm': vm['name'] if vm else None,
+             'expected': len(devices) if isinstance(devices, list) else None,
+             'current': len(vm['nics']) if vm else None, 'patch': None, 'findings': [], 'before': devices, 'after': devices}
+    entry['mismatch'] = vm is not None and entry['expected'] is not None and entry['expected'] != entry['current']
+    removal = plan_devices_remove(machine, MACHINE_DEVICES_PATH, network_name)
+    if removal['action'] == 'none':
+        if entry['mismatch']:
+            entry['findings'].append(_mismatch_finding(entry))
+            return dict(entry, action='report')
+        return dict(entry, action='none')
+    if vm is None:
+        entry['findings'].append(catalogue_finding(
+            'vsphere_node_vm_not_found', 'Machine %s lists port group %s, but no VM has its UID as instance UUID or its name: '
+            'left as it is.' % (entry['object']['name'], network_name), objects=[entry['object']], severity='warning'))
+        return dict(entry, action='report')
+    if nic_on_network or entry['expected'] == entry['current']:
+        return dict(entry, action='pending')
+    if len(removal['after']) != entry['current']:
+        entry['findings'].append(_mismatch_finding(entry, ' Taking %s out would still leave %d device(s) for %d NIC(s): '
+                                                          'left as it is.' % (network_name, len(removal['after']), entry['current'])))
+        return dict(entry, action='report')
+    entry.update(after=removal['after'], patch=removal['patch'])
+    hosting = _hosting([(entry['object']['name'], node)], hosted)
+    if hosting and not force:
+        return _refuse_hosting(entry, network_name, hosting, 'its providerSpec')
+    return dict(entry, action='remove')

@@ -12,15 +12,25 @@ module: machineset_network
 short_description: Keep Machine API consistent with the egress NICs (MachineSet devices, Machine NIC counts)
 version_added: 0.1.0
 description:
-  - Ensures that the selected MachineSets list the egress port group in
+  - With O(state=present), ensures that the selected MachineSets list the egress port group in
     C(spec.template.spec.providerSpec.value.network.devices), B(after) the existing devices, which are never
     reordered or dropped. Machine API builds a replacement Machine from this template with exactly the listed
     NICs, so without it a replaced node loses the egress NIC added in vCenter.
+  - 'With O(state=absent), takes the device(s) naming the port group (C(networkName), matched as O(state=present)
+    recognises it: the name or an inventory path ending in it) out of the selected MachineSets'' templates, leaving every
+    other device where it is; and out of the C(providerSpec) of the selected nodes'' Machines B(once their VM no longer
+    has the NIC): a Machine is changed only when its VM has no NIC on the port group and exactly as many NICs as the
+    Machine lists without it, so the change ends an C(invalid network count) instead of starting one. A Machine whose
+    VM still has the NIC is returned with action C(pending): remove the NIC (M(ocp.egressip.vsphere_vm_nic)
+    O(ocp.egressip.vsphere_vm_nic#module:state=absent)), then run this module again. See the notes for why this order.'
+  - With O(state=absent), a MachineSet whose Machines' nodes, or a Machine whose node, still host egress IPs (read once
+    from the EgressIP objects' C(status.items)) is refused, naming the Machine, the node and the EgressIP, unless
+    O(force=true). Nothing is written when anything is refused.
   - Template changes reach B(new Machines only); existing Machines keep their own C(providerSpec).
   - 'Reports Machines whose C(providerSpec) lists a different number of network devices than their VM has NICs;
     the vSphere machine controller then fails every reconcile with C(invalid network count: expected=N current=M).'
-  - With O(align_machines=true), a Machine whose only difference is the egress NIC gets the port group appended
-    to its own C(providerSpec) devices; other differences are reported, never guessed at.
+  - With O(state=present) and O(align_machines=true), a Machine whose only difference is the egress NIC gets the port
+    group appended to its own C(providerSpec) devices; other differences are reported, never guessed at.
   - Detects clusters whose nodes are not managed by Machine API (UPI, platform none) and reports that only the
     vCenter path applies (finding C(machine_api_absent)); nothing is written then.
   - MachineSets are selected by name (O(machinesets)) or through the nodes they back (O(node_names), O(node_selector)).
@@ -35,10 +45,23 @@ requirements:
 options:
   network:
     description:
-      - Name of the egress port group, as C(networkName) of the device appended.
+      - Name of the egress port group, as C(networkName) of the device appended (or taken out with O(state=absent)).
     type: str
     required: true
     aliases: [portgroup]
+  state:
+    description:
+      - C(present) appends the device to the MachineSet templates (and, with O(align_machines), to Machines whose VM has
+        the extra NIC). C(absent) takes it out of the templates, and out of the Machines whose VM has lost the NIC.
+    type: str
+    choices: [present, absent]
+    default: present
+  force:
+    description:
+      - With O(state=absent), take the port group out even where a node of the MachineSet's Machines, or of the
+        Machine, still hosts egress IPs. Ignored with O(state=present).
+    type: bool
+    default: false
   switch:
     description:
       - Distributed switch of O(network), when several networks share its name (used to find the VMs' NICs on it).
@@ -74,6 +97,7 @@ options:
     description:
       - Extra fields of the device appended to a MachineSet, as Machine API names them. Unset fields are left out.
       - Leave them unset when the node address comes from NMState (the collection's node address step).
+      - Ignored with O(state=absent) (every device naming the port group is taken out, whatever its fields).
     type: dict
     suboptions:
       gateway:
@@ -91,6 +115,7 @@ options:
     description:
       - Append the port group to the C(providerSpec) devices of each existing Machine whose VM has exactly one NIC more
         than its C(providerSpec) lists, that NIC being on O(network). This ends Machine API's C(invalid network count) for them.
+      - O(state=absent) always aligns the Machines it can (see the description); this option only applies to O(state=present).
     type: bool
     default: false
 extends_documentation_fragment:
@@ -110,9 +135,18 @@ notes:
   - Machine API counts every virtual NIC of the VM, connected or not (openshift/machine-api-operator
     C(pkg/controller/vsphere/reconciler.go) C(reconcileNetwork)) and finds a Machine's VM by instance UUID
     (the Machine's UID) or else by the Machine's name; this module does the same.
-  - Never removes or reorders devices; to take the port group out of a template, edit the MachineSet.
+  - Never reorders devices or touches a device that does not name the port group. O(state=present) never removes one.
+  - 'Order with O(state=absent): MachineSet templates first (a replacement Machine must not get a NIC on a port group that
+    is about to go), then the VM NICs, then the Machines. A Machine can only agree with its VM before the NIC goes (it
+    lists the device) or after (it does not), so one of the two changes starts an C(invalid network count) and the
+    other ends it. The module only ever makes the change that ends it: when the NIC removal is refused or fails, the
+    Machines of those VMs stay consistent, and the mismatch lasts only from the NIC removal to the next run of this
+    module (the disable role runs it right after the NIC step, also when that step fails part way).'
+  - Check mode with O(state=absent) plans on the VMs as they are, so a Machine whose VM a later step would take the
+    NIC from is shown C(pending), not C(remove).
 seealso:
   - module: ocp.egressip.vsphere_vm_nic
+  - module: ocp.egressip.vsphere_portgroup
 '''
 
 EXAMPLES = r'''
@@ -130,6 +164,31 @@ EXAMPLES = r'''
     datacenter: DC1
     machinesets: [ocp1-abcde-worker-0]
     align_machines: true
+
+# Taking the egress network out again: templates, then the VM NICs, then the Machines (see notes)
+- name: Take the port group out of the worker MachineSet templates (Machines whose VM has the NIC are pending)
+  ocp.egressip.machineset_network:
+    network: ocp-egress-120
+    datacenter: DC1
+    node_selector:
+      node-role.kubernetes.io/worker: ""
+    state: absent
+
+- name: Remove the NICs from the VMs
+  ocp.egressip.vsphere_vm_nic:
+    network: ocp-egress-120
+    datacenter: DC1
+    node_selector:
+      node-role.kubernetes.io/worker: ""
+    state: absent
+
+- name: Take the port group out of the Machines whose VM lost the NIC (ends their invalid network count)
+  ocp.egressip.machineset_network:
+    network: ocp-egress-120
+    datacenter: DC1
+    node_selector:
+      node-role.kubernetes.io/worker: ""
+    state: absent
 '''
 
 RETURN = r'''
@@ -142,21 +201,26 @@ machine_api:
   returned: always
   type: bool
 machinesets:
-  description: Per MachineSet handled, C(name), C(namespace), C(action) (C(append), C(none), C(refused)) and the resulting C(devices).
+  description: >-
+    Per MachineSet handled, C(name), C(namespace), C(action) (C(append), C(remove), C(none), C(refused)), the resulting
+    C(devices) and C(nodes) (the nodes of its Machines).
   returned: always
   type: list
   elements: dict
 machines:
   description: >-
     Per Machine of the selected nodes, C(name), C(node), C(machineset), C(vm), C(expected) (providerSpec devices),
-    C(current) (VM NICs), C(mismatch), C(action) (C(append), C(none), C(report)).
+    C(current) (VM NICs), C(mismatch), C(action) (C(append), C(none), C(report); with O(state=absent) C(remove),
+    C(pending) (the VM still has the NIC), C(refused)).
   returned: always
   type: list
   elements: dict
 findings:
   description: >-
     C(machine_api_absent) (UPI), C(machine_api_node_without_machineset), C(machine_nic_count_mismatch),
-    refusals; each with C(id), C(severity), C(message), C(remedy), C(docs), C(objects).
+    C(vsphere_node_vm_not_found) (warning, O(state=absent): a Machine listing the port group whose VM was not found),
+    refusals (C(machine_api_device_hosts_egress_ips), ...); each with C(id), C(severity), C(message), C(remedy), C(docs),
+    C(objects).
   returned: always
   type: list
   elements: dict
@@ -177,6 +241,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_netwo
 GROUP = 'machine.openshift.io'
 VERSION = 'v1beta1'
 JSON_PATCH = 'application/json-patch+json'
+WRITES = ('append', 'remove')
 
 
 def argument_spec():
@@ -191,6 +256,8 @@ def argument_spec():
         device=dict(type='dict', options=dict(gateway=dict(type='str'), ipAddrs=dict(type='list', elements='str'),
                                               nameservers=dict(type='list', elements='str'))),
         align_machines=dict(type='bool', default=False),
+        state=dict(type='str', choices=['present', 'absent'], default='present'),
+        force=dict(type='bool', default=False),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
@@ -281,34 +348,88 @@ def run(module):
     if any(item['id'] == 'machine_api_absent' for item in coverage) and not params['machinesets']:
         result.update(machine_api=False, findings=coverage)
         return result
-    set_plans = plan_machinesets(module, machinesets, rows)
-    findings = coverage + [item for entry in set_plans for item in entry['findings']]
-    if errors(findings):
-        raise ModuleFailure(failure_message(findings, 'machineset_network'), findings=findings)
+    chosen = select_machinesets(module, machinesets, rows)
     row_machines = [row for row in rows if row['machine']]
-    vms, network = vm_counts(module, [row['machine'] for row in row_machines])
-    machine_plans = []
-    for row, vm in zip(row_machines, vms):
-        on_network = bool(vm and network and any(plan.nic_on_network(nic, network) for nic in vm['nics']))
-        entry = mapi.plan_machine(row['machine'], vm, params['network'], on_network, params['align_machines'])
-        machine_plans.append(dict(entry, node=row['node'], machineset=row['machineset']))
-        findings.extend(entry['findings'])
+    if params['state'] == 'absent':
+        set_plans, machine_plans, findings = plan_removal(module, chosen, machines, row_machines)
+    else:
+        set_plans, machine_plans, findings = plan_append(module, chosen, machines, row_machines)
+    findings = coverage + findings
     apply(module, set_plans, machine_plans)
-    result.update(changed=any(entry['action'] == 'append' for entry in set_plans + machine_plans), findings=findings,
+    result.update(changed=any(entry['action'] in WRITES for entry in set_plans + machine_plans), findings=findings,
                   machinesets=[{'name': e['object']['name'], 'namespace': e['object']['namespace'], 'action': e['action'],
-                                'devices': e['after']} for e in set_plans],
+                                'devices': e['after'], 'nodes': e['nodes']} for e in set_plans],
                   machines=[{'name': e['object']['name'], 'node': e['node'], 'machineset': e['machineset'], 'vm': e['vm'],
                              'expected': e['expected'], 'current': e['current'], 'mismatch': e['mismatch'], 'action': e['action']}
                             for e in machine_plans])
     if module._diff:  # pylint: disable=protected-access
         result['diff'] = diff_of(set_plans + machine_plans)
     for item in findings:
-        if item['id'] == 'machine_nic_count_mismatch':
+        if item['id'] in ('machine_nic_count_mismatch', 'vsphere_node_vm_not_found'):
             module.warn('[%s] %s' % (item['id'], item['message']))
     return result
 
 
-def plan_machinesets(module, machinesets, rows):
+def plan_append(module, chosen, machines, row_machines):
+    """state=present: append to the templates (refusals raise before vCenter is read), align Machines on request."""
+    params = module.params
+    device_options = dict((key, value) for key, value in (params['device'] or {}).items() if value)
+    members = mapi.machineset_members(machines)
+    set_plans = [dict(mapi.plan_machineset(obj, params['network'], device_options),
+                      nodes=sorted(set(node for _machine, node in members.get(obj['metadata']['name'], []) if node)))
+                 for obj in chosen]
+    findings = [item for entry in set_plans for item in entry['findings']]
+    if errors(findings):
+        raise ModuleFailure(failure_message(findings, 'machineset_network'), findings=findings)
+    vms, network = vm_counts(module, [row['machine'] for row in row_machines])
+    machine_plans = []
+    for row, vm in zip(row_machines, vms):
+        entry = mapi.plan_machine(row['machine'], vm, params['network'], on_network(vm, network), params['align_machines'])
+        machine_plans.append(dict(entry, node=row['node'], machineset=row['machineset']))
+        findings.extend(entry['findings'])
+    return set_plans, machine_plans, findings
+
+
+def plan_removal(module, chosen, machines, row_machines):
+    """state=absent: templates, and the Machines whose VM has lost the NIC; any refusal raises before a write."""
+    params = module.params
+    network_name = params['network']
+    listing = ([obj for obj in chosen if mapi.lists_network(obj, mapi.TEMPLATE_DEVICES_PATH, network_name)]
+               + [row['machine'] for row in row_machines if mapi.lists_network(row['machine'], mapi.MACHINE_DEVICES_PATH, network_name)])
+    hosted = read_hosted_egress_ips(module) if listing else {}
+    members = mapi.machineset_members(machines)
+    set_plans = [mapi.plan_machineset_remove(obj, network_name, members.get(obj['metadata']['name'], []), hosted, params['force'])
+                 for obj in chosen]
+    vms, network = vm_counts(module, [row['machine'] for row in row_machines])
+    machine_plans = []
+    for row, vm in zip(row_machines, vms):
+        entry = mapi.plan_machine_remove(row['machine'], vm, network_name, on_network(vm, network), row['node'], hosted,
+                                         params['force'])
+        machine_plans.append(dict(entry, node=row['node'], machineset=row['machineset']))
+    refused = [item for entry in set_plans + machine_plans if entry['action'] == 'refused' for item in entry['findings']]
+    if refused:
+        raise ModuleFailure(failure_message(refused, 'machineset_network'), findings=refused)
+    findings = [item for entry in set_plans + machine_plans for item in entry['findings']]
+    return set_plans, machine_plans, findings
+
+
+def on_network(vm, network):
+    return bool(vm and network and any(plan.nic_on_network(nic, network) for nic in vm['nics']))
+
+
+def read_hosted_egress_ips(module):
+    """{node: [(EgressIP, IP)]} from one list of the EgressIP objects; none when the EgressIP API is not served."""
+    try:
+        items = module.k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips')
+    except ModuleFailure as failure:
+        if failure.details.get('status') == 404:
+            return {}
+        raise
+    return mapi.hosted_egress_ips(items)
+
+
+def select_machinesets(module, machinesets, rows):
+    """The MachineSets named in `machinesets`, then those backing the selected nodes, in that order, each once."""
     params = module.params
     by_name = dict((item['metadata']['name'], item) for item in machinesets)
     unknown = [name for name in params['machinesets'] if name not in by_name]
@@ -316,18 +437,17 @@ def plan_machinesets(module, machinesets, rows):
         raise ModuleFailure('machinesets=%s: no such MachineSet in namespace %s (there: %s). Nothing was written.'
                             % (', '.join(unknown), params['namespace'], ', '.join(sorted(by_name)) or 'none'))
     names = list(params['machinesets']) + [row['machineset'] for row in rows if row['machineset']]
-    device_options = dict((key, value) for key, value in (params['device'] or {}).items() if value)
     ordered = sorted(set(names), key=names.index)
-    return [mapi.plan_machineset(by_name[name], params['network'], device_options) for name in ordered]
+    return [by_name[name] for name in ordered]
 
 
 def apply(module, set_plans, machine_plans):
-    """Patch what the plans append (dry run in check mode); the test operation guards against concurrent edits."""
+    """Patch what the plans append or remove (dry run in check mode); the test operation guards against concurrent edits."""
     for entry in set_plans:
-        if entry['action'] == 'append':
+        if entry['action'] in WRITES:
             _patch(module, 'machinesets', {'metadata': entry['object']}, entry['patch'])
     for entry in machine_plans:
-        if entry['action'] == 'append':
+        if entry['action'] in WRITES:
             _patch(module, 'machines', {'metadata': entry['object']}, entry['patch'])
 
 
@@ -335,7 +455,7 @@ def diff_of(entries):
     """before/after devices of the objects that change, built by one function for both sides."""
     def side(key):
         return dict(('%s/%s' % (entry['object']['kind'], entry['object']['name']), entry[key])
-                    for entry in entries if entry['action'] == 'append')
+                    for entry in entries if entry['action'] in WRITES)
     return {'before': side('before'), 'after': side('after')}
 
 

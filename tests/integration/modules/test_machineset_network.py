@@ -1,4 +1,4 @@
-"""machineset_network against the twin: MachineSet devices (append-only), Machine/VM NIC counts, UPI.
+"""machineset_network against the twin: MachineSet devices (append, and state=absent), Machine/VM NIC counts, UPI.
 
 The twin's Machine API (tests/twin/controllers/machineapi.py) seeds a worker MachineSet with a
 Machine per worker VM and a Machine per master VM, links them to the Nodes, and records
@@ -37,6 +37,14 @@ def portgroup(twin):
     WaitForTask(dvs.AddDVPortgroup_Task([vim.dvs.DistributedVirtualPortgroup.ConfigSpec(name=PORTGROUP, type='earlyBinding', numPorts=8)]))
     pg = find(si, vim.dvs.DistributedVirtualPortgroup, PORTGROUP)
     return {'key': pg.key, 'switch_uuid': dvs.uuid}
+
+
+def remove_egress_nic(twin, portgroup, vm_name):
+    """Take the VM's NIC on the port group out in vCenter (what vsphere_vm_nic state=absent does), with plain pyVmomi."""
+    vm = find(twin.vsphere(), vim.VirtualMachine, vm_name)
+    [nic] = [device for device in vm.config.hardware.device if isinstance(device, vim.vm.device.VirtualEthernetCard)
+             and getattr(getattr(device.backing, 'port', None), 'portgroupKey', None) == portgroup['key']]
+    WaitForTask(vm.ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='remove', device=nic)])))
 
 
 def add_egress_nic(twin, portgroup, vm_name):
@@ -210,6 +218,152 @@ def test_control_plane_machines_are_reported_not_changed(twin, run_module, portg
     assert [item['id'] for item in result['findings']] == ['machine_api_node_without_machineset'] * 3
     assert 'ocp1-master-0' in result['findings'][0]['message']
     assert kube_writes(twin) == 0
+
+
+# --- state=absent ---------------------------------------------------------------------------------------------
+# From here: the worker MachineSet template and Machine ocp1-worker-0 list the port group, and the VM ocp1-worker-0 has
+# the NIC (the tests above); ocp1-infra and ocp1-egress-first list it too, with other devices around it.
+
+def worker_set(twin):
+    return next(item for item in machinesets(twin) if item['metadata']['name'].endswith('-worker-0'))
+
+
+def listed(twin):
+    return [req['resource'] for req in twin.kube_requests()['requests'] if req['verb'] == 'list']
+
+
+def hold_egress_ip(twin, node, name, ip):
+    """An EgressIP on the primary network assigned to `node` (the only egress-assignable node): the twin's cluster manager assigns it."""
+    custom = twin.custom_objects()
+    twin.core_v1().patch_node(node, {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': ''}}})
+    custom.create_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', {
+        'apiVersion': 'k8s.ovn.org/v1', 'kind': 'EgressIP', 'metadata': {'name': name},
+        'spec': {'egressIPs': [ip], 'namespaceSelector': {'matchLabels': {'team': name}}}})
+    twin.wait_for(lambda: [item['node'] for item in (custom.get_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', name)
+                                                     .get('status') or {}).get('items') or []] == [node],
+                  timeout=15, what='egress IP %s assigned to %s' % (ip, node))
+
+
+def release_egress_ip(twin, node, name):
+    twin.custom_objects().delete_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', name)
+    twin.core_v1().patch_node(node, {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': None}}})
+
+
+def test_absent_check_mode_writes_nothing_shows_the_diff_and_keeps_machines_whose_vm_has_the_nic(twin, run_module, portgroup):
+    before_sets, before_machine = copy.deepcopy(machinesets(twin)), machine(twin, 'ocp1-worker-0')
+    twin.reset_kube_requests()
+    twin.reset_vcsim_requests()
+    result = run_module('machineset_network', args(state='absent'), check=True, diff=True)
+    assert result['_rc'] == 0, result
+    assert result['changed'] is True
+    assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
+    dry_runs = [req for req in twin.kube_requests()['requests'] if req['verb'] == 'patch']
+    assert len(dry_runs) == 1 and dry_runs[0]['dry_run']
+    assert machinesets(twin) == before_sets and machine(twin, 'ocp1-worker-0') == before_machine
+    key = 'MachineSet/%s' % worker_set(twin)['metadata']['name']
+    assert result['diff'] == {'before': {key: [{'networkName': 'VM Network'}, {'networkName': PORTGROUP}]},
+                              'after': {key: [{'networkName': 'VM Network'}]}}
+    by_name = dict((entry['name'], entry) for entry in result['machines'])
+    # the VM still has the NIC: taking the device out now would start an invalid network count
+    assert by_name['ocp1-worker-0']['action'] == 'pending' and by_name['ocp1-worker-0']['mismatch'] is False
+    assert by_name['ocp1-worker-1']['action'] == 'none'
+    assert [(entry['action'], entry['nodes']) for entry in result['machinesets']] == [('remove', ['ocp1-worker-0', 'ocp1-worker-1', 'ocp1-worker-2'])]
+
+
+def test_absent_refused_while_a_node_of_the_machineset_hosts_egress_ips(twin, run_module, portgroup):
+    hold_egress_ip(twin, 'ocp1-worker-1', 'ms-absent', '192.168.10.201')
+    try:
+        twin.reset_kube_requests()
+        result = run_module('machineset_network', args(state='absent'))
+        assert result['_rc'] != 0 and result.get('failed'), result
+        message = result['msg']
+        assert '[machine_api_device_hosts_egress_ips] MachineSet %s' % worker_set(twin)['metadata']['name'] in message, message
+        assert 'node ocp1-worker-1 (Machine ocp1-worker-1) hosts egress IP 192.168.10.201 of EgressIP ms-absent' in message
+        assert 'Fix: delete EgressIP ms-absent or move its IPs off node ocp1-worker-1' in message and 'force=true' in message
+        assert kube_writes(twin) == 0
+        assert len([resource for resource in listed(twin) if 'egressips' in resource]) == 1, listed(twin)
+        assert template_devices(worker_set(twin)) == [{'networkName': 'VM Network'}, {'networkName': PORTGROUP}]
+    finally:
+        release_egress_ip(twin, 'ocp1-worker-1', 'ms-absent')
+
+
+def test_absent_takes_the_port_group_out_of_the_template_and_leaves_the_machine_whose_vm_has_the_nic(twin, run_module, portgroup):
+    twin.reset_kube_requests()
+    result = run_module('machineset_network', args(state='absent'))
+    assert result['_rc'] == 0, result
+    assert result['changed'] is True and kube_writes(twin) == 1
+    assert template_devices(worker_set(twin)) == [{'networkName': 'VM Network'}]
+    assert machine_devices(machine(twin, 'ocp1-worker-0')) == [{'networkName': 'VM Network'}, {'networkName': PORTGROUP}]
+    assert [entry['action'] for entry in result['machines'] if entry['name'] == 'ocp1-worker-0'] == ['pending']
+    again = run_module('machineset_network', args(state='absent'))
+    assert again['changed'] is False and [entry['action'] for entry in again['machinesets']] == ['none']
+
+
+def test_absent_aligns_the_machine_once_its_vm_lost_the_nic_refused_while_its_node_hosts_egress_ips(twin, run_module, portgroup):
+    events_before = len(count_events(twin, 'ocp1-worker-0'))
+    remove_egress_nic(twin, portgroup, 'ocp1-worker-0')
+    messages = twin.wait_for(lambda: count_events(twin, 'ocp1-worker-0')[events_before:], timeout=10, what='the FailedUpdate event')
+    assert messages == ['ocp1-worker-0: reconciler failed to Update machine: invalid network count: expected=2 current=1']
+    hold_egress_ip(twin, 'ocp1-worker-0', 'machine-absent', '192.168.10.202')
+    try:
+        twin.reset_kube_requests()
+        refused = run_module('machineset_network', args(state='absent'))
+        assert refused['_rc'] != 0, refused
+        assert '[machine_api_device_hosts_egress_ips] Machine ocp1-worker-0: not taking port group %s out of its providerSpec while ' \
+               'node ocp1-worker-0 (Machine ocp1-worker-0) hosts egress IP 192.168.10.202 of EgressIP machine-absent' % PORTGROUP \
+               in refused['msg'], refused['msg']
+        assert kube_writes(twin) == 0
+        check = run_module('machineset_network', args(state='absent', force=True), check=True)
+        assert check['_rc'] == 0 and check['changed'] is True, check
+        assert kube_writes(twin) == 0
+        forced = run_module('machineset_network', args(state='absent', force=True), diff=True)
+        assert forced['_rc'] == 0, forced
+        assert forced['changed'] is True and kube_writes(twin) == 1
+    finally:
+        release_egress_ip(twin, 'ocp1-worker-0', 'machine-absent')
+    assert forced['diff'] == {'before': {'Machine/ocp1-worker-0': [{'networkName': 'VM Network'}, {'networkName': PORTGROUP}]},
+                              'after': {'Machine/ocp1-worker-0': [{'networkName': 'VM Network'}]}}
+    [entry] = [entry for entry in forced['machines'] if entry['name'] == 'ocp1-worker-0']
+    assert (entry['action'], entry['expected'], entry['current'], entry['mismatch']) == ('remove', 2, 1, True)
+    assert machine_devices(machine(twin, 'ocp1-worker-0')) == [{'networkName': 'VM Network'}]
+    vm = next(vm for vm in twin.inventory()['vms'] if vm['name'] == 'ocp1-worker-0')
+    assert len(vm['nics']) == len(machine_devices(machine(twin, 'ocp1-worker-0'))) == 1
+
+
+def test_absent_rerun_is_unchanged_with_one_list_per_kind_for_one_node_and_all(twin, run_module, portgroup):
+    twin.reset_kube_requests()
+    twin.reset_vcsim_requests()
+    result = run_module('machineset_network', args(state='absent'))
+    assert result['_rc'] == 0 and result['changed'] is False, result
+    assert result['findings'] == [] and all(entry['action'] == 'none' for entry in result['machines'])
+    assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
+    every = (twin.kube_requests()['counts'], twin.vcsim_requests()['counts'])
+    # one list per kind (nodes, MachineSets, Machines); no EgressIP list when nothing lists the port group
+    assert sorted(listed(twin)) == sorted(set(listed(twin))) and not any('egressips' in resource for resource in listed(twin)), listed(twin)
+    twin.reset_kube_requests()
+    twin.reset_vcsim_requests()
+    one = run_module('machineset_network', args(state='absent', node_selector=None, node_names=['ocp1-worker-1']))
+    assert one['changed'] is False
+    assert (twin.kube_requests()['counts'], twin.vcsim_requests()['counts']) == every
+    check = run_module('machineset_network', args(state='absent'), check=True, diff=True)
+    assert check['changed'] is False and check['diff'] == {'before': {}, 'after': {}}
+
+
+def test_absent_takes_out_only_the_port_group_never_reordering_the_other_devices(twin, run_module, portgroup):
+    by_name = dict((item['metadata']['name'], item) for item in machinesets(twin))
+    assert template_devices(by_name['ocp1-egress-first']) == [{'networkName': PORTGROUP}, {'networkName': 'VM Network'}]
+    infra_before = template_devices(by_name['ocp1-infra'])
+    assert infra_before[-1]['networkName'] == PORTGROUP
+    result = run_module('machineset_network', args(node_selector=None, machinesets=['ocp1-egress-first', 'ocp1-infra', 'ocp1-full'],
+                                                   state='absent'))
+    assert result['_rc'] == 0, result
+    assert [(entry['name'], entry['action']) for entry in result['machinesets']] == [
+        ('ocp1-egress-first', 'remove'), ('ocp1-infra', 'remove'), ('ocp1-full', 'none')]
+    by_name = dict((item['metadata']['name'], item) for item in machinesets(twin))
+    assert template_devices(by_name['ocp1-egress-first']) == [{'networkName': 'VM Network'}]
+    assert template_devices(by_name['ocp1-infra']) == infra_before[:-1] == [{'networkName': 'VM Network', 'gateway': '192.168.10.1'},
+                                                                             {'networkName': 'storage-net'}]
+    assert template_devices(by_name['ocp1-full']) == [{'networkName': 'net-%d' % index} for index in range(10)]
 
 
 def test_cluster_without_machine_api_reports_the_vcenter_path_only(twin, run_module, portgroup):

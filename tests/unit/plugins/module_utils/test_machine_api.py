@@ -146,3 +146,100 @@ def test_align_does_not_guess_when_append_would_not_fix_it():
 def test_machine_without_vm_is_no_mismatch():
     plan = mapi.plan_machine(machine('m0'), None, 'pg', False, align=True)
     assert plan['mismatch'] is False and plan['vm'] is None
+
+
+# --- state=absent: taking the port group out -----------------------------------------------------------
+
+MACHINE_DEVICES = '/spec/providerSpec/value/network/devices'
+
+
+def egressip(name, *assignments):
+    return {'metadata': {'name': name}, 'status': {'items': [{'node': n, 'egressIP': ip} for n, ip in assignments]}}
+
+
+def test_removes_only_the_port_group_devices_from_the_highest_index_down_after_a_test():
+    devices = [{'networkName': 'pg'}, {'networkName': 'VM Network', 'gateway': '192.168.10.1'},
+               {'networkName': '/DC0/network/pg'}, {'networkName': 'storage'}]
+    plan = mapi.plan_machineset_remove(machineset(devices=copy.deepcopy(devices)), 'pg', [], {})
+    assert plan['action'] == 'remove'
+    assert plan['after'] == [devices[1], devices[3]]
+    assert plan['patch'] == [{'op': 'test', 'path': DEVICES, 'value': devices},
+                             {'op': 'remove', 'path': DEVICES + '/2'}, {'op': 'remove', 'path': DEVICES + '/0'}]
+
+
+def test_nothing_to_remove_is_no_change():
+    plan = mapi.plan_machineset_remove(machineset(devices=[{'networkName': 'not-pg'}]), 'pg', [('m0', 'n0')],
+                                       mapi.hosted_egress_ips([egressip('e', ('n0', '10.20.0.100'))]))
+    assert plan['action'] == 'none' and plan['patch'] is None and plan['findings'] == []
+    broken = machineset()
+    del broken['spec']['template']['spec']['providerSpec']['value']['network']
+    assert mapi.plan_machineset_remove(broken, 'pg', [], {})['action'] == 'none'
+
+
+def test_template_removal_refused_while_a_node_of_the_set_hosts_egress_ips_names_machine_node_egressip_and_fix():
+    hosted = mapi.hosted_egress_ips([egressip('payments', ('n1', '10.20.0.100')), egressip('other', ('elsewhere', '10.20.0.101'))])
+    members = [('m0', 'n0'), ('m1', 'n1'), ('m2', None)]
+    plan = mapi.plan_machineset_remove(machineset(devices=[{'networkName': 'VM Network'}, {'networkName': 'pg'}]), 'pg', members, hosted)
+    assert plan['action'] == 'refused' and plan['patch'] is None and plan['nodes'] == ['n0', 'n1']
+    [finding] = plan['findings']
+    assert finding['id'] == 'machine_api_device_hosts_egress_ips' and finding['severity'] == 'error'
+    assert 'node n1 (Machine m1) hosts egress IP 10.20.0.100 of EgressIP payments' in finding['message']
+    assert 'delete EgressIP payments or move its IPs off node n1' in finding['remedy'] and 'force=true' in finding['remedy']
+    assert {'kind': 'EgressIP', 'name': 'payments'} in finding['objects']
+    forced = mapi.plan_machineset_remove(machineset(devices=[{'networkName': 'VM Network'}, {'networkName': 'pg'}]), 'pg', members,
+                                         hosted, force=True)
+    assert forced['action'] == 'remove' and forced['findings'] == []
+
+
+def test_machineset_members_from_owner_and_node_ref():
+    members = mapi.machineset_members([machine('m0', node='n0'), machine('m1'), machine('cp0', owner=None, node='cp')])
+    assert members == {'ocp1-worker': [('m0', 'n0'), ('m1', None)]}
+
+
+def two_devices():
+    return [{'networkName': 'VM Network'}, {'networkName': 'pg'}]
+
+
+def test_machine_whose_vm_still_has_the_nic_is_pending_not_changed():
+    # Removing the device now would start "invalid network count: expected=1 current=2".
+    plan = mapi.plan_machine_remove(machine('m0', devices=two_devices()), vm('m0', 2), 'pg', True, 'n0', {})
+    assert plan['action'] == 'pending' and plan['patch'] is None and plan['findings'] == []
+    # Not on the port group by what vCenter says (for example the port group is gone), but still as many NICs as listed.
+    plan = mapi.plan_machine_remove(machine('m0', devices=two_devices()), vm('m0', 2), 'pg', False, 'n0', {})
+    assert plan['action'] == 'pending'
+
+
+def test_machine_whose_vm_lost_the_nic_is_aligned():
+    plan = mapi.plan_machine_remove(machine('m0', devices=two_devices()), vm('m0', 1), 'pg', False, 'n0', {})
+    assert plan['action'] == 'remove' and plan['mismatch'] is True
+    assert plan['after'] == [{'networkName': 'VM Network'}]
+    assert plan['patch'] == [{'op': 'test', 'path': MACHINE_DEVICES, 'value': two_devices()},
+                             {'op': 'remove', 'path': MACHINE_DEVICES + '/1'}]
+
+
+def test_machine_removal_refused_while_its_node_hosts_egress_ips_unless_force():
+    hosted = mapi.hosted_egress_ips([egressip('payments', ('n0', '10.20.0.100'))])
+    plan = mapi.plan_machine_remove(machine('m0', devices=two_devices()), vm('m0', 1), 'pg', False, 'n0', hosted)
+    assert plan['action'] == 'refused' and plan['patch'] is None
+    assert 'Machine m0: not taking port group pg out of its providerSpec while node n0 (Machine m0) hosts egress IP 10.20.0.100 ' \
+           'of EgressIP payments' in plan['findings'][0]['message']
+    forced = mapi.plan_machine_remove(machine('m0', devices=two_devices()), vm('m0', 1), 'pg', False, 'n0', hosted, force=True)
+    assert forced['action'] == 'remove'
+
+
+def test_machine_removal_that_would_not_fix_the_count_is_reported():
+    plan = mapi.plan_machine_remove(machine('m0', devices=two_devices() + [{'networkName': 'x'}]), vm('m0', 1), 'pg', False, 'n0', {})
+    assert plan['action'] == 'report' and ids(plan['findings']) == ['machine_nic_count_mismatch']
+    assert 'would still leave 2 device(s) for 1 NIC(s)' in plan['findings'][0]['message']
+
+
+def test_machine_without_the_port_group_reports_an_unrelated_mismatch_only():
+    assert mapi.plan_machine_remove(machine('m0'), vm('m0', 1), 'pg', False, 'n0', {})['action'] == 'none'
+    plan = mapi.plan_machine_remove(machine('m0'), vm('m0', 3), 'pg', False, 'n0', {})
+    assert plan['action'] == 'report' and ids(plan['findings']) == ['machine_nic_count_mismatch']
+
+
+def test_machine_listing_the_port_group_without_a_vm_is_left_and_reported():
+    plan = mapi.plan_machine_remove(machine('m0', devices=two_devices()), None, 'pg', False, 'n0', {})
+    assert plan['action'] == 'report' and ids(plan['findings']) == ['vsphere_node_vm_not_found']
+    assert plan['findings'][0]['severity'] == 'warning'
