@@ -2,7 +2,7 @@
 # Copyright: (c) 2025, ocp.egressip contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Kubernetes client (typed CoreV1 for core kinds, CustomObjectsApi for CRs) and the module base class.
+"""Kubernetes client (plain JSON requests for core kinds, CustomObjectsApi for CRs) and the module base class.
 
 Connection options and environment variables are those of kubernetes.core, so the same AAP
 credential, kubeconfig and ``module_defaults`` serve both collections. Private module_util:
@@ -37,6 +37,9 @@ from ansible_collections.ocp.egressip.plugins.module_utils._errors import (
 
 # (connect, read) seconds for each API request.
 REQUEST_TIMEOUT = (15, 120)
+
+# verb of K8sClient.call -> HTTP method (for messages and for K8sClient.request)
+HTTP_METHODS = {'list': 'GET', 'get': 'GET', 'create': 'POST', 'replace': 'PUT', 'patch': 'PATCH', 'delete': 'DELETE'}
 
 # Option name -> environment variable, exactly as kubernetes.core (and AAP's OpenShift credential).
 K8S_ENV = {
@@ -223,13 +226,17 @@ def _network_error_text(exc):
 
 
 class K8sClient(object):
-    """A Kubernetes API connection: typed CoreV1Api, CustomObjectsApi, and failures that name the endpoint."""
+    """A Kubernetes API connection: plain JSON requests, CustomObjectsApi, and failures that name the endpoint.
+
+    Core kinds (Nodes, Pods, Namespaces, Events) go through ``request`` as plain dicts, not through the typed
+    ``kubernetes.client.CoreV1Api``: importing that class builds about 250 pydantic models, 0.5-0.6 s of CPU in
+    every module run, more than all the rest of a no-op run (docs/benchmarks.md).
+    """
 
     def __init__(self, api_client, source):
         self.api_client = api_client
         self.source = source
         self.host = api_client.configuration.host
-        self.core_v1 = kubernetes.client.CoreV1Api(api_client)
         self.custom_objects = kubernetes.client.CustomObjectsApi(api_client)
 
     @classmethod
@@ -245,7 +252,7 @@ class K8sClient(object):
     def call(self, verb, resource, path, func, *args, **kwargs):
         """Run one API request; an error becomes a ModuleFailure naming verb, resource, URL, status and the server's message."""
         kwargs.setdefault('_request_timeout', REQUEST_TIMEOUT)
-        method = {'list': 'GET', 'get': 'GET', 'create': 'POST', 'replace': 'PUT', 'patch': 'PATCH', 'delete': 'DELETE'}.get(verb, verb.upper())
+        method = HTTP_METHODS.get(verb, verb.upper())
         url = self.host + path
         try:
             return func(*args, **kwargs)
@@ -273,15 +280,36 @@ class K8sClient(object):
         return _failure('%s %s (%s %s) failed: cannot reach the Kubernetes API at %s (from %s): %s'
                         % (verb, resource, method, url, self.host, self.source, _network_error_text(exc)), reason='unreachable')
 
-    def serialize(self, obj):
-        """A typed API object as the plain dict the API returned (camelCase keys, like ``kubectl -o json``)."""
-        return self.api_client.sanitize_for_serialization(obj)
+    def request(self, verb, resource, path, query=None, body=None, content_type=None, text=False):
+        """One API request, answered as plain data: the decoded JSON body (a dict), or the text with ``text=True``.
+
+        ``verb`` is one of HTTP_METHODS (``list``, ``get``, ``create``, ``patch``...), ``resource`` names the
+        object(s) in messages, ``query`` a dict of query parameters (``None`` values dropped), ``body`` a JSON
+        body sent with ``content_type`` (``application/json`` by default; a merge or JSON patch content type for
+        ``patch``). Errors are those of ``call``.
+        """
+        return self.call(verb, resource, path, self._request, HTTP_METHODS.get(verb, verb.upper()), path, query, body, content_type, text)
+
+    def _request(self, method, path, query, body, content_type, text, _request_timeout=None):
+        headers = {'Accept': 'text/plain, */*' if text else 'application/json'}
+        if body is not None:
+            headers['Content-Type'] = content_type or 'application/json'
+        query_params = [(key, value) for key, value in sorted((query or {}).items()) if value is not None]
+        method, url, headers, body, _post_params = self.api_client.param_serialize(
+            method, path, query_params=query_params or None, header_params=headers, body=body, auth_settings=['BearerToken'])
+        response = self.api_client.call_api(method, url, header_params=headers, body=body, _request_timeout=_request_timeout)
+        data = response.read()
+        answer = data.decode('utf-8', 'replace') if data is not None else None
+        if not 200 <= response.status <= 299:
+            raise ApiException.from_response(http_resp=response, body=answer, data=None)
+        if text or not answer:
+            return answer
+        return json.loads(answer)
 
     def list_nodes(self, label_selector=None):
         """All Nodes (one list request) as plain dicts."""
-        kwargs = {'label_selector': label_selector} if label_selector else {}
-        node_list = self.call('list', 'nodes', '/api/v1/nodes', self.core_v1.list_node, **kwargs)
-        return [self.serialize(node) for node in node_list.items or []]
+        node_list = self.request('list', 'nodes', '/api/v1/nodes', query={'labelSelector': label_selector or None})
+        return list(node_list.get('items') or [])
 
     def list_cluster_custom_objects(self, group, version, plural, not_found_msg=None):
         """All objects of a cluster-scoped custom resource (one list request) as plain dicts.

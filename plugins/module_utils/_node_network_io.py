@@ -134,8 +134,8 @@ def delete(k8s, api, name, check_mode, namespace=None):
 
 def patch_node(k8s, name, body, check_mode):
     """A JSON merge patch of one Node (labels: `null` removes one)."""
-    return k8s.call('patch', 'nodes %s' % name, '/api/v1/nodes/%s' % name, k8s.core_v1.patch_node, name, body,
-                    _content_type=MERGE_PATCH, **_dry_run(check_mode))
+    return k8s.request('patch', 'nodes %s' % name, '/api/v1/nodes/%s' % name, query={'dryRun': 'All' if check_mode else None},
+                       body=body, content_type=MERGE_PATCH)
 
 
 def run_parallel(calls, limit=PARALLEL_WRITES):

@@ -22,7 +22,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 
 try:
     from pyVmomi import vim
@@ -56,19 +55,18 @@ CUSTOM_KINDS = (
     ('machinesets', 'machine.openshift.io', 'v1beta1', 'machinesets', None),
     ('machines', 'machine.openshift.io', 'v1beta1', 'machines', None),
 )
-# snapshot key -> (resource, path, CoreV1Api method name)
+# snapshot key -> (resource, path)
 CORE_KINDS = (
-    ('nodes', 'nodes', '/api/v1/nodes', 'list_node'),
-    ('namespaces', 'namespaces', '/api/v1/namespaces', 'list_namespace'),
-    ('pods', 'pods', '/api/v1/pods', 'list_pod_for_all_namespaces'),
+    ('nodes', 'nodes', '/api/v1/nodes'),
+    ('namespaces', 'namespaces', '/api/v1/namespaces'),
+    ('pods', 'pods', '/api/v1/pods'),
 )
 REQUIRED = ('nodes',)
 
 
-def _list_core(k8s, resource, path, method):
-    # Raw JSON instead of typed objects: a pod list of a large cluster deserialises far faster.
-    response = k8s.call('list', resource, path, getattr(k8s.core_v1, method), _preload_content=False)
-    return json.loads(response.data).get('items') or []
+def _list_core(k8s, resource, path):
+    # Plain JSON, no typed objects: a pod list of a large cluster deserialises far faster.
+    return k8s.request('list', resource, path).get('items') or []
 
 
 def _list_custom(k8s, group, version, plural):
@@ -82,11 +80,11 @@ def _singleton(items, name):
 def read_cluster(k8s, skip=()):
     """The Kubernetes part of the snapshot: one list per kind; `skip` names snapshot keys not to read."""
     snapshot = {'unreadable': {}}
-    for key, resource, path, method in CORE_KINDS:
+    for key, resource, path in CORE_KINDS:
         if key in skip:
             continue
         try:
-            snapshot[key] = _list_core(k8s, resource, path, method)
+            snapshot[key] = _list_core(k8s, resource, path)
         except ModuleFailure as failure:
             if key in REQUIRED or failure.details.get('status') != 403:
                 raise

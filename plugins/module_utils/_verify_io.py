@@ -124,7 +124,7 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
         return []
     clock = clock or Clock()
     run_id = uuid.uuid4().hex[:12]
-    namespaces = [k8s.serialize(item) for item in k8s.call('list', 'namespaces', '/api/v1/namespaces', k8s.core_v1.list_namespace).items or []]
+    namespaces = list(k8s.request('list', 'namespaces', '/api/v1/namespaces').get('items') or [])
     outcomes, bodies, created_namespaces = [], [], []
     for egressip in egressips:
         name = egressip['metadata']['name']
@@ -154,7 +154,7 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
 def _create_namespace(k8s, body):
     name = body['metadata']['name']
     try:
-        k8s.call('create', 'namespaces %s' % name, '/api/v1/namespaces', k8s.core_v1.create_namespace, body)
+        k8s.request('create', 'namespaces %s' % name, '/api/v1/namespaces', body=body)
     except ModuleFailure as failure:
         if failure.details.get('status') == 409:
             return None
@@ -166,8 +166,7 @@ def _create_pod(k8s, body):
     """(created pod or None, failure text or None): a probe that cannot be created is reported, not raised."""
     namespace = body['metadata']['namespace']
     try:
-        return k8s.call('create', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace,
-                        k8s.core_v1.create_namespaced_pod, namespace, body), None
+        return k8s.request('create', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace, body=body), None
     except ModuleFailure as failure:
         return None, failure.msg
 
@@ -187,8 +186,7 @@ def _run_pods(k8s, bodies, run_id, timeout, clock, interval):
 
 def _list_probe_pods(k8s, run_id):
     selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
-    pods = k8s.call('list', 'pods', '/api/v1/pods', k8s.core_v1.list_pod_for_all_namespaces, label_selector=selector)
-    return [k8s.serialize(pod) for pod in pods.items or []]
+    return list(k8s.request('list', 'pods', '/api/v1/pods', query={'labelSelector': selector}).get('items') or [])
 
 
 def _wait_pods(k8s, run_id, count, timeout, clock, interval):
@@ -205,8 +203,7 @@ def _log(k8s, pod):
     if (pod.get('status') or {}).get('phase') not in ('Succeeded', 'Failed'):
         return None
     name, namespace = pod['metadata']['name'], pod['metadata']['namespace']
-    return k8s.call('get', 'pods/log %s/%s' % (namespace, name), '/api/v1/namespaces/%s/pods/%s/log' % (namespace, name),
-                    k8s.core_v1.read_namespaced_pod_log, name, namespace)
+    return k8s.request('get', 'pods/log %s/%s' % (namespace, name), '/api/v1/namespaces/%s/pods/%s/log' % (namespace, name), text=True)
 
 
 def _clean_up(k8s, bodies, run_id, namespaces):
@@ -214,13 +211,13 @@ def _clean_up(k8s, bodies, run_id, namespaces):
     selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
     for namespace in sorted(set(body['metadata']['namespace'] for body in bodies)):
         try:
-            k8s.call('delete', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace,
-                     k8s.core_v1.delete_collection_namespaced_pod, namespace, label_selector=selector, grace_period_seconds=0)
+            k8s.request('delete', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace,
+                        query={'labelSelector': selector, 'gracePeriodSeconds': 0})
         except ModuleFailure:
             pass  # activeDeadlineSeconds ends a leftover pod; its labels name the run
     for namespace in namespaces:
         try:
-            k8s.call('delete', 'namespaces %s' % namespace, '/api/v1/namespaces/%s' % namespace, k8s.core_v1.delete_namespace, namespace)
+            k8s.request('delete', 'namespaces %s' % namespace, '/api/v1/namespaces/%s' % namespace)
         except ModuleFailure:
             pass
 

@@ -404,9 +404,8 @@ def read(k8s, need_nodes):
 
 def list_events(k8s):
     selector = 'involvedObject.kind=%s,type=Warning' % KIND
-    events = k8s.call('list', 'events', '/api/v1/namespaces/%s/events' % EVENTS_NAMESPACE, k8s.core_v1.list_namespaced_event,
-                      EVENTS_NAMESPACE, field_selector=selector)
-    return [k8s.serialize(event) for event in events.items or []]
+    events = k8s.request('list', 'events', '/api/v1/namespaces/%s/events' % EVENTS_NAMESPACE, query={'fieldSelector': selector})
+    return list(events.get('items') or [])
 
 
 def _phase(change):

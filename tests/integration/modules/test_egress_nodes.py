@@ -11,6 +11,8 @@ import pytest
 from pyVim.task import WaitForTask
 from pyVmomi import vim
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+
 from twin.fixture import kube_writes
 
 import _prepare as prepare
@@ -54,6 +56,12 @@ def set_connected(twin, node, mac, connected):
     nic.connectable.connected = connected
     nic.connectable.startConnected = connected
     WaitForTask(vm.ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='edit', device=nic)])))
+    # As on a cluster, the node's NodeNetworkState reports the link change a moment later (the twin's NMState
+    # simulation notices it on its next round); the modules under test read it from there.
+    wanted = 'up' if connected else 'down'
+    twin.wait_for(lambda: (nn.interface_by_mac(twin.custom_objects().get_cluster_custom_object(
+        'nmstate.io', 'v1beta1', 'nodenetworkstates', node), mac) or {}).get('state') == wanted,
+        timeout=30, what='NodeNetworkState of %s reporting the NIC %s %s' % (node, mac, wanted))
 
 
 # --- refusals ----------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Kubernetes connection: configuration sources, error messages (never the token), client helpers."""
 
 import json
+import urllib.parse
 
 import pytest
 import urllib3
@@ -288,19 +289,68 @@ def test_custom_resource_not_served_gets_the_callers_message():
     assert 'list egressips.k8s.ovn.org (GET https://api.cluster-a.example.com:6443/apis/k8s.ovn.org/v1/egressips) failed: HTTP 404' in failure.value.msg
 
 
-def test_list_helpers_return_plain_dicts():
-    k8s = client()
-    node = _k8s.kubernetes.client.V1Node(metadata=_k8s.kubernetes.client.V1ObjectMeta(name='w0', annotations={'a': '1'}),
-                                         spec=_k8s.kubernetes.client.V1NodeSpec(provider_id='vsphere://x'))
-    calls = []
+class FakePool:
+    """The urllib3 pool manager under the kubernetes RESTClient: records each request, answers from a list."""
 
-    def list_node(**kwargs):
-        calls.append(kwargs)
-        return _k8s.kubernetes.client.V1NodeList(items=[node])
-    k8s.core_v1.list_node = list_node
-    assert k8s.list_nodes(label_selector='node-role.kubernetes.io/worker') == [
-        {'metadata': {'name': 'w0', 'annotations': {'a': '1'}}, 'spec': {'providerID': 'vsphere://x'}}]
-    assert calls[0]['label_selector'] == 'node-role.kubernetes.io/worker'
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.requests = []
+
+    def request(self, method, url, **kwargs):
+        self.requests.append(dict(kwargs, method=method, url=url))
+        status, body = self.answers.pop(0)
+        return urllib3.HTTPResponse(body=body.encode(), status=status, headers={'content-type': 'application/json'},
+                                    preload_content=True)
+
+
+def client_with(*answers):
+    k8s = client()
+    pool = FakePool(*answers)
+    k8s.api_client.rest_client.pool_manager = pool
+    return k8s, pool
+
+
+def test_list_nodes_is_one_plain_json_request():
+    node = {'metadata': {'name': 'w0', 'annotations': {'a': '1'}, 'creationTimestamp': '2026-11-30T01:02:03Z'},
+            'spec': {'providerID': 'vsphere://x'}, 'status': {'unknownField': True}}
+    k8s, pool = client_with((200, json.dumps({'kind': 'NodeList', 'items': [node]})))
+    assert k8s.list_nodes(label_selector='node-role.kubernetes.io/worker') == [node]  # as the API sent it, nothing dropped
+    [request] = pool.requests
+    assert request['method'] == 'GET'
+    url = urllib.parse.urlsplit(request['url'])
+    assert (url.netloc, url.path) == ('api.cluster-a.example.com:6443', '/api/v1/nodes')
+    assert urllib.parse.parse_qs(url.query) == {'labelSelector': ['node-role.kubernetes.io/worker']}
+    assert request['headers']['authorization'] == 'Bearer %s' % TOKEN
+    assert request['headers']['Accept'] == 'application/json'
+    assert request['timeout'].connect_timeout == _k8s.REQUEST_TIMEOUT[0]
+
+
+def test_request_sends_a_merge_patch_with_dry_run_and_drops_unset_query_values():
+    k8s, pool = client_with((200, '{"metadata": {"name": "w0"}}'), (200, '{}'))
+    body = {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': None}}}
+    assert k8s.request('patch', 'nodes w0', '/api/v1/nodes/w0', query={'dryRun': 'All'}, body=body,
+                       content_type='application/merge-patch+json') == {'metadata': {'name': 'w0'}}
+    k8s.request('patch', 'nodes w0', '/api/v1/nodes/w0', query={'dryRun': None}, body=body, content_type='application/merge-patch+json')
+    first, second = pool.requests
+    assert first['method'] == 'PATCH' and first['url'].endswith('/api/v1/nodes/w0?dryRun=All')
+    assert first['headers']['Content-Type'] == 'application/merge-patch+json'
+    assert json.loads(first['body']) == body
+    assert second['url'].endswith('/api/v1/nodes/w0')
+
+
+def test_request_text_answer_and_error_status():
+    k8s, pool = client_with((200, 'EGRESS 10.20.0.200\n'), (404, status_body(404, 'NotFound', 'pods "p" not found')))
+    assert k8s.request('get', 'pods/log ns/p', '/api/v1/namespaces/ns/pods/p/log', text=True) == 'EGRESS 10.20.0.200\n'
+    with pytest.raises(ModuleFailure) as failure:
+        k8s.request('get', 'pods/log ns/p', '/api/v1/namespaces/ns/pods/p/log', text=True)
+    assert failure.value.msg == ('get pods/log ns/p (GET https://api.cluster-a.example.com:6443/api/v1/namespaces/ns/pods/p/log) '
+                                 'failed: HTTP 404 NotFound: pods "p" not found')
+    assert failure.value.details['status'] == 404
+    assert TOKEN not in failure.value.msg
+
+
+def test_list_cluster_custom_objects_returns_plain_dicts():
+    k8s = client()
     k8s.custom_objects.list_cluster_custom_object = lambda *args, **kwargs: {'items': [{'metadata': {'name': 'e'}}]}
     assert k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips') == [{'metadata': {'name': 'e'}}]
 
