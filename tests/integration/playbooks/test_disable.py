@@ -1,7 +1,8 @@
 """playbooks/disable.yml end to end on the twin: enable first, then the orderly removal.
 
-The tests of this module run in order on one twin (enable takes about 30 s): refusals, check mode, the stop at the
-Machine API check, the manual MachineSet/Machine edit it asks for, completion, and a rerun that changes nothing.
+The tests of this module run in order on one twin (enable takes about 30 s): refusals, check mode, a run whose NIC
+step fails for one VM (the Machines of the others are aligned right away, the failed one keeps matching its VM), the
+rerun that completes it (Machine API devices, VM NICs, port group), and a rerun that changes nothing.
 """
 
 import pytest
@@ -53,15 +54,11 @@ def devices(plural, obj):
     return obj
 
 
-def unlist_portgroup(twin):
-    """The manual edit the Machine API check asks for: the port group out of MachineSet templates and Machines."""
-    objects = twin.custom_objects()
-    for plural, obj in list(machine_api_objects(twin)):
-        kept = [device for device in devices(plural, obj) if device.get('networkName') != PORTGROUP]
-        if kept != devices(plural, obj):
-            objects.patch_namespaced_custom_object(*MACHINE_API, plural, obj['metadata']['name'],
-                                                   [{'op': 'replace', 'path': '/' + '/'.join(DEVICE_PATHS[plural]), 'value': kept}],
-                                                   _content_type='application/json-patch+json')
+def machine_vm_counts(twin):
+    """{Machine: (devices its providerSpec lists, NICs its VM has)} for the worker Machines (Machine API compares them)."""
+    vms = dict((vm['name'], vm) for vm in twin.inventory()['vms'])
+    return dict((obj['metadata']['name'], (len(devices('machines', obj)), len(vms[obj['metadata']['name']]['nics'])))
+                for plural, obj in machine_api_objects(twin) if plural == 'machines' and obj['metadata']['name'] in WORKERS)
 
 
 def reset(twin):
@@ -101,7 +98,7 @@ def test_check_mode_stops_where_an_egress_ip_of_another_owner_stays(twin, run_pl
                   timeout=30, what='the egress IP of legacy assigned')
     before = state(twin)
     reset(twin)
-    run = run_playbook('playbooks/disable.yml', [VARIABLES, {'disable_machine_api': False}], check=True)
+    run = run_playbook('playbooks/disable.yml', VARIABLES, check=True)
     assert run.rc != 0, run
     assert 'A real run deletes EgressIP object(s) payments first; these egress IPs stay' in run.stdout, run
     assert 'of EgressIP legacy on ocp1-worker-' in run.stdout and 'would strand egress IP 10.20.0.210 of EgressIP legacy' in run.stdout, run
@@ -113,48 +110,60 @@ def test_check_mode_stops_where_an_egress_ip_of_another_owner_stays(twin, run_pl
 def test_check_mode_plans_every_step_and_writes_nothing(twin, run_playbook):
     before = state(twin)
     reset(twin)
-    run = run_playbook('playbooks/disable.yml', [VARIABLES, {'disable_machine_api': False}], check=True, diff=True)
+    run = run_playbook('playbooks/disable.yml', VARIABLES, check=True, diff=True)
     assert run.rc == 0, run
-    assert run.changed == 6, run  # EgressIPs, labels, addresses, forwarding, NICs, port group
+    # EgressIPs, labels, addresses, forwarding, MachineSet template, NICs, Machines (named: no NIC is removed), port group
+    assert run.changed == 8, run
     assert 'Would remove: 1 EgressIP object(s), the egress-assignable label of 3 node(s), the secondary address of 3 node(s), ' \
-           'the IP forwarding, the NIC of 3 VM(s), the port group.' in run.stdout, run
+           'the IP forwarding, the port group from 1 MachineSet template(s) and 3 Machine(s), the NIC of 3 VM(s), the port group.' \
+           in run.stdout, run
+    assert 'out of spec.providerSpec.value.network.devices of Machine(s) ocp1-worker-0, ocp1-worker-1, ocp1-worker-2 once' in run.stdout, run
     assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
     assert state(twin) == before
 
 
-def test_check_mode_stops_at_the_machine_api_check_like_a_real_run(twin, run_playbook):
+def test_check_mode_without_machine_api_leaves_it_out(twin, run_playbook):
     reset(twin)
-    run = run_playbook('playbooks/disable.yml', VARIABLES, check=True)
-    assert run.rc != 0, run
-    assert 'MachineSet(s) ocp1-' in run.stdout and 'A real run stops here too' in run.stdout, run
+    run = run_playbook('playbooks/disable.yml', [VARIABLES, {'disable_machine_api': False}], check=True)
+    assert run.rc == 0, run
+    assert run.changed == 6, run  # EgressIPs, labels, addresses, forwarding, NICs, port group
+    assert 'the port group from 0 MachineSet template(s) and 0 Machine(s), the NIC of 3 VM(s)' in run.stdout, run
     assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
 
 
-def test_disable_stops_before_the_nics_while_machine_api_lists_the_port_group(twin, run_playbook):
-    reset(twin)
-    run = run_playbook('playbooks/disable.yml', VARIABLES)
+def test_nic_step_failing_for_one_vm_leaves_every_machine_matching_its_vm(twin, run_playbook):
+    failing = next(vm for vm in twin.inventory()['vms'] if vm['name'] == 'ocp1-worker-1')
+    twin.inject_vcsim_fault(method='ReconfigVM_Task', this=failing['moid'], count=1, fault='the VM is locked (test)')
+    try:
+        run = run_playbook('playbooks/disable.yml', VARIABLES)
+    finally:
+        twin.clear_vcsim_faults()
     assert run.rc != 0, run
-    assert 'Machine API still expects a NIC on ocp-egress-120' in run.stdout, run
-    assert 'Machine(s) ocp1-worker-0, ocp1-worker-1, ocp1-worker-2 list as many devices' in run.stdout, run
+    assert 'the VM is locked (test)' in run.stdout, run
     after = state(twin)
     assert after['egressips'] == [] and after['policies'] == [] and after['tuned'] == [] and after['labelled'] == []
     assert after['secondary_addresses'] == []  # the address left the nodes before the policies went
-    assert after['nics'] == WORKERS and len(after['portgroup_hosts']) == 3
-    assert vcsim_writes(twin) == {}
+    assert after['nics'] == ['ocp1-worker-1'] and len(after['portgroup_hosts']) == 3
+    # the template went before the NICs; the Machines of the VMs that lost the NIC right after; the failed one kept it
+    assert after['machine_api'] == ['machines/ocp1-worker-1']
+    assert machine_vm_counts(twin) == {'ocp1-worker-0': (1, 1), 'ocp1-worker-1': (2, 2), 'ocp1-worker-2': (1, 1)}
 
 
-def test_after_the_manual_machine_api_edit_disable_completes(twin, run_playbook):
-    unlist_portgroup(twin)
+def test_rerun_completes_machine_api_nics_and_port_group(twin, run_playbook):
     reset(twin)
     check = run_playbook('playbooks/disable.yml', VARIABLES, check=True, diff=True)
     assert check.rc == 0, check
-    assert check.changed == 2, check  # NICs and port group; the Kubernetes side is already clean
+    assert check.changed == 3, check  # the NIC, the Machine named for it, the port group; the rest is clean
+    assert 'the port group from 0 MachineSet template(s) and 1 Machine(s), the NIC of 1 VM(s), the port group.' in check.stdout, check
     assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
     run = run_playbook('playbooks/disable.yml', VARIABLES)
     assert run.rc == 0, run
-    assert run.changed == 2, run
+    assert run.changed == 3, run
+    assert 'Removed: 0 EgressIP object(s)' in run.stdout and \
+           'the port group from 0 MachineSet template(s) and 1 Machine(s), the NIC of 1 VM(s), the port group.' in run.stdout, run
     assert state(twin) == {'egressips': [], 'policies': [], 'tuned': [], 'labelled': [], 'secondary_addresses': [], 'nics': [],
                            'portgroup_hosts': [], 'machine_api': []}
+    assert machine_vm_counts(twin) == dict((name, (1, 1)) for name in WORKERS)
 
 
 def test_rerun_changes_nothing(twin, run_playbook):

@@ -1,4 +1,4 @@
-"""playbooks/disable.yml with a distributed port group: enable, the Machine API edit, disable, rerun (in order, one twin).
+"""playbooks/disable.yml with a distributed port group: enable, disable (Machine API included), rerun (in order, one twin).
 
 The standard-port-group case, with the refusals and check mode, is test_disable.py.
 """
@@ -25,17 +25,20 @@ def test_enable_then_disable_a_distributed_port_group(twin, run_playbook):
     run = run_playbook('playbooks/enable.yml', VARIABLES)
     assert run.rc == 0, run
     assert standard.state(twin)['nics'] == standard.WORKERS and distributed_portgroups(twin) == [standard.PORTGROUP]
-    standard.unlist_portgroup(twin)
     standard.reset(twin)
     check = run_playbook('playbooks/disable.yml', VARIABLES, check=True, diff=True)
-    assert check.rc == 0 and check.changed == 6, check
+    assert check.rc == 0 and check.changed == 8, check
     assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
     run = run_playbook('playbooks/disable.yml', VARIABLES)
-    assert run.rc == 0 and run.changed == 6, run
+    assert run.rc == 0 and run.changed == 8, run
+    assert 'Removed: 1 EgressIP object(s), the egress-assignable label of 3 node(s), the secondary address of 3 node(s), ' \
+           'the IP forwarding, the port group from 1 MachineSet template(s) and 3 Machine(s), the NIC of 3 VM(s), the port group.' \
+           in run.stdout, run
     after = standard.state(twin)
     assert after['egressips'] == [] and after['policies'] == [] and after['labelled'] == [] and after['nics'] == []
     assert after['secondary_addresses'] == [] and after['machine_api'] == []
     assert distributed_portgroups(twin) == []
+    assert standard.machine_vm_counts(twin) == dict((name, (1, 1)) for name in standard.WORKERS)
 
 
 def test_rerun_changes_nothing(twin, run_playbook):
