@@ -33,6 +33,7 @@ except ImportError:  # the modules report it through _address_plan.NETADDR_IMPOR
 from ansible_collections.ocp.egressip.plugins.module_utils import _address_plan
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import node_networks_from_node
+from ansible_collections.ocp.egressip.plugins.module_utils._selectors import selector_matches
 
 MANAGED_BY_LABEL = 'egressip.ocp/managed-by'
 MANAGED_BY_VALUE = 'ocp.egressip'
@@ -376,38 +377,6 @@ def ip_forwarding_patch(mode_value):
 
 
 # --- egress-assignable nodes --------------------------------------------------------------------
-
-def selector_matches(selector, labels):
-    """A LabelSelector ({matchLabels, matchExpressions}) or a plain {label: value} map against labels."""
-    selector = selector or {}
-    labels = labels or {}
-    if 'matchLabels' in selector or 'matchExpressions' in selector:
-        match_labels = selector.get('matchLabels') or {}
-        expressions = selector.get('matchExpressions') or []
-    else:
-        match_labels, expressions = selector, []
-    for key, value in match_labels.items():
-        if labels.get(key) != ('' if value is None else str(value)):
-            return False
-    for expression in expressions:
-        if not _expression_matches(expression, labels):
-            return False
-    return True
-
-
-def _expression_matches(expression, labels):
-    key, operator = expression.get('key'), expression.get('operator')
-    values = [str(value) for value in expression.get('values') or []]
-    if operator == 'In':
-        return key in labels and labels[key] in values
-    if operator == 'NotIn':
-        return key not in labels or labels[key] not in values
-    if operator == 'Exists':
-        return key in labels
-    if operator == 'DoesNotExist':
-        return key not in labels
-    raise ValueError('unknown selector operator %r of key %r' % (operator, key))
-
 
 def in_network(address, networks):
     """Whether 'ip/prefix' is a base address inside one of `networks` (same prefix length: not a /32 egress IP)."""

@@ -25,7 +25,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._node_network import selector_matches
+from ansible_collections.ocp.egressip.plugins.module_utils._selectors import selector_matches
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import (
     PORT_BINDINGS as PORT_BINDING_NAMES,
     normalize_uuid,
