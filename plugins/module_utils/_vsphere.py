@@ -86,12 +86,46 @@ def fault_name(fault):
     return getattr(fault, '_wsdlName', None) or type(fault).__name__
 
 
+# Properties every fault has; the others (privilegeId, object, deviceIndex...) say what went wrong.
+_FAULT_BASE_PROPERTIES = ('dynamicType', 'dynamicProperty', 'msg', 'faultCause', 'faultMessage')
+
+
+def _fault_value(value):
+    moid = getattr(value, '_moId', None)
+    if moid is not None:
+        return '%s:%s' % (getattr(value, '_wsdlName', None) or type(value).__name__, moid)
+    if isinstance(value, (list, tuple)):
+        return ', '.join(_fault_value(item) for item in value)
+    return str(value)
+
+
+def _fault_details(fault):
+    """``name=value`` of the fault's own properties that are set (pyVmomi's repr is a multi-line dump)."""
+    try:
+        properties = [prop.name for prop in fault._GetPropertyList()]  # pylint: disable=protected-access
+    except AttributeError:
+        return ''
+    details = []
+    for name in properties:
+        value = getattr(fault, name, None)
+        if name in _FAULT_BASE_PROPERTIES or value is None or (isinstance(value, (list, tuple)) and not value):
+            continue
+        text = _fault_value(value)
+        if text:
+            details.append('%s=%s' % (name, text))
+    return ', '.join(details)
+
+
 def fault_text(fault):
-    """``<FaultType>: <message>`` for a vim/vmodl fault, keeping the server's wording."""
+    """``<FaultType>: <message>`` for a vim/vmodl fault, keeping the server's wording.
+
+    Without a message (vCenter sends some faults bare): the fault's own properties, such as
+    ``object=Network:network-7, privilegeId=Network.Assign`` for NoPermission.
+    """
     message = getattr(fault, 'msg', None)
     if not message:
         localized = [getattr(item, 'message', None) for item in (getattr(fault, 'faultMessage', None) or [])]
-        message = '; '.join(text for text in localized if text) or str(fault) or 'no message from vCenter'
+        message = '; '.join(text for text in localized if text) or _fault_details(fault) or 'no message from vCenter'
     return '%s: %s' % (fault_name(fault), message)
 
 

@@ -137,7 +137,14 @@ def test_fault_text_keeps_type_and_message():
     assert fault_name(vmodl.fault.ManagedObjectNotFound()) == 'ManagedObjectNotFound'
     localized = vim.fault.NoPermission(faultMessage=[vmodl.LocalizableMessage(key='k', message='Permission to perform this operation was denied.')])
     assert fault_text(localized) == 'NoPermission: Permission to perform this operation was denied.'
-    assert fault_text(vmodl.fault.SystemError(msg='', reason='x')).startswith('SystemError: ')
+    assert fault_text(vmodl.fault.SystemError(msg='', reason='x')) == 'SystemError: reason=x'
+
+
+def test_fault_text_without_message_names_the_fault_properties_not_a_repr_dump():
+    fault = vim.fault.NoPermission(privilegeId='Network.Assign', object=vim.Network('network-7'))
+    assert fault_text(fault) == 'NoPermission: object=Network:network-7, privilegeId=Network.Assign'
+    assert fault_text(vim.fault.InvalidDeviceSpec(deviceIndex=2, property='backing')) == 'InvalidDeviceSpec: property=backing, deviceIndex=2'
+    assert fault_text(vim.fault.NotFound()) == 'NotFound: no message from vCenter'
 
 
 # --- batched reads with a fake vCenter --------------------------------------------------------------
