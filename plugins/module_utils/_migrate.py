@@ -369,22 +369,13 @@ def exact_selector(nodes, wanted):
 
 # --- NMState policies ----------------------------------------------------------------------------
 
-def _policy_interfaces(policy):
-    return [item for item in _dig(policy, 'spec', 'desiredState', 'interfaces') or [] if isinstance(item, dict)]
-
-
 def policies_for(node, mac, interface_name, policies):
     """[(policy, profile name)] of the NMState policies that configure this NIC of this node (by MAC or kernel name)."""
     found = []
     for policy in policies:
-        if not nn.selector_matches(_dig(policy, 'spec', 'nodeSelector') or {}, _labels(node)):
-            continue
-        for item in _policy_interfaces(policy):
-            by_mac = item.get('identifier') == 'mac-address' and mac and nn.normalize_mac(item.get('mac-address')) == nn.normalize_mac(mac)
-            by_name = item.get('identifier') != 'mac-address' and interface_name and item.get('name') == interface_name
-            if by_mac or by_name:
-                found.append((policy, item.get('name')))
-                break
+        item = nn.policy_nic_interface(policy, _labels(node), mac, interface_name)
+        if item is not None:
+            found.append((policy, item.get('name')))
     return found
 
 

@@ -34,6 +34,8 @@ description:
     in parallel.
   - With O(wait=true), waits until each policy is C(Available) on its node and fails on C(Degraded) with the
     node's enactment message (for example, no NIC holds the MAC).
+  - "With O(replace_hand_made=true), once the collection's policy of a node is C(Available) there, the hand-made policies
+    that configure only that node's secondary NIC, with the same address, are deleted (see O(replace_hand_made))."
   - O(state=absent) first updates the policy so the address and route are removed from the node (deleting a
     policy never rolls a node back), waits for that, then deletes the policy; refused while the node hosts
     egress IPs in that subnet unless O(force=true).
@@ -107,6 +109,24 @@ options:
     description: Wait until every policy is C(Available) on its node; fail on C(Degraded). Not in check mode.
     type: bool
     default: true
+  replace_hand_made:
+    description:
+      - "With O(state=present): after the collection's policy of a node is C(Available) on that node, delete the
+        NodeNetworkConfigurationPolicies made by hand (without the label C(egressip.ocp/managed-by)) that configure
+        B(only) that node's secondary NIC. Such a policy has the C(nodeSelector) C(kubernetes.io/hostname: <node>) and
+        nothing else, one interface in its C(desiredState), the NIC (by MAC with C(identifier: mac-address), or by the
+        NIC's kernel name from the node's NodeNetworkState), C(up), holding exactly the base address(es) the collection's
+        policy gives it (no DHCP, no autoconf, no other setting), and optionally routes through that interface; nothing
+        else (no other interface, no C(dns-resolver), no C(route-rules), no C(capture))."
+      - "Deleting a policy never rolls a node back (nmstate keeps what it configured), and the collection's policy
+        already configures the same, so the node does not change. Every other hand-made policy that configures the NIC
+        is kept, reported in RV(kept_hand_made_policies) with the reason, and warned about: you decide."
+      - Needs O(wait=true) (refused before any write otherwise). Ignored with O(state=absent).
+      - In check mode, reports the policies that would be deleted (the deletes are sent as dry runs).
+      - Typically set through the role variable C(node_network_replace_hand_made) after adopting a cluster configured by
+        hand (C(playbooks/migrate.yml), finding C(migrate_policy_duplicate)).
+    type: bool
+    default: false
   wait_timeout:
     description: Seconds to wait for the policies.
     type: int
@@ -164,6 +184,17 @@ EXAMPLES = r'''
       cidr: fd00:20::/64
       gateway: fd00:20::1
       node_address_range: fd00:20::10-fd00:20::ff
+
+- name: After an adoption, replace the hand-made policies that duplicate the collection's
+  ocp.egressip.node_nic_address:
+    nodes:
+      - {node: ocp1-worker-0, mac: "00:50:56:aa:bb:01"}
+    cidr: 10.20.0.0/24
+    gateway: 10.20.0.1
+    node_address_range: 10.20.0.10-10.20.0.99
+    interface_name: ens224
+    replace_hand_made: true
+  register: addresses
 
 - name: Release the address of a node that leaves the egress pool
   ocp.egressip.node_nic_address:
@@ -234,11 +265,47 @@ updated:
   elements: str
   sample: []
 deleted:
-  description: Names of the policies deleted (or that would be).
+  description: Names of the policies deleted (or that would be), including the hand-made ones of RV(replaced_policies).
   returned: always
   type: list
   elements: str
   sample: []
+replaced_policies:
+  description:
+    - The hand-made policies deleted (or that would be, in check mode) because the collection's policy of that node
+      configures exactly the same on the NIC (O(replace_hand_made=true)).
+  returned: always (empty unless O(replace_hand_made=true))
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Name of the hand-made NodeNetworkConfigurationPolicy.
+      type: str
+      sample: ocp1-worker-0-egress
+    node:
+      description: The node whose secondary NIC it configured.
+      type: str
+      sample: ocp1-worker-0
+kept_hand_made_policies:
+  description:
+    - The hand-made policies that configure a node's secondary NIC but not only that, so they are not deleted
+      (O(replace_hand_made=true)); one entry per policy and node, each also given as a warning.
+  returned: always (empty unless O(replace_hand_made=true))
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Name of the hand-made NodeNetworkConfigurationPolicy.
+      type: str
+      sample: workers-egress
+    node:
+      description: The node whose secondary NIC it configures.
+      type: str
+      sample: ocp1-worker-0
+    reason:
+      description: Why it is kept (everything it configures besides the collection's policy).
+      type: str
+      sample: 'its nodeSelector {"node-role.kubernetes.io/worker": ""} selects more than this node (kubernetes.io/hostname=ocp1-worker-0)'
 findings:
   description: Findings (refusals, warnings such as a policy left for a node that no longer exists), C(docs/runbook.md) has each id.
   returned: always
@@ -246,7 +313,8 @@ findings:
   elements: dict
   sample: [{id: node_policy_orphaned, severity: warning, message: "...", remedy: "...", docs: docs/runbook.md#node_policy_orphaned, objects: []}]
 diff:
-  description: Managed parts of the policies before and after, keyed by policy name.
+  description: Managed parts of the policies before and after, keyed by policy name; a replaced hand-made policy is in
+    C(before) only.
   returned: when diff mode is on
   type: dict
   sample: {before: {}, after: {egressip-ocp1-worker-0: {spec: {}}}}
@@ -375,11 +443,45 @@ def degraded_findings(nodes_by_policy, progress):
     return findings
 
 
+def check_replace_hand_made(params):
+    if params['replace_hand_made'] and not params['wait']:
+        return [catalogue_finding(
+            'node_network_input_invalid', 'replace_hand_made: true needs wait: true: a hand-made policy is deleted only once the '
+            'collection\'s policy of that node is Available there.',
+            objects=[{'kind': 'option', 'name': 'replace_hand_made'}, {'kind': 'option', 'name': 'wait'}],
+            remedy='set wait: true (node_network_wait), or leave replace_hand_made false.')]
+    return []
+
+
+def replace_hand_made(module, result, plan, snapshot):
+    """Delete the hand-made policies that only duplicate the collection's, once that one is Available on the node."""
+    replacement = nn.plan_hand_made_replacement(plan['allocations'], snapshot)
+    result['kept_hand_made_policies'] = replacement['keep']
+    for item in replacement['keep']:
+        module.warn('Hand-made NodeNetworkConfigurationPolicy %s configures the secondary NIC of node %s and is kept: %s. '
+                    'Delete or trim it yourself once the collection\'s policy %s is Available (deleting a policy never '
+                    'changes the node).' % (item['name'], item['node'], item['reason'], nn.policy_name(item['node'])))
+    status = dict((item['node'], item['status']) for item in plan['allocations'])
+    check = module.check_mode
+    # in check mode the collection's policy may not exist yet: what a real run would delete once it is Available
+    delete = [item for item in replacement['delete'] if check or status.get(item['node']) == nn.AVAILABLE]
+    result['replaced_policies'] = delete
+    result['deleted'] = [item['name'] for item in delete]
+    if not delete:
+        return
+    result['changed'] = True
+    result['diff']['before'].update(nn.to_json(dict((item['name'], replacement['before'][item['name']]) for item in delete)))
+    k8s = module.k8s
+    results, failures = io.run_parallel([lambda name=item['name']: io.delete(k8s, io.NNCP, name, check) for item in delete])
+    io.raise_failures(failures, len([r for r in results if r is not None]), 'hand-made NodeNetworkConfigurationPolicy deletes')
+
+
 def present(module, result):
     params = module.params
     entries, findings = nn.nic_entries(params['nodes'])
     networks, found = networks_from(params)
     findings += nn.validate_nic_entries(entries) + found + check_interface_name(params['interface_name'])
+    findings += check_replace_hand_made(params)
     if errors(findings):
         raise Refused(findings)
     snapshot = read_snapshot(module.k8s)
@@ -392,15 +494,16 @@ def present(module, result):
     result['changed'] = bool(plan['create'] or plan['patch'])
     result['diff'] = {'before': nn.to_json(plan['before']), 'after': nn.to_json(plan['after'])}
     write_policies(module, plan)
-    if module.check_mode or not params['wait']:
-        return
-    nodes_by_policy = dict((item['policy'], item['node']) for item in plan['allocations'])
-    if result['changed'] or any(item['status'] != nn.AVAILABLE for item in plan['allocations']):
-        progress, findings = wait_available(module, nodes_by_policy, 'node addresses')
-        for item in plan['allocations']:
-            item['status'], item['message'] = progress[item['policy']]
-        if findings:
-            raise Refused(findings, written=_written(result))
+    if not module.check_mode and params['wait']:
+        nodes_by_policy = dict((item['policy'], item['node']) for item in plan['allocations'])
+        if result['changed'] or any(item['status'] != nn.AVAILABLE for item in plan['allocations']):
+            progress, findings = wait_available(module, nodes_by_policy, 'node addresses')
+            for item in plan['allocations']:
+                item['status'], item['message'] = progress[item['policy']]
+            if findings:
+                raise Refused(findings, written=_written(result))
+    if params['replace_hand_made']:
+        replace_hand_made(module, result, plan, snapshot)
 
 
 def absent(module, result):
@@ -453,6 +556,7 @@ def main():
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             force=dict(type='bool', default=False),
             wait=dict(type='bool', default=True),
+            replace_hand_made=dict(type='bool', default=False),
             wait_timeout=dict(type='int', default=300),
             wait_sleep=dict(type='int', default=2),
         ),
@@ -460,7 +564,8 @@ def main():
     )
     if NETADDR_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
-    result = dict(changed=False, allocations=[], released=[], created=[], updated=[], deleted=[], findings=[])
+    result = dict(changed=False, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[],
+                  kept_hand_made_policies=[], findings=[])
     try:
         if module.params['state'] == 'present':
             present(module, result)

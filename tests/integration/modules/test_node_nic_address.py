@@ -275,3 +275,121 @@ def test_dual_stack_in_check_mode(twin, run_module, macs):
                                               'address': [{'ip': 'fd00:20::10', 'prefix-length': 64}]}
     assert [route['destination'] for route in after['routes']['config']] == ['0.0.0.0/0', '::/0']
     refused(twin, run_module, args(nics(macs, W[0]), ipv6=dict(ipv6, cidr='10.99.0.0/24')), 'node_network_input_invalid')
+
+
+# --- replace_hand_made: hand-made policies that only duplicate the collection's ------------------------------
+
+NNS = dict(group='nmstate.io', version='v1beta1', plural='nodenetworkstates')
+NNCE = dict(group='nmstate.io', version='v1beta1', plural='nodenetworkconfigurationenactments')
+ALL = [W[0], W[1], W[2], W[3], W[4]]
+
+
+def hand_made_policy(twin, name, node, interface, address, routes=(), **extra_state):
+    """A policy as an administrator writes it with `oc apply` (no label of the collection)."""
+    interface = dict(interface, type='ethernet', state='up',
+                     ipv4={'enabled': True, 'dhcp': False, 'address': [{'ip': address, 'prefix-length': 24}]})
+    state = dict({'interfaces': [interface], 'routes': {'config': list(routes)}}, **extra_state)
+    body = {'apiVersion': 'nmstate.io/v1', 'kind': 'NodeNetworkConfigurationPolicy', 'metadata': {'name': name},
+            'spec': {'nodeSelector': {'kubernetes.io/hostname': node}, 'desiredState': state}}
+    twin.custom_objects().create_cluster_custom_object(body=body, **NNCP)
+
+
+def enactment_available(twin, node, name):
+    items = twin.custom_objects().list_cluster_custom_object(**NNCE)['items']
+    enactment = next((item for item in items if item['metadata']['name'] == '%s.%s' % (node, name)), None)
+    return enactment is not None and any(c['type'] == 'Available' and c['status'] == 'True'
+                                         for c in (enactment.get('status') or {}).get('conditions') or [])
+
+
+def nic_state(twin, node, mac):
+    """What the node's NodeNetworkState reports for the NIC: kernel name, state and addresses."""
+    state = twin.custom_objects().get_cluster_custom_object(name=node, **NNS)
+    for interface in state['status']['currentState']['interfaces']:
+        if (interface.get('mac-address') or '').lower() == mac.lower():
+            return (interface['name'], interface.get('state'), (interface.get('ipv4') or {}).get('address'))
+    return None
+
+
+@pytest.fixture(scope='module')
+def hand_made(twin, macs):
+    """worker-0: an exact duplicate by kernel name (with its route); worker-1 (released above): the only source of its address,
+    by MAC; worker-2: the same address plus a DNS resolver, which must stay."""
+    route = {'destination': '0.0.0.0/0', 'next-hop-address': '10.20.0.1', 'next-hop-interface': 'ens224', 'metric': 300}
+    hand_made_policy(twin, 'w0-by-hand', W[0], {'name': 'ens224'}, '10.20.0.10', routes=[route])
+    hand_made_policy(twin, 'w1-by-hand', W[1], {'name': 'egress', 'identifier': 'mac-address', 'mac-address': macs[W[1]].upper()},
+                     '10.20.0.14')
+    hand_made_policy(twin, 'w2-and-more', W[2], {'name': 'ens224'}, '10.20.0.12',
+                     **{'dns-resolver': {'config': {'server': ['10.20.0.53']}}})
+    for node, name in ((W[0], 'w0-by-hand'), (W[1], 'w1-by-hand'), (W[2], 'w2-and-more')):
+        twin.wait_for(lambda node=node, name=name: enactment_available(twin, node, name), timeout=30, what='%s Available' % name)
+    twin.wait_for(lambda: '10.20.0.14/24' in prepare.host_cidrs(twin, W[1]), timeout=30, what='10.20.0.14 on worker-1')
+    yield ['w0-by-hand', 'w1-by-hand', 'w2-and-more']
+    for name in ('w0-by-hand', 'w1-by-hand', 'w2-and-more'):
+        if policy(twin, name) is not None:
+            twin.custom_objects().delete_cluster_custom_object(name=name, **NNCP)
+
+
+def warnings(result):
+    """The warning texts (ansible-core 2.19 returns each as a WarningSummary with the text in event.msg)."""
+    return [item if isinstance(item, str) else (item.get('event') or {}).get('msg', '') for item in result.get('warnings') or []]
+
+
+REPLACED = [{'name': 'w0-by-hand', 'node': W[0]}, {'name': 'w1-by-hand', 'node': W[1]}]
+
+
+def replace_args(macs, **extra):
+    return args(nics(macs, *ALL), route_metric=300, replace_hand_made=True, **extra)
+
+
+def test_replace_hand_made_needs_wait(twin, run_module, macs, hand_made):
+    refused(twin, run_module, replace_args(macs, wait=False), 'node_network_input_invalid',
+            'replace_hand_made: true needs wait: true', 'Fix: set wait: true')
+
+
+def test_replace_hand_made_in_check_mode_writes_nothing(twin, run_module, macs, hand_made):
+    twin.reset_kube_requests()
+    result = run_module('node_nic_address', replace_args(macs), check=True, diff=True)
+    assert result['_rc'] == 0, result
+    assert result['changed'] is True and kube_writes(twin) == 0
+    assert result['replaced_policies'] == REPLACED and result['deleted'] == ['w0-by-hand', 'w1-by-hand']
+    assert [(item['name'], item['node']) for item in result['kept_hand_made_policies']] == [('w2-and-more', W[2])]
+    assert 'dns-resolver' in result['kept_hand_made_policies'][0]['reason']
+    assert any('w2-and-more' in text and 'is kept' in text for text in warnings(result)), result.get('warnings')
+    deletes = [r for r in twin.kube_requests()['requests'] if r['verb'] == 'delete']
+    assert len(deletes) == 2 and all(r['dry_run'] for r in deletes)
+    assert result['created'] == ['egressip-ocp1-worker-1']
+    before, after = result['diff']['before'], result['diff']['after']
+    assert sorted(before) == ['w0-by-hand', 'w1-by-hand'] and 'w0-by-hand' not in after and 'w1-by-hand' not in after
+    assert before['w0-by-hand']['spec']['desiredState']['interfaces'][0]['name'] == 'ens224'
+    assert list(after) == ['egressip-ocp1-worker-1']
+    assert all(policy(twin, name) is not None for name in hand_made)
+
+
+def test_replace_hand_made_deletes_the_duplicates_once_ours_is_available(twin, run_module, macs, hand_made):
+    cidrs = dict((node, sorted(prepare.host_cidrs(twin, node))) for node in ALL)
+    nics_before = dict((node, nic_state(twin, node, macs[node])) for node in ALL)
+    result = run_module('node_nic_address', replace_args(macs))
+    assert result['_rc'] == 0, result
+    # worker-1 keeps the address the hand-made policy gave it; its policy was created and waited for, then the duplicate deleted
+    assert allocations(result)[W[1]] == '10.20.0.14/24'
+    assert [item['source'] for item in result['allocations'] if item['node'] == W[1]] == ['current']
+    assert all(item['status'] == 'available' for item in result['allocations'])
+    assert result['created'] == ['egressip-ocp1-worker-1'] and result['replaced_policies'] == REPLACED
+    assert policy(twin, 'w0-by-hand') is None and policy(twin, 'w1-by-hand') is None
+    assert policy(twin, 'w2-and-more') is not None
+    assert [item['name'] for item in result['kept_hand_made_policies']] == ['w2-and-more']
+    # the deletion reached the nodes (their enactments are gone) and changed nothing there: nmstate never rolls back
+    twin.wait_for(lambda: not enactment_available(twin, W[0], 'w0-by-hand') and not enactment_available(twin, W[1], 'w1-by-hand'),
+                  timeout=30, what='the enactments of the deleted policies to go')
+    assert dict((node, sorted(prepare.host_cidrs(twin, node))) for node in ALL) == cidrs
+    assert dict((node, nic_state(twin, node, macs[node])) for node in ALL) == nics_before
+    assert nics_before[W[1]][2] == [{'ip': '10.20.0.14', 'prefix-length': 24}]
+
+
+def test_replace_hand_made_rerun_changes_nothing(twin, run_module, macs, hand_made):
+    twin.reset_kube_requests()
+    result = run_module('node_nic_address', replace_args(macs), diff=True)
+    assert result['_rc'] == 0, result
+    assert result['changed'] is False and kube_writes(twin) == 0
+    assert result['replaced_policies'] == [] and result['deleted'] == [] and result['diff'] == {'before': {}, 'after': {}}
+    assert [item['name'] for item in result['kept_hand_made_policies']] == ['w2-and-more']
