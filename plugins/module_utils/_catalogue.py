@@ -534,7 +534,9 @@ LIFECYCLE_CHECKS = {
     'migrate_policy_duplicate': {
         'severity': 'warning',
         'title': 'A hand-made NMState policy configures the secondary NIC; after adoption two policies describe it',
-        'remedy': 'After the adoption has been verified, delete the hand-made policy (deleting a policy never changes the node).',
+        'remedy': 'After the adoption has been verified, set node_network_replace_hand_made: true in the variables file and run enable: '
+                  'it deletes the hand-made policies that configure only that NIC once the collection\'s policy is Available there and '
+                  'reports the others, which you delete or trim yourself (deleting a policy never changes the node).',
     },
     'migrate_object_name_taken': {
         'severity': 'error',

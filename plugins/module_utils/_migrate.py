@@ -741,7 +741,8 @@ class Discovery(object):
                     'migrate_object_name_taken', 'NodeNetworkConfigurationPolicy %s exists without the label %s=%s; enable (node_nic_address) '
                     'refuses to change it.' % (_name(taken), nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE),
                     objects=[{'kind': 'NodeNetworkConfigurationPolicy', 'name': _name(taken)}]))
-            names += [profile for _policy, profile in hand_made if profile]
+            # once enable replaced the hand-made policies, the collection's keeps the profile name: the file stays the same
+            names += [profile for _policy, profile in (hand_made or found) if profile]
             if hand_made:
                 duplicates.append('%s (%s)' % (row['node'], ', '.join(sorted(_name(policy) for policy, _profile in hand_made))))
             if row['address'] and not found:
@@ -759,6 +760,13 @@ class Discovery(object):
                 'migrate_address_not_from_nmstate', 'No NMState policy configures the base address of %s.' % '; '.join(outside),
                 objects=[{'kind': 'Node', 'name': text.split(' ')[0]} for text in outside]))
         overrides, reasons = {}, {}
+        if duplicates:
+            overrides['node_network_replace_hand_made'] = False
+            reasons['node_network_replace_hand_made'] = (
+                'hand-made NMState policies configure the secondary NIC of %s; set true once the adoption check passed and run '
+                'enable: it deletes those that configure only that NIC (same address, routes through it) after the collection\'s '
+                'policy is Available, and reports the others (deleting a policy never changes the node)'
+                % _names(text.split(' ')[0] for text in duplicates))
         profile = _most_common(names)
         if len(set(names)) > 1:
             findings.append(catalogue_finding(

@@ -3,7 +3,8 @@
 Discover (check mode, then for real) -> the variables file and the report; adopt in check mode (nothing written),
 then for real: enable runs with the discovered variables, and not one egress IP moves and no node address is dropped;
 a rerun and enable with the variables file change nothing; the adoption check fails loudly on a move; extra variables
-that would shadow the discovered ones are refused before any write.
+that would shadow the discovered ones are refused before any write; opting in to node_network_replace_hand_made in the file
+deletes the hand-made NMState policies (check mode first), moves nothing, and migrate then writes the same file without it.
 """
 
 import copy
@@ -34,6 +35,7 @@ EXPECTED_VARIABLES = {
     ],
     'egressips_adopt': True,
     'node_network_interface_name': 'ens224',
+    'node_network_replace_hand_made': False,
 }
 
 
@@ -167,3 +169,42 @@ def test_adoption_check_fails_loudly_when_an_egress_ip_moved(twin, hand_made, ru
     assert 'payments 10.30.0.200 from ocp1-worker-3 to' in run.stdout, run
     assert json.loads((tmp_path / 'migrate.json').read_text())['adoption_check']['ok'] is False
     _nothing_written(twin)
+
+
+def test_opting_in_replaces_the_hand_made_policies_and_moves_nothing(twin, hand_made, run_playbook, out):
+    written = (out / 'egressip-variables.yml').read_text()
+    assert '# - node_network_replace_hand_made: hand-made NMState policies configure the secondary NIC of' in written
+    opted_in = out / 'egressip-variables-replace.yml'
+    opted_in.write_text(written.replace('node_network_replace_hand_made: false', 'node_network_replace_hand_made: true'))
+    assert yaml.safe_load(opted_in.read_text())['node_network_replace_hand_made'] is True
+    cidrs = bh.all_host_cidrs(twin)
+    hand_made_names = ['%s-egress' % node for node in bh.EGRESS_NODES]
+
+    def policies():
+        return dict((item['metadata']['name'], item) for item in twin.custom_objects().list_cluster_custom_object(**bh.NNCP)['items'])
+
+    _reset(twin)
+    run = run_playbook('playbooks/enable.yml', extra_vars='@%s' % opted_in, check=True, diff=True)
+    assert run.rc == 0, run
+    assert run.changed > 0, run
+    _nothing_written(twin)
+    assert set(hand_made_names) <= set(policies())
+    run = run_playbook('playbooks/enable.yml', extra_vars='@%s' % opted_in)
+    assert run.rc == 0, run
+    assert run.changed > 0, run
+    now = policies()
+    assert not set(hand_made_names) & set(now), 'the exact duplicates are deleted'
+    assert all(now['egressip-%s' % node]['metadata']['labels'] == MANAGED for node in bh.EGRESS_NODES)
+    assert bh.assignments(twin) == hand_made['assignments']
+    assert bh.all_host_cidrs(twin) == cidrs
+    _reset(twin)
+    run = run_playbook('playbooks/enable.yml', extra_vars='@%s' % opted_in)
+    assert run.rc == 0 and run.changed == 0, run
+    _nothing_written(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out))
+    assert run.rc == 0, run
+    expected = dict(EXPECTED_VARIABLES)
+    expected.pop('node_network_replace_hand_made')
+    assert yaml.safe_load((out / 'egressip-variables.yml').read_text()) == expected
+    assert 'migrate_policy_duplicate' not in set(item['id'] for item in json.loads((out / 'migrate.json').read_text())['findings'])
+    assert bh.assignments(twin) == hand_made['assignments']

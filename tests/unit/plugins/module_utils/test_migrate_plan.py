@@ -36,8 +36,9 @@ def test_hand_made_setup_is_described_exactly():
              'pod_selector': {'matchLabels': {'app': 'reports'}}},
         ],
     }
-    assert result['overrides'] == {'egressips_adopt': True, 'node_network_interface_name': 'ens224'}
+    assert result['overrides'] == {'egressips_adopt': True, 'node_network_interface_name': 'ens224', 'node_network_replace_hand_made': False}
     assert set(result['override_reasons']) == set(result['overrides'])
+    assert 'ocp1-worker-0, ocp1-worker-1, ocp1-worker-2' in result['override_reasons']['node_network_replace_hand_made']
     every_node = sorted(item['metadata']['name'] for item in hm.hand_made()['nodes'])
     assert result['networks'] == [{'network': 'VM Network', 'primary': True, 'nodes': every_node},
                                   {'network': 'egress-vlan120', 'primary': False, 'nodes': hm.EGRESS_NODES}]
@@ -78,6 +79,26 @@ def test_variables_stay_the_same_after_adoption():
     assert after['adoption_plan'] == []
     assert 'migrate_forwarding_by_hand' not in ids(after)
     assert 'migrate_policy_duplicate' in ids(after), 'the hand-made policies are still there'
+
+
+def test_duplicate_names_the_opt_in_variable():
+    finding = by_id(_migrate.discover(hm.hand_made(), {}, True), 'migrate_policy_duplicate')[0]
+    assert 'ocp1-worker-0 (ocp1-worker-0-egress)' in finding['message']
+    assert 'node_network_replace_hand_made: true' in finding['remedy']
+
+
+def test_variables_after_the_hand_made_policies_were_replaced():
+    # enable with node_network_replace_hand_made: true deleted the hand-made policies: only the opt-in goes away,
+    # the profile name is read from the collection's policies so enable does not rename it
+    before = _migrate.discover(hm.hand_made(), {}, True)
+    snap = hm.adopted()
+    snap['nncps'] = [item for item in snap['nncps'] if item['metadata']['name'].startswith('egressip-')]
+    after = _migrate.discover(snap, {}, True)
+    assert after['variables'] == before['variables']
+    expected = dict(before['overrides'])
+    expected.pop('node_network_replace_hand_made')
+    assert after['overrides'] == expected
+    assert 'migrate_policy_duplicate' not in ids(after) and after['adoption_plan'] == []
 
 
 def test_report_is_deterministic_and_has_no_one_run_facts():
