@@ -151,7 +151,9 @@ variables:
 overrides:
   description:
     - Role variables adoption needs besides the public ones (C(egressips_adopt), C(node_network_interface_name),
-      C(egress_nodes_exclusive)); RV(override_reasons) says why each is set.
+      C(egress_nodes_exclusive), C(node_network_replace_hand_made)); RV(override_reasons) says why each is set.
+    - C(node_network_replace_hand_made) is written V(false) when hand-made NMState policies duplicate the collection's;
+      set it to V(true) to have M(ocp.egressip.node_nic_address) delete them once its own policy is Available.
   returned: with O(mode=discover)
   type: dict
   sample: {egressips_adopt: true, node_network_interface_name: ens224}
