@@ -23,6 +23,7 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import in_egress_networks
 
 MAX_DEVICES = 10
 TEMPLATE_DEVICES_PATH = ('spec', 'template', 'spec', 'providerSpec', 'value', 'network', 'devices')
@@ -123,13 +124,16 @@ def plan_devices_remove(obj, path, network_name):
     return dict(entry, action='remove')
 
 
-def hosted_egress_ips(egressips):
-    """{node: [(EgressIP name, egress IP)]} from `status.items` of the EgressIP objects (DOMAIN.md section 2)."""
+def hosted_egress_ips(egressips, networks=None):
+    """{node: [(EgressIP name, egress IP)]} from `status.items` of the EgressIP objects (DOMAIN.md section 2).
+
+    `networks` (from _vsphere_network.egress_networks): only the egress IPs inside them; None: all.
+    """
     hosted = {}
     for obj in egressips or []:
         name = (obj.get('metadata') or {}).get('name')
         for item in (obj.get('status') or {}).get('items') or []:
-            if item.get('node') and item.get('egressIP'):
+            if item.get('node') and item.get('egressIP') and in_egress_networks(item['egressIP'], networks):
                 hosted.setdefault(item['node'], []).append((name, item['egressIP']))
     return hosted
 

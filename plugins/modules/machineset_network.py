@@ -62,6 +62,16 @@ options:
         Machine, still hosts egress IPs. Ignored with O(state=present).
     type: bool
     default: false
+  cidr:
+    description:
+      - The secondary network's IPv4 CIDR. With O(state=absent), only egress IPs inside it (or inside O(ipv6_cidr))
+        make the removal refuse, so egress IPs of the primary machine network on the same nodes do not block it.
+      - Neither O(cidr) nor O(ipv6_cidr) set (default) - every egress IP the node hosts counts.
+    type: str
+  ipv6_cidr:
+    description:
+      - The secondary network's IPv6 CIDR, for a dual-stack or IPv6 secondary network; see O(cidr).
+    type: str
   switch:
     description:
       - Distributed switch of O(network), when several networks share its name (used to find the VMs' NICs on it).
@@ -232,6 +242,7 @@ diff:
 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import connect_vsphere, vsphere_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
@@ -258,6 +269,8 @@ def argument_spec():
         align_machines=dict(type='bool', default=False),
         state=dict(type='str', choices=['present', 'absent'], default='present'),
         force=dict(type='bool', default=False),
+        cidr=dict(type='str'),
+        ipv6_cidr=dict(type='str'),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
@@ -334,6 +347,9 @@ def run(module):
     params = module.params
     if not (params['machinesets'] or params['node_names'] or params['node_selector']):
         raise ModuleFailure('nothing selected: set machinesets, node_names or node_selector. Nothing was written.')
+    problems = egress_networks(params)[1]
+    if problems:
+        raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
     nodes = module.k8s.list_nodes()
     machinesets = _list(module, 'machinesets')
     machines = _list(module, 'machines') if machinesets is not None else None
@@ -425,7 +441,7 @@ def read_hosted_egress_ips(module):
         if failure.details.get('status') == 404:
             return {}
         raise
-    return mapi.hosted_egress_ips(items)
+    return mapi.hosted_egress_ips(items, egress_networks(module.params)[0])
 
 
 def select_machinesets(module, machinesets, rows):

@@ -91,6 +91,17 @@ options:
       - With O(state=absent), remove the NIC even when the VM's node hosts egress IPs (they stop working until reassigned).
     type: bool
     default: false
+  cidr:
+    description:
+      - The secondary network's IPv4 CIDR. With O(state=absent), only egress IPs inside it (or inside O(ipv6_cidr))
+        make the removal refuse, so egress IPs of the primary machine network on the same nodes, which this NIC does
+        not carry, do not block it.
+      - Neither O(cidr) nor O(ipv6_cidr) set (default) - every egress IP the node hosts counts.
+    type: str
+  ipv6_cidr:
+    description:
+      - The secondary network's IPv6 CIDR, for a dual-stack or IPv6 secondary network; see O(cidr).
+    type: str
   continue_on_error:
     description:
       - V(false) (default) refuses the whole batch, writing nothing, when any VM or node is refused; a failed
@@ -237,6 +248,7 @@ import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import k8s_client_for, k8s_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import VsphereModule
@@ -259,6 +271,8 @@ def argument_spec():
         vm_moids=dict(type='list', elements='str', default=[]),
         state=dict(type='str', choices=['present', 'absent'], default='present'),
         force=dict(type='bool', default=False),
+        cidr=dict(type='str'),
+        ipv6_cidr=dict(type='str'),
         continue_on_error=dict(type='bool', default=False),
         parallel=dict(type='int', default=8),
         timeout=dict(type='int', default=600),
@@ -277,6 +291,7 @@ def validate(params):
         problems.append('parallel=%s is out of range: use 1 to %d.' % (params['parallel'], MAX_PARALLEL))
     if params['timeout'] < 1:
         problems.append('timeout=%s must be at least 1 second.' % params['timeout'])
+    problems += egress_networks(params)[1]
     selector = params['node_selector']
     if selector is not None and not isinstance(selector, (dict, str)):
         problems.append('node_selector=%r is neither a selector string nor a map of labels: use for example '
@@ -320,7 +335,7 @@ def egress_ips(module):
         if failure.details.get('status') == 404:
             return {}
         raise
-    return plan.egress_ips_by_node(items)
+    return plan.egress_ips_by_node(items, egress_networks(module.params)[0])
 
 
 def vm_refs(params):

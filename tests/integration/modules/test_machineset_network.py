@@ -200,6 +200,7 @@ def test_ten_devices_refused_nothing_written(twin, run_module, portgroup):
     ({'node_selector': {'team': 'nobody'}}, ['node_selector=', 'matches no node']),
     ({'node_selector': None, 'node_names': ['ghost']}, ['node_names=ghost', 'no such node']),
     ({'datacenter': 'DCX'}, ['datacenter=DCX', 'DC0']),
+    ({'state': 'absent', 'ipv6_cidr': '10.20.0.0/24'}, ['ipv6_cidr=10.20.0.0/24 is not an IPv6 network', 'Nothing was written']),
 ])
 def test_bad_input_names_field_value_and_writes_nothing(twin, run_module, portgroup, extra, words):
     twin.reset_kube_requests()
@@ -283,6 +284,11 @@ def test_absent_refused_while_a_node_of_the_machineset_hosts_egress_ips(twin, ru
         assert kube_writes(twin) == 0
         assert len([resource for resource in listed(twin) if 'egressips' in resource]) == 1, listed(twin)
         assert template_devices(worker_set(twin)) == [{'networkName': 'VM Network'}, {'networkName': PORTGROUP}]
+        # that egress IP is on the primary network, which the port group does not carry: with cidr it does not block
+        planned = run_module('machineset_network', args(state='absent', cidr='10.20.0.0/24'), check=True)
+        assert planned['_rc'] == 0 and planned['changed'] is True, planned
+        assert [entry['action'] for entry in planned['machinesets']] == ['remove']
+        assert kube_writes(twin) == 0
     finally:
         release_egress_ip(twin, 'ocp1-worker-1', 'ms-absent')
 

@@ -154,6 +154,7 @@ def test_vms_by_name_uuid_and_moid_and_upper_case_uuid(twin, run_module, portgro
     ({'node_names': ['ocp1-worker-0'], 'datacenter': 'DCX'}, ['datacenter=DCX', 'DC0']),
     ({'vm_names': ['no-such-vm']}, ['vsphere_vm_not_found', 'no-such-vm']),
     ({'node_names': ['ocp1-worker-0'], 'switch': 'DSwitchX'}, ['portgroup_missing', 'DSwitchX']),
+    ({'node_names': ['ocp1-worker-0'], 'state': 'absent', 'cidr': '10.20.0.0'}, ['cidr=10.20.0.0', 'address/prefix']),
 ])
 def test_bad_input_names_field_value_and_writes_nothing(twin, run_module, portgroup, extra, words):
     twin.reset_vcsim_requests()
@@ -322,3 +323,28 @@ def test_absent_removes_and_rerun_is_unchanged(twin, run_module, portgroup):
     assert len(vm_nics(twin, 'ocp1-worker-2')) == 1
     again = run_module('vsphere_vm_nic', args(vm_names=['ocp1-worker-2'], state='absent'))
     assert again['changed'] is False
+
+
+def test_absent_counts_only_egress_ips_in_the_secondary_cidr(twin, run_module, portgroup):
+    """An egress IP of the primary network on the node is not carried by this NIC: with cidr it does not block."""
+    core, custom = twin.core_v1(), twin.custom_objects()
+    node = 'ocp1-worker-1'
+    core.patch_node(node, {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': ''}}})
+    egressip = {'apiVersion': 'k8s.ovn.org/v1', 'kind': 'EgressIP', 'metadata': {'name': 'test-nic-primary'},
+                'spec': {'egressIPs': ['192.168.10.201'], 'namespaceSelector': {'matchLabels': {'team': 'y'}}}}
+    custom.create_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', egressip)
+    try:
+        twin.wait_for(lambda: [item for item in (custom.get_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', 'test-nic-primary')
+                                                 .get('status') or {}).get('items') or [] if item.get('node') == node],
+                      timeout=15, what='the egress IP to be assigned to %s' % node)
+        twin.reset_vcsim_requests()
+        inside = run_module('vsphere_vm_nic', args(node_names=[node], state='absent', cidr='192.168.10.0/24'))
+        assert inside['_rc'] != 0 and '192.168.10.201' in inside['msg'], inside
+        assert vcsim_writes(twin) == {}
+        result = run_module('vsphere_vm_nic', args(node_names=[node], state='absent', cidr='10.20.0.0/24', ipv6_cidr='fd00:20::/64'))
+        assert result['_rc'] == 0, result
+        assert result['changed'] is True and result['vms'][0]['action'] == 'remove'
+        assert vm_nics(twin, node, portgroup) == []
+    finally:
+        custom.delete_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', 'test-nic-primary')
+        core.patch_node(node, {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': None}}})

@@ -1,0 +1,50 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, ocp.egressip contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The secondary network's CIDRs as options, and whether an egress IP lies in them (standard library only).
+
+Used by the ``state=absent`` refusals of vsphere_vm_nic and machineset_network: egress IPs of the primary
+network on the same nodes are not carried by the secondary NIC, so they must not block its removal. Kept out
+of the netaddr-based address plan so the vCenter modules stay light. Private module_util: no API promise
+outside this collection.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ipaddress
+
+
+def egress_networks(params):
+    """``(networks, problems)`` from the ``cidr`` and ``ipv6_cidr`` options: the secondary network(s) whose egress
+    IPs make a ``state=absent`` refuse. No option set: ``None``, every egress IP counts."""
+    networks, problems = [], []
+    for option, version in (('cidr', 4), ('ipv6_cidr', 6)):
+        value = params.get(option)
+        if not value:
+            continue
+        try:
+            network = ipaddress.ip_network(value.strip(), strict=False)
+        except ValueError as exc:
+            problems.append('%s=%s is not a network: %s. Fix: give it as address/prefix, for example %s.'
+                            % (option, value, exc, '10.20.0.0/24' if version == 4 else 'fd00:20::/64'))
+            continue
+        if network.version != version or '/' not in value:
+            problems.append('%s=%s is not an IPv%d network with a prefix length. Fix: give it as address/prefix, for example %s.'
+                            % (option, value, version, '10.20.0.0/24' if version == 4 else 'fd00:20::/64'))
+            continue
+        networks.append(network)
+    return (networks or None), problems
+
+
+def in_egress_networks(ip, networks):
+    """Whether an egress IP counts: always without networks, else when inside one of them."""
+    if networks is None:
+        return True
+    try:
+        address = ipaddress.ip_address(str(ip).strip())
+    except ValueError:
+        return True  # an unparsable status entry is not silently ignored by a safety check
+    return any(address.version == network.version and address in network for network in networks)
