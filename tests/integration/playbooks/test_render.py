@@ -161,6 +161,19 @@ def test_same_input_same_bytes(twin, run_playbook, out):
     assert 'MACs were given in the variables (render_nics)' in (out / 'three' / 'README.md').read_text()
 
 
+def test_the_role_variables_of_a_migrated_cluster_apply_to_render_too(run_playbook, out):
+    """migrate writes node_network_interface_name (and egressips_adopt) for enable: render must produce the same objects."""
+    run = run_playbook('playbooks/render.yml', [VARIABLES, {'render_dest': str(out / 'migrated'), 'node_network_interface_name': 'ens224',
+                                                            'node_network_tuned_priority': 30}])
+    assert run.rc == 0, run
+    documents = [yaml.safe_load((out / 'migrated' / name).read_text()) for name in sorted(os.listdir(out / 'migrated'))
+                 if name.endswith('.yaml') and name != 'kustomization.yaml']
+    policies = [doc for doc in documents if doc['kind'] == 'NodeNetworkConfigurationPolicy']
+    assert policies and all([item['name'] for item in doc['spec']['desiredState']['interfaces']] == ['ens224'] for doc in policies)
+    [tuned] = [doc for doc in documents if doc['kind'] == 'Tuned']
+    assert set(item['priority'] for item in tuned['spec']['recommend']) == {30}
+
+
 def test_a_node_without_nic_is_pending_and_capacity_is_checked_as_after_the_apply(twin, run_playbook, out):
     nics = [{'node': node, 'mac': mac} for node, mac in sorted(egress_nics(twin).items())][:2]
     refused = run_playbook('playbooks/render.yml', [VARIABLES, {'render_dest': str(out / 'four'), 'render_nics': nics}])
