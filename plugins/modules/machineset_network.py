@@ -36,7 +36,9 @@ description:
   - MachineSets are selected by name (O(machinesets)) or through the nodes they back (O(node_names), O(node_selector)).
     Control-plane Machines (ControlPlaneMachineSet) belong to no MachineSet and are reported, not changed.
   - One list per Kubernetes kind, one batched vCenter read for the Machines' VMs; MachineSets and Machines are changed
-    with JSON patches whose C(test) operation makes a concurrent edit fail instead of being overwritten.
+    with JSON patches whose C(test) operation makes a concurrent edit fail instead of being overwritten, sent in
+    parallel (at most 8 at once); a patch that fails does not stop the others, and the module then fails naming each
+    object whose patch failed, so a rerun has only those left.
 author:
   - ocp.egressip maintainers (!UNKNOWN)
 requirements:
@@ -246,6 +248,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import e
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import connect_vsphere, vsphere_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as writes_io
 from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
 
@@ -458,13 +461,16 @@ def select_machinesets(module, machinesets, rows):
 
 
 def apply(module, set_plans, machine_plans):
-    """Patch what the plans append or remove (dry run in check mode); the test operation guards against concurrent edits."""
-    for entry in set_plans:
-        if entry['action'] in WRITES:
-            _patch(module, 'machinesets', {'metadata': entry['object']}, entry['patch'])
-    for entry in machine_plans:
-        if entry['action'] in WRITES:
-            _patch(module, 'machines', {'metadata': entry['object']}, entry['patch'])
+    """Patch what the plans append or remove (dry run in check mode); the test operation guards against concurrent edits.
+
+    The patches run in parallel with a bound; one that fails does not stop the others, and the module then fails
+    naming every failed object (a rerun has only those left).
+    """
+    writes = [(plural, entry) for plural, plans in (('machinesets', set_plans), ('machines', machine_plans))
+              for entry in plans if entry['action'] in WRITES]
+    results, failures = writes_io.run_parallel([lambda plural=plural, entry=entry: _patch(module, plural, {'metadata': entry['object']}, entry['patch'])
+                                                for plural, entry in writes])
+    writes_io.raise_failures(failures, len([item for item in results if item is not None]), 'Machine API patches')
 
 
 def diff_of(entries):

@@ -116,6 +116,26 @@ def test_check_mode_writes_nothing(twin, run_module, portgroup):
     assert sorted(result['diff']['before']) == sorted(['MachineSet/%s' % name, 'Machine/ocp1-worker-0'])
 
 
+def test_a_failed_patch_does_not_stop_the_others_and_is_named(twin, run_module, portgroup):
+    [before] = machinesets(twin)
+    twin.inject_kube_fault(verb='patch', path='/machines/ocp1-worker-0', code=500, count=1)
+    try:
+        result = run_module('machineset_network', args(align_machines=True))
+    finally:
+        twin.clear_kube_faults()
+    assert result['_rc'] != 0 and result.get('failed'), result
+    assert 'Machine API patches: 1 write(s) failed' in result['msg'] and 'machines.machine.openshift.io ocp1-worker-0' in result['msg']
+    assert 'HTTP 500' in result['msg'] and '1 write(s) succeeded' in result['msg'], result['msg']
+    [after] = machinesets(twin)
+    assert template_devices(after) == [{'networkName': 'VM Network'}, {'networkName': PORTGROUP}]  # the other patch went through
+    assert machine_devices(machine(twin, 'ocp1-worker-0')) == [{'networkName': 'VM Network'}]
+    # back to the state the next tests start from
+    twin.custom_objects().patch_namespaced_custom_object(
+        GROUP, VERSION, NAMESPACE, 'machinesets', after['metadata']['name'],
+        [{'op': 'replace', 'path': '/spec/template/spec/providerSpec/value/network/devices', 'value': template_devices(before)}],
+        _content_type='application/json-patch+json')
+
+
 def test_machineset_appended_and_mismatch_reported_without_align(twin, run_module, portgroup):
     twin.reset_kube_requests()
     result = run_module('machineset_network', args())
