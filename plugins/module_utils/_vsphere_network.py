@@ -324,8 +324,8 @@ def plan_vm_nic(target, network, state='present', force=False, egress_ips=()):
     """
     vm = target['vm']
     on_network = [nic for nic in vm['nics'] if nic_on_network(nic, network)]
-    entry = {'vm': vm['name'], 'moid': vm['moid'], 'uuid': vm['uuid'], 'node': target['node'],
-             'power_state': vm['power_state'], 'nics': on_network, 'findings': [],
+    entry = {'vm': vm['name'], 'moid': vm['moid'], 'uuid': vm['uuid'], 'instance_uuid': vm.get('instance_uuid'), 'node': target['node'],
+             'power_state': vm['power_state'], 'nics': on_network, 'nic_count': len(vm['nics']), 'findings': [],
              'before': [nic_view(nic) for nic in on_network]}
     if state == 'absent':
         return _plan_removal(entry, vm, network, force, egress_ips)
@@ -394,11 +394,15 @@ def new_nic(nics_before, nics_after, network):
     return on_network[0] if len(on_network) == 1 else None
 
 
-def vm_result(entry, nic, changed, failed=None):
-    """What the module returns per VM (the node-address step matches on `mac`)."""
+def vm_result(entry, nic, changed, failed=None, nic_count=None):
+    """What the module returns per VM (the node-address step matches on `mac`, the Machine API step on `nic_count`).
+
+    nic_count: the VM's NICs on every network after the run (default: as read before it).
+    """
     result = {'name': entry['vm'], 'uuid': entry['uuid'], 'moid': entry['moid'], 'node': entry['node'],
-              'action': entry['action'], 'changed': changed,
-              'mac': normalize_mac(nic['mac']) if nic else None, 'device_key': nic['key'] if nic else None}
+              'instance_uuid': entry.get('instance_uuid'), 'action': entry['action'], 'changed': changed,
+              'mac': normalize_mac(nic['mac']) if nic else None, 'device_key': nic['key'] if nic else None,
+              'nic_count': entry.get('nic_count') if nic_count is None else nic_count}
     if failed:
         result['failed'] = True
         result['error'] = failed

@@ -35,7 +35,7 @@ description:
     vCenter path applies (finding C(machine_api_absent)); nothing is written then.
   - MachineSets are selected by name (O(machinesets)) or through the nodes they back (O(node_names), O(node_selector)).
     Control-plane Machines (ControlPlaneMachineSet) belong to no MachineSet and are reported, not changed.
-  - One list per Kubernetes kind, one batched vCenter read for the Machines' VMs; MachineSets and Machines are changed
+  - One list per Kubernetes kind, one batched vCenter read for the Machines' VMs (none with O(vms)); MachineSets and Machines are changed
     with JSON patches whose C(test) operation makes a concurrent edit fail instead of being overwritten, sent in
     parallel (at most 8 at once); a patch that fails does not stop the others, and the module then fails naming each
     object whose patch failed, so a rerun has only those left.
@@ -130,6 +130,16 @@ options:
       - O(state=absent) always aligns the Machines it can (see the description); this option only applies to O(state=present).
     type: bool
     default: false
+  vms:
+    description:
+      - The VMs of the selected nodes as M(ocp.egressip.vsphere_vm_nic) returned them (its RV(ocp.egressip.vsphere_vm_nic#module:vms))
+        in an earlier task of the same play. Each Machine's VM is then looked up there (instance UUID = Machine UID, else
+        the name) and its NIC count (C(nic_count)) and NIC on O(network) (C(mac)) taken from it, so the module does not
+        log in to vCenter; a Machine whose VM is not in the list is read from vCenter as without this option.
+      - The ocp.egressip.vsphere_network role passes them. Pass only entries of the same run, after the NICs changed:
+        older counts would make the Machine comparison wrong.
+    type: list
+    elements: dict
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
@@ -274,6 +284,7 @@ def argument_spec():
         force=dict(type='bool', default=False),
         cidr=dict(type='str'),
         ipv6_cidr=dict(type='str'),
+        vms=dict(type='list', elements='dict'),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
@@ -327,8 +338,38 @@ def select_nodes(module, nodes):
     return selected
 
 
+def given_vms(entries):
+    """The VMs of the ``vms`` option (vsphere_vm_nic's RV(vms)) as {'name', 'nics' (count), 'on_network'}, by instance UUID and by name."""
+    by_uuid, by_name = {}, {}
+    for item in entries or []:
+        if not isinstance(item, dict) or not item.get('name') or not isinstance(item.get('nic_count'), int):
+            continue  # not an entry of vsphere_vm_nic's vms: that VM is read from vCenter instead
+        vm = {'moid': item.get('moid'), 'name': item['name'], 'nics': [None] * item['nic_count'], 'on_network': bool(item.get('mac'))}
+        by_name[item['name']] = vm
+        if item.get('instance_uuid'):
+            by_uuid[str(item['instance_uuid']).lower()] = vm
+    return by_uuid, by_name
+
+
 def vm_counts(module, machines):
-    """The VMs of the Machines (instance UUID = Machine UID, else the Machine's name) and the egress network."""
+    """The VMs of the Machines (instance UUID = Machine UID, else the Machine's name) and the egress network.
+
+    With the ``vms`` option the Machines' VMs are taken from it; vCenter is read only for the Machines whose VM it
+    does not list (none when it comes from vsphere_vm_nic over the same nodes).
+    """
+    params = module.params
+    given = [None] * len(machines)
+    if params['vms']:
+        by_uuid, by_name = given_vms(params['vms'])
+        given = [mapi.machine_vm(machine, by_uuid, by_name) for machine in machines]
+        if all(given):
+            return given, None
+    read, network = _read_vm_counts(module, [machine for machine, vm in zip(machines, given) if vm is None])
+    read = iter(read)
+    return [vm if vm is not None else next(read) for vm in given], network
+
+
+def _read_vm_counts(module, machines):
     params = module.params
     try:
         client = connect_vsphere(params['vsphere'])
@@ -433,6 +474,8 @@ def plan_removal(module, chosen, machines, row_machines):
 
 
 def on_network(vm, network):
+    if vm and 'on_network' in vm:  # given by the vms option
+        return vm['on_network']
     return bool(vm and network and any(plan.nic_on_network(nic, network) for nic in vm['nics']))
 
 

@@ -222,6 +222,17 @@ vms:
       description: vCenter device key of that NIC (do not rely on labels such as C(Network adapter 2)).
       type: int
       sample: 4001
+    instance_uuid:
+      description: VM instance UUID (lower case); Machine API names a Machine's VM by it (the Machine's UID).
+      type: str
+      sample: 5030a1b2-0c3d-4e5f-8a9b-0123456789ab
+    nic_count:
+      description:
+        - Number of NICs the VM has on every network after this run (in check mode, as it is now).
+        - M(ocp.egressip.machineset_network) compares it with the Machine's device count when given these entries as
+          its O(ocp.egressip.machineset_network#module:vms) option.
+      type: int
+      sample: 2
     failed:
       description: Present and true when the VM was refused or its reconfigure task failed.
       type: bool
@@ -417,7 +428,8 @@ def apply(module, client, entries, snapshots, network):
         nic = None
         if error is None and entry['action'] != 'remove' and entry['moid'] in after:
             nic = plan.new_nic(snapshots[entry['moid']]['nics'], after[entry['moid']]['nics'], network)
-        results[entry['moid']] = (nic, error)
+        count = len(after[entry['moid']]['nics']) if entry['moid'] in after else None
+        results[entry['moid']] = (nic, error, count)
     return results
 
 
@@ -428,12 +440,12 @@ def report(module, entries, results, findings, network):
         if entry['action'] == 'refused':
             vms.append(plan.vm_result(entry, _current_nic(entry), False, _refusal(entry)))
             continue
-        nic, error = results.get(entry['moid'], (_current_nic(entry), None))
+        nic, error, count = results.get(entry['moid'], (_current_nic(entry), None, None))
         if error:
             failed.append(entry)
             findings.append(catalogue_finding('vsphere_vm_reconfigure_failed', 'VM %s: %s' % (entry['vm'], error),
                                               objects=[{'kind': 'VirtualMachine', 'name': entry['vm'], 'moid': entry['moid']}]))
-        vms.append(plan.vm_result(entry, nic, entry['action'] in CHANGING and not error, error))
+        vms.append(plan.vm_result(entry, nic, entry['action'] in CHANGING and not error, error, count))
     changed = any(entry['action'] in CHANGING for entry in entries if entry not in failed)
     result = {'changed': changed, 'vms': vms, 'network': network_result(network), 'findings': findings}
     if module._diff:  # pylint: disable=protected-access

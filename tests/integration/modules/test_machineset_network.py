@@ -171,6 +171,29 @@ def test_align_machines_ends_the_mismatch(twin, run_module, portgroup):
     assert again['changed'] is False and all(not entry['mismatch'] for entry in again['machines'])
 
 
+def test_vms_from_vsphere_vm_nic_replace_the_vcenter_read(twin, run_module, portgroup):
+    """The role passes vsphere_vm_nic's vms: same plan, no vCenter session; a Machine missing from them is read from vCenter."""
+    nic_args = {'datacenter': 'DC0', 'network': PORTGROUP, 'switch': 'DSwitch1', 'node_selector': {'node-role.kubernetes.io/worker': ''}}
+    vms = run_module('vsphere_vm_nic', nic_args, check=True)['vms']
+    assert vms and all(isinstance(vm['nic_count'], int) and vm['instance_uuid'] for vm in vms), vms
+    # the twin's Machines are on ocp1-worker-0 (egress NIC added by hand above) and its neighbours: make one mismatch to see
+    remove_egress_nic(twin, portgroup, 'ocp1-worker-0')
+    try:
+        vms = run_module('vsphere_vm_nic', nic_args, check=True)['vms']
+        read = run_module('machineset_network', args(), check=True)
+        twin.reset_vcsim_requests()
+        given = run_module('machineset_network', args(vms=vms), check=True)
+        assert given['_rc'] == 0, given
+        assert twin.vcsim_requests()['counts'] == {}  # not even a login
+        assert given['machines'] == read['machines'] and given['machinesets'] == read['machinesets']
+        assert given['findings'] == read['findings'] and [item['id'] for item in given['findings']] == ['machine_nic_count_mismatch']
+        # an entry missing: that Machine's VM is read from vCenter, the others still come from the list
+        partial = run_module('machineset_network', args(vms=[vm for vm in vms if vm['name'] != 'ocp1-worker-0']), check=True)
+        assert partial['machines'] == read['machines'] and twin.vcsim_requests()['counts'].get('Login') == 1
+    finally:
+        add_egress_nic(twin, portgroup, 'ocp1-worker-0')
+
+
 def test_noop_cost_is_the_same_for_one_node_and_all(twin, run_module, portgroup):
     twin.reset_kube_requests()
     twin.reset_vcsim_requests()

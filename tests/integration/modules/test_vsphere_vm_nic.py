@@ -105,6 +105,10 @@ def test_create_one_connected_vmxnet3_nic_per_worker(twin, run_module, portgroup
                                                   'connected': True, 'start_connected': True}]
     # the primary NIC is untouched
     assert all(len(vm_nics(twin, name)) == 2 for name in WORKERS)
+    # what Machine API compares (machineset_network takes these entries as its vms option): NICs after the run
+    for name in WORKERS:
+        assert by_node[name]['nic_count'] == 2
+        assert by_node[name]['instance_uuid'] == find(twin.vsphere(), vim.VirtualMachine, name).config.instanceUuid.lower()
 
 
 def portgroup_switch_uuid(twin):

@@ -305,9 +305,11 @@ def test_vm_result_shape():
     entry = net.plan_vm_nic(target(vm()), STD_NET)
     result = net.vm_result(entry, nic(4001, '00:50:56:AA:00:02', ON_STD), True)
     assert result == {'name': 'w0', 'uuid': '4230AAAA-0000-0000-0000-000000000001', 'moid': 'vm-1', 'node': 'worker-0',
-                      'action': 'add', 'changed': True, 'mac': '00:50:56:aa:00:02', 'device_key': 4001}
+                      'instance_uuid': 'i-vm-1', 'action': 'add', 'changed': True, 'mac': '00:50:56:aa:00:02', 'device_key': 4001,
+                      'nic_count': 1}  # as read before the run, unless the caller gives the count after it
+    assert net.vm_result(entry, nic(4001, '00:50:56:AA:00:02', ON_STD), True, nic_count=2)['nic_count'] == 2
     failed = net.vm_result(entry, None, False, failed='fault')
-    assert failed['failed'] and failed['error'] == 'fault' and failed['mac'] is None
+    assert failed['failed'] and failed['error'] == 'fault' and failed['mac'] is None and failed['nic_count'] == 1
 
 
 # --- node selection --------------------------------------------------------------------------------
