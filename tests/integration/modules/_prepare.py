@@ -9,6 +9,7 @@ ovnkube-node shows the address in `k8s.ovn.org/host-cidrs`.
 
 import json
 
+from kubernetes.client.exceptions import ApiException
 from pyVim.task import WaitForTask
 from pyVmomi import vim
 
@@ -41,7 +42,25 @@ def add_nic(twin, node, network='VM Network'):
                                        connectable=vim.vm.device.VirtualDevice.ConnectInfo(connected=True, startConnected=True))
     WaitForTask(_vm(twin, node).ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[
         vim.vm.device.VirtualDeviceSpec(operation='add', device=nic)])))
-    return next(nic['mac'] for nic in _inventory_vm(twin, node)['nics'] if nic['mac'] not in before)
+    mac = next(nic['mac'] for nic in _inventory_vm(twin, node)['nics'] if nic['mac'] not in before)
+    wait_for_nns_interface(twin, node, mac)
+    return mac
+
+
+def wait_for_nns_interface(twin, node, mac, timeout=30):
+    """As on a cluster, the node's NodeNetworkState lists a new NIC a moment after it appears (the twin's NMState
+    simulation notices it on its next round): wait for it, so a module run next sees what a later run would.
+    No NodeNetworkState for the node (a twin without NMState): nothing to wait for."""
+    def seen():
+        try:
+            nns = twin.custom_objects().get_cluster_custom_object('nmstate.io', 'v1beta1', 'nodenetworkstates', node)
+        except ApiException as exc:
+            if exc.status == 404:
+                return True
+            raise
+        interfaces = ((nns.get('status') or {}).get('currentState') or {}).get('interfaces') or []
+        return any((item.get('mac-address') or '').lower() == mac.lower() for item in interfaces)
+    twin.wait_for(seen, timeout=timeout, what='NodeNetworkState of %s listing the NIC %s' % (node, mac))
 
 
 def _inventory_vm(twin, node):
