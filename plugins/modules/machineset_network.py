@@ -136,7 +136,7 @@ options:
         in an earlier task of the same play. Each Machine's VM is then looked up there (instance UUID = Machine UID, else
         the name) and its NIC count (C(nic_count)) and NIC on O(network) (C(mac)) taken from it, so the module does not
         log in to vCenter; a Machine whose VM is not in the list is read from vCenter as without this option.
-      - The ocp.egressip.vsphere_network role passes them. Pass only entries of the same run, after the NICs changed:
+      - The ocp.egressip.vsphere_network role passes them. Pass only entries of the same run, after the NICs changed;
         older counts would make the Machine comparison wrong.
     type: list
     elements: dict
