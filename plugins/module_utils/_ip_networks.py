@@ -2,7 +2,8 @@
 # Copyright: (c) 2025, ocp.egressip contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The secondary network's CIDRs as options, and whether an egress IP lies in them (standard library only).
+"""The secondary network's CIDRs as options, whether an egress IP lies in them, and the egress IPs each node hosts
+(standard library only).
 
 Used by the ``state=absent`` refusals of vsphere_vm_nic and machineset_network: egress IPs of the primary
 network on the same nodes are not carried by the secondary NIC, so they must not block its removal. Kept out
@@ -48,3 +49,17 @@ def in_egress_networks(ip, networks):
     except ValueError:
         return True  # an unparsable status entry is not silently ignored by a safety check
     return any(address.version == network.version and address in network for network in networks)
+
+
+def hosted_egress_ips(egressips, networks=None):
+    """{node: [(EgressIP name, egress IP)]} from `status.items` of the EgressIP objects (DOMAIN.md section 2).
+
+    `networks` (from egress_networks): only the egress IPs inside them; None: all.
+    """
+    hosted = {}
+    for obj in egressips or []:
+        name = (obj.get('metadata') or {}).get('name')
+        for item in (obj.get('status') or {}).get('items') or []:
+            if item.get('node') and item.get('egressIP') and in_egress_networks(item['egressIP'], networks):
+                hosted.setdefault(item['node'], []).append((name, item['egressIP']))
+    return hosted

@@ -23,7 +23,6 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import in_egress_networks
 
 MAX_DEVICES = 10
 TEMPLATE_DEVICES_PATH = ('spec', 'template', 'spec', 'providerSpec', 'value', 'network', 'devices')
@@ -124,20 +123,6 @@ def plan_devices_remove(obj, path, network_name):
     return dict(entry, action='remove')
 
 
-def hosted_egress_ips(egressips, networks=None):
-    """{node: [(EgressIP name, egress IP)]} from `status.items` of the EgressIP objects (DOMAIN.md section 2).
-
-    `networks` (from _vsphere_network.egress_networks): only the egress IPs inside them; None: all.
-    """
-    hosted = {}
-    for obj in egressips or []:
-        name = (obj.get('metadata') or {}).get('name')
-        for item in (obj.get('status') or {}).get('items') or []:
-            if item.get('node') and item.get('egressIP') and in_egress_networks(item['egressIP'], networks):
-                hosted.setdefault(item['node'], []).append((name, item['egressIP']))
-    return hosted
-
-
 def machineset_members(machines):
     """{MachineSet name: [(Machine name, node name or None)]} from the Machines' owner references and status.nodeRef."""
     members = {}
@@ -178,7 +163,7 @@ def _refuse_hosting(entry, network_name, hosting, what):
 def plan_machineset_remove(machineset, network_name, members, hosted, force=False):
     """Take the port group out of the template; refused while a node of one of its Machines hosts egress IPs (unless force).
 
-    members: [(Machine, node)] of the MachineSet; hosted: hosted_egress_ips().
+    members: [(Machine, node)] of the MachineSet; hosted: _ip_networks.hosted_egress_ips().
     """
     entry = plan_devices_remove(machineset, TEMPLATE_DEVICES_PATH, network_name)
     entry['nodes'] = sorted(set(node for _machine, node in members if node))
@@ -253,11 +238,7 @@ def plan_machine(machine, vm, network_name, nic_on_network, align):
     nic_on_network: whether the VM has a NIC on the port group.
     Returns {'object', 'vm', 'expected', 'current', 'mismatch', 'action': append|none|report, 'patch', 'findings'}.
     """
-    devices = _dig(machine, MACHINE_DEVICES_PATH)
-    entry = {'object': _ref(machine), 'vm': vm['name'] if vm else None,
-             'expected': len(devices) if isinstance(devices, list) else None,
-             'current': len(vm['nics']) if vm else None, 'patch': None, 'findings': [], 'before': devices, 'after': devices}
-    entry['mismatch'] = vm is not None and entry['expected'] is not None and entry['expected'] != entry['current']
+    entry = _machine_entry(machine, vm)
     if not entry['mismatch']:
         return dict(entry, action='none')
     append = plan_devices_append(machine, MACHINE_DEVICES_PATH, network_name)
@@ -266,13 +247,18 @@ def plan_machine(machine, vm, network_name, nic_on_network, align):
     if fixable and align:
         return dict(entry, action='append', patch=append['patch'], after=append['after'])
     hint = ' Set align_machines=true to append the port group to its providerSpec.' if fixable else ''
-    entry['findings'].append(catalogue_finding(
-        'machine_nic_count_mismatch',
-        'Machine %s lists %d network device(s), its VM %s has %d NIC(s): Machine API reports '
-        '"invalid network count: expected=%d current=%d".%s'
-        % (entry['object']['name'], entry['expected'], entry['vm'], entry['current'], entry['expected'], entry['current'], hint),
-        objects=[entry['object'], {'kind': 'VirtualMachine', 'name': entry['vm']}]))
+    entry['findings'].append(_mismatch_finding(entry, hint))
     return dict(entry, action='report')
+
+
+def _machine_entry(machine, vm):
+    """The comparison Machine API makes: providerSpec devices (expected) against the VM's NICs (current)."""
+    devices = _dig(machine, MACHINE_DEVICES_PATH)
+    entry = {'object': _ref(machine), 'vm': vm['name'] if vm else None,
+             'expected': len(devices) if isinstance(devices, list) else None,
+             'current': len(vm['nics']) if vm else None, 'patch': None, 'findings': [], 'before': devices, 'after': devices}
+    entry['mismatch'] = vm is not None and entry['expected'] is not None and entry['expected'] != entry['current']
+    return entry
 
 
 def _mismatch_finding(entry, note=''):
@@ -295,11 +281,7 @@ def plan_machine_remove(machine, vm, network_name, nic_on_network, node, hosted,
     - `report`: the counts differ in a way the removal does not fix, or the VM was not found (finding);
     - `none`: the Machine does not list the port group (a count mismatch is still reported).
     """
-    devices = _dig(machine, MACHINE_DEVICES_PATH)
-    entry = {'object': _ref(machine), 'vm': vm['name'] if vm else None,
-             'expected': len(devices) if isinstance(devices, list) else None,
-             'current': len(vm['nics']) if vm else None, 'patch': None, 'findings': [], 'before': devices, 'after': devices}
-    entry['mismatch'] = vm is not None and entry['expected'] is not None and entry['expected'] != entry['current']
+    entry = _machine_entry(machine, vm)
     removal = plan_devices_remove(machine, MACHINE_DEVICES_PATH, network_name)
     if removal['action'] == 'none':
         if entry['mismatch']:

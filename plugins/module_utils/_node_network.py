@@ -33,6 +33,7 @@ except ImportError:  # the modules report it through _address_plan.NETADDR_IMPOR
 from ansible_collections.ocp.egressip.plugins.module_utils import _address_plan
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import node_networks_from_node
+from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import hosted_egress_ips
 from ansible_collections.ocp.egressip.plugins.module_utils._selectors import selector_matches
 
 MANAGED_BY_LABEL = 'egressip.ocp/managed-by'
@@ -416,17 +417,6 @@ def node_capability(host_cidrs, nns, networks, mac=None):
     elif mac and not any(in_network(entry, networks) for entry in interface_addresses(candidates[0])):
         reasons.append('interface %s has no address in %s' % (candidates[0].get('name'), ', '.join(str(n) for n in networks)))
     return reasons
-
-
-def hosted_egress_ips(egressips):
-    """{node: [(egressip object, ip)]} from `status.items` of every EgressIP object."""
-    hosted = {}
-    for obj in egressips or []:
-        name = obj['metadata']['name']
-        for item in (obj.get('status') or {}).get('items') or []:
-            if item.get('node') and item.get('egressIP'):
-                hosted.setdefault(item['node'], []).append((name, item['egressIP']))
-    return hosted
 
 
 def plan_labels(labelled, capable, matching, egressips, exclusive=True, force=False):

@@ -65,6 +65,16 @@ def list_objects(k8s, api, not_found_msg=None):
     return k8s.list_cluster_custom_objects(not_found_msg=not_found_msg, **api)
 
 
+def list_objects_or_none(k8s, api):
+    """Like list_objects, but None when the API is not served (for example no EgressIP API: nothing can be hosted)."""
+    try:
+        return list_objects(k8s, api)
+    except ModuleFailure as failure:
+        if failure.details.get('status') == 404:
+            return None
+        raise
+
+
 def list_namespaced(k8s, api, namespace, not_found_msg=None):
     """Every object of a namespaced kind in one namespace, one request."""
     try:

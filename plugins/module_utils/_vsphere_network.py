@@ -25,7 +25,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import in_egress_networks
+from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import hosted_egress_ips
 from ansible_collections.ocp.egressip.plugins.module_utils._selectors import selector_matches
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import (
     PORT_BINDINGS as PORT_BINDING_NAMES,
@@ -376,12 +376,7 @@ def plan_vm_nics(targets, network, state='present', force=False, egress_ips_by_n
 
 def egress_ips_by_node(egressips, networks=None):
     """{node: [egress IPs]} from EgressIP objects' status.items (DOMAIN.md section 2), only those in `networks` when given."""
-    hosted = {}
-    for egressip in egressips:
-        for item in (egressip.get('status') or {}).get('items') or []:
-            if item.get('node') and item.get('egressIP') and in_egress_networks(item['egressIP'], networks):
-                hosted.setdefault(item['node'], []).append(item['egressIP'])
-    return hosted
+    return dict((node, [ip for _name, ip in pairs]) for node, pairs in hosted_egress_ips(egressips, networks).items())
 
 
 def new_nic(nics_before, nics_after, network):

@@ -64,16 +64,6 @@ options:
         Machine, still hosts egress IPs. Ignored with O(state=present).
     type: bool
     default: false
-  cidr:
-    description:
-      - The secondary network's IPv4 CIDR. With O(state=absent), only egress IPs inside it (or inside O(ipv6_cidr))
-        make the removal refuse, so egress IPs of the primary machine network on the same nodes do not block it.
-      - Neither O(cidr) nor O(ipv6_cidr) set (default) - every egress IP the node hosts counts.
-    type: str
-  ipv6_cidr:
-    description:
-      - The secondary network's IPv6 CIDR, for a dual-stack or IPv6 secondary network; see O(cidr).
-    type: str
   switch:
     description:
       - Distributed switch of O(network), when several networks share its name (used to find the VMs' NICs on it).
@@ -141,6 +131,7 @@ options:
     type: list
     elements: dict
 extends_documentation_fragment:
+  - ocp.egressip.egress_cidr
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ansible.builtin.action_common_attributes
@@ -254,7 +245,7 @@ diff:
 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks
+from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks, hosted_egress_ips
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import connect_vsphere, vsphere_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
@@ -481,13 +472,8 @@ def on_network(vm, network):
 
 def read_hosted_egress_ips(module):
     """{node: [(EgressIP, IP)]} from one list of the EgressIP objects; none when the EgressIP API is not served."""
-    try:
-        items = module.k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips')
-    except ModuleFailure as failure:
-        if failure.details.get('status') == 404:
-            return {}
-        raise
-    return mapi.hosted_egress_ips(items, egress_networks(module.params)[0])
+    items = writes_io.list_objects_or_none(module.k8s, writes_io.EGRESSIPS)
+    return hosted_egress_ips(items, egress_networks(module.params)[0])
 
 
 def select_machinesets(module, machinesets, rows):

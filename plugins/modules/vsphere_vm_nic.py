@@ -91,17 +91,6 @@ options:
       - With O(state=absent), remove the NIC even when the VM's node hosts egress IPs (they stop working until reassigned).
     type: bool
     default: false
-  cidr:
-    description:
-      - The secondary network's IPv4 CIDR. With O(state=absent), only egress IPs inside it (or inside O(ipv6_cidr))
-        make the removal refuse, so egress IPs of the primary machine network on the same nodes, which this NIC does
-        not carry, do not block it.
-      - Neither O(cidr) nor O(ipv6_cidr) set (default) - every egress IP the node hosts counts.
-    type: str
-  ipv6_cidr:
-    description:
-      - The secondary network's IPv6 CIDR, for a dual-stack or IPv6 secondary network; see O(cidr).
-    type: str
   continue_on_error:
     description:
       - V(false) (default) refuses the whole batch, writing nothing, when any VM or node is refused; a failed
@@ -129,6 +118,7 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
+  - ocp.egressip.egress_cidr
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
   - ansible.builtin.action_common_attributes
@@ -265,6 +255,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._k8s import k8s_clien
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import VsphereModule
 from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as node_io
 
 MAX_PARALLEL = 64
 CHANGING = ('add', 'connect', 'remove')
@@ -339,13 +330,7 @@ def read_nodes(module):
 
 def egress_ips(module):
     """{node: [egress IPs]} from EgressIP status (one list); none when the EgressIP API is not served."""
-    k8s = k8s_client_for(module, module.params['kubernetes'])
-    try:
-        items = k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips')
-    except ModuleFailure as failure:
-        if failure.details.get('status') == 404:
-            return {}
-        raise
+    items = node_io.list_objects_or_none(k8s_client_for(module, module.params['kubernetes']), node_io.EGRESSIPS)
     return plan.egress_ips_by_node(items, egress_networks(module.params)[0])
 
 

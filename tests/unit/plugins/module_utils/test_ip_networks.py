@@ -2,8 +2,7 @@
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks, in_egress_networks
-from ansible_collections.ocp.egressip.plugins.module_utils._machine_api import hosted_egress_ips
+from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks, hosted_egress_ips, in_egress_networks
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_network import egress_ips_by_node
 
 EGRESSIPS = [

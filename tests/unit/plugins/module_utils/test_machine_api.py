@@ -3,6 +3,7 @@
 import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
+from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import hosted_egress_ips
 
 NS = 'openshift-machine-api'
 DEVICES = '/spec/template/spec/providerSpec/value/network/devices'
@@ -169,7 +170,7 @@ def test_removes_only_the_port_group_devices_from_the_highest_index_down_after_a
 
 def test_nothing_to_remove_is_no_change():
     plan = mapi.plan_machineset_remove(machineset(devices=[{'networkName': 'not-pg'}]), 'pg', [('m0', 'n0')],
-                                       mapi.hosted_egress_ips([egressip('e', ('n0', '10.20.0.100'))]))
+                                       hosted_egress_ips([egressip('e', ('n0', '10.20.0.100'))]))
     assert plan['action'] == 'none' and plan['patch'] is None and plan['findings'] == []
     broken = machineset()
     del broken['spec']['template']['spec']['providerSpec']['value']['network']
@@ -177,7 +178,7 @@ def test_nothing_to_remove_is_no_change():
 
 
 def test_template_removal_refused_while_a_node_of_the_set_hosts_egress_ips_names_machine_node_egressip_and_fix():
-    hosted = mapi.hosted_egress_ips([egressip('payments', ('n1', '10.20.0.100')), egressip('other', ('elsewhere', '10.20.0.101'))])
+    hosted = hosted_egress_ips([egressip('payments', ('n1', '10.20.0.100')), egressip('other', ('elsewhere', '10.20.0.101'))])
     members = [('m0', 'n0'), ('m1', 'n1'), ('m2', None)]
     plan = mapi.plan_machineset_remove(machineset(devices=[{'networkName': 'VM Network'}, {'networkName': 'pg'}]), 'pg', members, hosted)
     assert plan['action'] == 'refused' and plan['patch'] is None and plan['nodes'] == ['n0', 'n1']
@@ -218,7 +219,7 @@ def test_machine_whose_vm_lost_the_nic_is_aligned():
 
 
 def test_machine_removal_refused_while_its_node_hosts_egress_ips_unless_force():
-    hosted = mapi.hosted_egress_ips([egressip('payments', ('n0', '10.20.0.100'))])
+    hosted = hosted_egress_ips([egressip('payments', ('n0', '10.20.0.100'))])
     plan = mapi.plan_machine_remove(machine('m0', devices=two_devices()), vm('m0', 1), 'pg', False, 'n0', hosted)
     assert plan['action'] == 'refused' and plan['patch'] is None
     assert 'Machine m0: not taking port group pg out of its providerSpec while node n0 (Machine m0) hosts egress IP 10.20.0.100 ' \
