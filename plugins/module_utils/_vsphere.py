@@ -33,52 +33,20 @@ except ImportError:
     HAS_PYVMOMI = False
     PYVMOMI_IMPORT_ERROR = traceback.format_exc()
 
-from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import (
     ModuleFailure,
     fail_with,
     library_versions,
 )
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import VSPHERE_ENV, vsphere_argument_spec
 
 # Seconds allowed to open the TCP connection before the vCenter counts as unreachable.
 CONNECT_TIMEOUT = 15
 
-# Option name -> environment variable, exactly as vmware.vmware (and AAP's vCenter credential).
-VSPHERE_ENV = {
-    'hostname': 'VMWARE_HOST',
-    'username': 'VMWARE_USER',
-    'password': 'VMWARE_PASSWORD',
-    'port': 'VMWARE_PORT',
-    'validate_certs': 'VMWARE_VALIDATE_CERTS',
-    'proxy_host': 'VMWARE_PROXY_HOST',
-    'proxy_port': 'VMWARE_PROXY_PORT',
-}
-
 # One object read by the PropertyCollector: its reference, moid and {property path: value}.
 ObjectRecord = collections.namedtuple('ObjectRecord', ['ref', 'moid', 'props'])
-
-
-def vsphere_argument_spec():
-    """The vCenter connection options (documented by the ``ocp.egressip.vsphere_auth`` doc fragment)."""
-    return dict(
-        hostname=dict(type='str', fallback=(env_fallback, [VSPHERE_ENV['hostname']])),
-        username=dict(type='str', aliases=['admin', 'user'], fallback=(env_fallback, [VSPHERE_ENV['username']])),
-        password=dict(type='str', aliases=['pass', 'pwd'], no_log=True, fallback=(env_fallback, [VSPHERE_ENV['password']])),
-        port=dict(type='int', default=443, fallback=(env_fallback, [VSPHERE_ENV['port']])),
-        validate_certs=dict(type='bool', default=True, fallback=(env_fallback, [VSPHERE_ENV['validate_certs']])),
-        proxy_host=dict(type='str', fallback=(env_fallback, [VSPHERE_ENV['proxy_host']])),
-        proxy_port=dict(type='int', fallback=(env_fallback, [VSPHERE_ENV['proxy_port']])),
-    )
-
-
-def vsphere_nested_argument_spec():
-    """The same options under one ``vsphere`` dict, for modules whose main connection is Kubernetes.
-
-    Both connections have a ``validate_certs`` option, so a module needing both keeps the
-    other domain's options in a dict (documented by ``ocp.egressip.vsphere_auth.nested``).
-    """
-    return dict(vsphere=dict(type='dict', apply_defaults=True, options=vsphere_argument_spec()))
 
 
 def fault_name(fault):

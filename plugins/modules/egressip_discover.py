@@ -247,8 +247,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import (
     HAS_PYVMOMI,
     PYVMOMI_IMPORT_ERROR,
     connect_vsphere,
-    vsphere_nested_argument_spec,
 )
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
 
 RECORD_SKIP = ('pods', 'namespaces', 'network_config', 'network_operator', 'nmstates', 'nns', 'machinesets', 'machines')
 

@@ -263,7 +263,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._errors import Module
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils._verify import validate_wire
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, connect_vsphere
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
 
 VSPHERE_TRIGGERS = ('disconnect_nic', 'power_off')
 

@@ -194,7 +194,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._node_network import 
 from ansible_collections.ocp.egressip.plugins.module_utils._preflight import AUDIT, primary_egressips, run_checks
 from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import config_argument_spec, read_snapshot
 from ansible_collections.ocp.egressip.plugins.module_utils._verify_io import relevant_nodes
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
 
 OWNER = (MANAGED_BY_LABEL, MANAGED_BY_VALUE)
 

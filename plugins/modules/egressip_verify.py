@@ -310,7 +310,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils._egressip_validation 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
 
 
 def argument_spec():

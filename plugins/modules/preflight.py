@@ -233,7 +233,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._findings import erro
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils._preflight import cluster_facts, primary_egressips, run_checks
 from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import config_argument_spec, read_snapshot
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
 
 
 def argument_spec():
