@@ -30,7 +30,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils import _render as ren
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import HAS_KUBERNETES, K8sClient, k8s_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import HAS_K8S_LIBS, K8sClient, k8s_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_network import node_selected
 from ansible_collections.ocp.egressip.plugins.modules import egressip as egressip_module
 from ansible_collections.ocp.egressip.plugins.modules import node_nic_address as node_nic_address_module
@@ -312,8 +312,8 @@ class ActionModule(ActionBase):
         del tmp
         _validation, params = self.validate_argument_spec(argument_spec=argument_spec())
         result.update(changed=False, dest=params['dest'], files=[], findings=[])
-        if not HAS_KUBERNETES:
-            raise AnsibleActionFail('egressip_render needs the Python library kubernetes on the controller (pip install kubernetes).')
+        if not HAS_K8S_LIBS:
+            raise AnsibleActionFail('egressip_render needs the Python library urllib3 on the controller (pip install kubernetes brings it).')
         if not render.HAS_YAML:
             raise AnsibleActionFail('egressip_render needs the Python library PyYAML on the controller.')
         try:

@@ -23,8 +23,11 @@ options:
       - Path to an existing Kubernetes config file, or the config itself as a dictionary.
       - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_KUBECONFIG) will be used instead.
       - When neither is set and O(host) with O(api_key) is not given either, the module does what the
-        Kubernetes client does - it loads the files in the E(KUBECONFIG) environment variable, else
-        C(~/.kube/config), else the service account of the Pod it runs in.
+        C(kubectl) does - it loads the files in the E(KUBECONFIG) environment variable (merged, the first file to
+        define a name wins), else C(~/.kube/config), else the service account of the Pod it runs in.
+      - A kubeconfig user with a token, a token file, a client certificate or a user name and password is read by
+        the collection itself. A user with an C(exec) or C(auth-provider) credential plugin needs the Python
+        library C(kubernetes), which runs the plugin.
     type: raw
   context:
     description:
@@ -69,7 +72,8 @@ options:
     aliases: [key_file]
   proxy:
     description:
-      - The URL of an HTTP proxy to reach the API through.
+      - The URL of an HTTP proxy (or, with the Python library C(PySocks), a C(socks5://) proxy) to reach the API through.
+        The kubeconfig's C(proxy-url) is used when this is not set.
       - The usual E(HTTPS_PROXY) environment variable is not read.
       - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_PROXY) will be used instead.
     type: str
@@ -96,8 +100,11 @@ options:
           - Path to an existing Kubernetes config file, or the config itself as a dictionary.
           - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_KUBECONFIG) will be used instead.
           - When neither is set and O(kubernetes.host) with O(kubernetes.api_key) is not given either, the module does what the
-            Kubernetes client does - it loads the files in the E(KUBECONFIG) environment variable, else
-            C(~/.kube/config), else the service account of the Pod it runs in.
+            C(kubectl) does - it loads the files in the E(KUBECONFIG) environment variable (merged, the first file to
+            define a name wins), else C(~/.kube/config), else the service account of the Pod it runs in.
+          - A kubeconfig user with a token, a token file, a client certificate or a user name and password is read by
+            the collection itself. A user with an C(exec) or C(auth-provider) credential plugin needs the Python
+            library C(kubernetes), which runs the plugin.
         type: raw
       context:
         description:
@@ -142,7 +149,8 @@ options:
         aliases: [key_file]
       proxy:
         description:
-          - The URL of an HTTP proxy to reach the API through.
+          - The URL of an HTTP proxy (or, with the Python library C(PySocks), a C(socks5://) proxy) to reach the API through.
+            The kubeconfig's C(proxy-url) is used when this is not set.
           - The usual E(HTTPS_PROXY) environment variable is not read.
           - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_PROXY) will be used instead.
         type: str

@@ -2,11 +2,12 @@
 # Copyright: (c) 2025, ocp.egressip contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Kubernetes client (plain JSON requests for core kinds, CustomObjectsApi for CRs) and the module base class.
+"""Kubernetes client (plain JSON requests over urllib3) and the module base class.
 
 Connection options and environment variables are those of kubernetes.core, so the same AAP
-credential, kubeconfig and ``module_defaults`` serve both collections. Private module_util:
-no API promise outside this collection.
+credential, kubeconfig and ``module_defaults`` serve both collections. The kubeconfig is read by
+``_kubeconfig`` (kubectl's rules); the kubernetes library is imported only for a kubeconfig user with a
+credential plugin. Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,27 +19,35 @@ import os
 import traceback
 
 try:
-    import kubernetes
-    from kubernetes.client.exceptions import ApiException
     import urllib3
-    HAS_KUBERNETES = True
-    KUBERNETES_IMPORT_ERROR = None
+    HAS_K8S_LIBS = True
+    K8S_LIBS_ERROR = None
 except ImportError:
-    HAS_KUBERNETES = False
-    KUBERNETES_IMPORT_ERROR = traceback.format_exc()
+    HAS_K8S_LIBS = False
+    K8S_LIBS_ERROR = traceback.format_exc()
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
+from ansible.module_utils.six.moves.urllib.parse import urlencode
 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import (
     ModuleFailure,
     fail_with,
     library_versions,
 )
+from ansible_collections.ocp.egressip.plugins.module_utils._kubeconfig import (
+    IN_CLUSTER_HOST_ENV,
+    Connection,
+    Kubeconfig,
+    KubeconfigError,
+    in_cluster_connection,
+)
 
 # (connect, read) seconds for each API request.
 REQUEST_TIMEOUT = (15, 120)
 
-# verb of K8sClient.call -> HTTP method (for messages and for K8sClient.request)
+USER_AGENT = 'ocp.egressip'
+
+# verb of K8sClient.request -> HTTP method
 HTTP_METHODS = {'list': 'GET', 'get': 'GET', 'create': 'POST', 'replace': 'PUT', 'patch': 'PATCH', 'delete': 'DELETE'}
 
 # Option name -> environment variable, exactly as kubernetes.core (and AAP's OpenShift credential).
@@ -54,8 +63,8 @@ K8S_ENV = {
     'proxy': 'K8S_AUTH_PROXY',
 }
 
-# Where a Pod finds its service account (the kubernetes client's in-cluster config).
-IN_CLUSTER_HOST_ENV = 'KUBERNETES_SERVICE_HOST'
+# Connections kept per API server: machineset_network and node steps send up to `parallel` (default 8) at once.
+POOL_MAXSIZE = 16
 
 
 def k8s_argument_spec():
@@ -83,12 +92,12 @@ def k8s_nested_argument_spec():
 
 
 def _failure(msg, **details):
-    details.update(library_versions('kubernetes'))
+    details.update(library_versions('kubernetes', 'urllib3'))
     return ModuleFailure(msg, **details)
 
 
 def _default_kubeconfig():
-    """``(paths, origin)`` of the kubeconfig the kubernetes client would load by default, or ``(None, None)``."""
+    """``(paths, origin)`` of the kubeconfig kubectl would load by default, or ``(None, None)``."""
     env = os.environ.get('KUBECONFIG')
     if env:
         return [path for path in env.split(os.pathsep) if path], 'the KUBECONFIG environment variable'
@@ -98,92 +107,80 @@ def _default_kubeconfig():
     return None, None
 
 
-def _load_kubeconfig(configuration, kubeconfig, context, origin):
-    """Load a kubeconfig (path, list of paths, or dict) into ``configuration``; returns its description."""
+def _load_kubeconfig(kubeconfig, context, origin):
+    """``(Connection, description)`` from a kubeconfig: a path, a list of paths, or a dict."""
     if isinstance(kubeconfig, dict):
-        loader = kubernetes.config.load_kube_config_from_dict
         description = 'the kubeconfig given as a dictionary'
-        argument = kubeconfig
     else:
         paths = [os.path.expanduser(path) for path in (kubeconfig if isinstance(kubeconfig, list) else [kubeconfig])]
         missing = [path for path in paths if not os.path.exists(path)]
         if missing:
             raise _failure('kubeconfig %s (from %s) does not exist' % (', '.join(missing), origin), reason='kubeconfig_missing')
-        loader = kubernetes.config.load_kube_config
         description = 'kubeconfig %s' % os.pathsep.join(paths)
-        argument = os.pathsep.join(paths)
     if context:
         description += ' (context %s)' % context
     try:
-        loader(argument, context=context, client_configuration=configuration, persist_config=False)
-    except Exception as exc:  # pylint: disable=broad-except
-        # ConfigException, YAML and file errors all mean the same to the user: this kubeconfig is unusable.
+        merged = Kubeconfig.from_dict(kubeconfig) if isinstance(kubeconfig, dict) else Kubeconfig.from_files(paths)
+        connection = merged.connection(context)
+    except KubeconfigError as exc:
         raise _failure('Cannot use %s: %s' % (description, exc), reason='kubeconfig_invalid')
-    return description
+    return connection, description
 
 
 def build_configuration(params):
-    """A kubernetes client Configuration from the connection options, and a description of its source.
+    """The Connection from the connection options, and a description of its source.
 
     Like kubernetes.core: ``host`` with ``api_key`` or a client certificate needs no file;
     otherwise the kubeconfig from the options, else ``KUBECONFIG`` or ``~/.kube/config``
-    like the kubernetes client, else the Pod's service account (in-cluster). Explicit
-    options override what the kubeconfig says.
+    like kubectl, else the Pod's service account (in-cluster). Explicit options override
+    what the kubeconfig says.
     """
-    configuration = kubernetes.client.Configuration()
     host, api_key, client_cert = params.get('host'), params.get('api_key'), params.get('client_cert')
     kubeconfig, context = params.get('kubeconfig'), params.get('context')
     if host and (api_key or client_cert):
-        source = 'the host option (%s)' % K8S_ENV['host']
+        connection, source = Connection(), 'the host option (%s)' % K8S_ENV['host']
     elif kubeconfig:
-        source = _load_kubeconfig(configuration, kubeconfig, context, 'the kubeconfig option or %s' % K8S_ENV['kubeconfig'])
+        connection, source = _load_kubeconfig(kubeconfig, context, 'the kubeconfig option or %s' % K8S_ENV['kubeconfig'])
     else:
         paths, origin = _default_kubeconfig()
         if paths:
-            source = _load_kubeconfig(configuration, paths, context, origin)
+            connection, source = _load_kubeconfig(paths, context, origin)
         elif os.environ.get(IN_CLUSTER_HOST_ENV):
             try:
-                kubernetes.config.load_incluster_config(client_configuration=configuration)
-            except Exception as exc:  # pylint: disable=broad-except
+                connection = in_cluster_connection()
+            except KubeconfigError as exc:
                 raise _failure('Cannot use the in-cluster service account: %s' % exc, reason='in_cluster_invalid')
             source = 'the in-cluster service account'
         elif host:
-            source = 'the host option (%s), without credentials' % K8S_ENV['host']
+            connection, source = Connection(), 'the host option (%s), without credentials' % K8S_ENV['host']
         else:
             raise _failure('No Kubernetes connection configured: set kubeconfig (%s), or host with api_key (%s, %s); '
                            'KUBECONFIG is not set, %s does not exist and the module does not run in a Pod.'
                            % (K8S_ENV['kubeconfig'], K8S_ENV['host'], K8S_ENV['api_key'], os.path.join('~', '.kube', 'config')),
                            reason='kubeconfig_missing')
-    if params.get('api_key') and not source.startswith('the host option'):
+    if api_key and not source.startswith('the host option'):
         source += ' with the token from api_key (%s)' % K8S_ENV['api_key']
-    _apply_overrides(configuration, params)
-    return configuration, source
+    _apply_overrides(connection, params)
+    return connection, source
 
 
-def _apply_overrides(configuration, params):
+def _apply_overrides(connection, params):
     if params.get('host'):
-        configuration.host = params['host'].rstrip('/')
+        connection.host = params['host'].rstrip('/')
     if params.get('api_key'):
-        configuration.api_key = {'authorization': 'Bearer %s' % params['api_key']}
-        configuration.api_key_prefix = {}
-        configuration.refresh_api_key_hook = None  # a kubeconfig's token refresh would put its own token back
+        connection.set_token(params['api_key'])
     if params.get('validate_certs') is not None:
-        configuration.verify_ssl = params['validate_certs']
-    for option, attribute in (('ca_cert', 'ssl_ca_cert'), ('client_cert', 'cert_file'), ('client_key', 'key_file'), ('proxy', 'proxy')):
+        connection.verify_ssl = params['validate_certs']
+    if params.get('ca_cert'):
+        connection.ssl_ca_cert, connection.ca_cert_data = params['ca_cert'], None
+    for option, attribute in (('client_cert', 'cert_file'), ('client_key', 'key_file'), ('proxy', 'proxy')):
         if params.get(option):
-            setattr(configuration, attribute, params[option])
-    if not configuration.verify_ssl:
-        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+            setattr(connection, attribute, params[option])
 
 
-def configuration_secrets(configuration):
-    """Tokens held by the configuration, to hide from any module output."""
-    secrets = set()
-    for value in (configuration.api_key or {}).values():
-        if value:
-            secrets.add(value)
-            secrets.add(value.split(' ', 1)[-1])
-    return secrets
+def configuration_secrets(connection):
+    """Tokens and passwords the connection holds, to hide from any module output."""
+    return set(secret for secret in connection.secrets if secret)
 
 
 def _status_from_body(body):
@@ -216,6 +213,12 @@ def api_error_message(exc, verb, resource, method, url):
     return text
 
 
+def _is_verification_failure(exc):
+    """Whether a TLS error is ours refusing the server's certificate (not the server refusing us, nor a broken handshake)."""
+    text = str(getattr(exc, 'reason', None) or exc).lower()
+    return 'certificate verify failed' in text or "doesn't match" in text or 'hostname mismatch' in text
+
+
 def _network_error_text(exc):
     reason = getattr(exc, 'reason', None) or exc
     text = str(reason)
@@ -225,60 +228,76 @@ def _network_error_text(exc):
     return text
 
 
-class K8sClient(object):
-    """A Kubernetes API connection: plain JSON requests, CustomObjectsApi, and failures that name the endpoint.
+def custom_path(group, version, plural, name=None, namespace=None):
+    """The API path of custom objects: all of a kind, those of a namespace, or one by name."""
+    path = '/apis/%s/%s' % (group, version)
+    if namespace:
+        path += '/namespaces/%s' % namespace
+    path += '/%s' % plural
+    if name:
+        path += '/%s' % name
+    return path
 
-    Core kinds (Nodes, Pods, Namespaces, Events) go through ``request`` as plain dicts, not through the typed
-    ``kubernetes.client.CoreV1Api``: importing that class builds about 250 pydantic models, 0.5-0.6 s of CPU in
-    every module run, more than all the rest of a no-op run (docs/benchmarks.md).
+
+class ApiError(Exception):
+    """An HTTP answer outside 2xx: status, reason phrase and the body (a Kubernetes ``Status`` or text)."""
+
+    def __init__(self, status, reason=None, body=None):
+        super(ApiError, self).__init__('HTTP %s %s' % (status, reason or ''))
+        self.status = status
+        self.reason = reason
+        self.body = body
+
+
+def pool_manager(connection, maxsize=POOL_MAXSIZE):
+    """The urllib3 pool for a Connection: its TLS trust and client certificate, its proxy (never one from the environment)."""
+    kwargs = dict(maxsize=maxsize, cert_reqs='CERT_REQUIRED' if connection.verify_ssl else 'CERT_NONE')
+    if connection.verify_ssl:
+        kwargs.update(ca_certs=connection.ssl_ca_cert, ca_cert_data=connection.ca_cert_data)
+        if connection.tls_server_name:
+            kwargs['server_hostname'] = connection.tls_server_name
+    else:
+        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+    if connection.cert_file:
+        kwargs.update(cert_file=connection.cert_file, key_file=connection.key_file)
+    if not connection.proxy:
+        return urllib3.PoolManager(**kwargs)
+    if connection.proxy.split('://', 1)[0].lower() in ('socks4', 'socks4a', 'socks5', 'socks5h'):
+        from urllib3.contrib.socks import SOCKSProxyManager  # pylint: disable=import-outside-toplevel  # needs PySocks
+        return SOCKSProxyManager(connection.proxy, **kwargs)
+    proxy_headers = urllib3.util.make_headers(proxy_basic_auth=urllib3.util.parse_url(connection.proxy).auth)
+    return urllib3.ProxyManager(connection.proxy, proxy_headers=proxy_headers or None, **kwargs)
+
+
+class K8sClient(object):
+    """A Kubernetes API connection: plain JSON requests, and failures that name the endpoint.
+
+    Objects come and go as the JSON the API sends: no typed client (importing ``kubernetes.client.CoreV1Api``
+    builds about 250 pydantic models, 0.5-0.6 s of CPU; importing the kubernetes library at all costs 0.2 s,
+    more than the rest of a no-op run of some modules: docs/benchmarks.md).
     """
 
-    def __init__(self, api_client, source):
-        self.api_client = api_client
+    def __init__(self, connection, source, pool=None):
+        self.connection = connection
         self.source = source
-        self.host = api_client.configuration.host
-        self.custom_objects = kubernetes.client.CustomObjectsApi(api_client)
+        self.host = connection.host
+        self._pool = pool
 
     @classmethod
     def from_params(cls, params):
         """Build a client from the connection options (see build_configuration)."""
-        configuration, source = build_configuration(params)
-        return cls(kubernetes.client.ApiClient(configuration), source)
+        connection, source = build_configuration(params)
+        return cls(connection, source)
+
+    @property
+    def pool(self):
+        if self._pool is None:
+            self._pool = pool_manager(self.connection)
+        return self._pool
 
     def secrets(self):
         """Tokens to hide from module output."""
-        return configuration_secrets(self.api_client.configuration)
-
-    def call(self, verb, resource, path, func, *args, **kwargs):
-        """Run one API request; an error becomes a ModuleFailure naming verb, resource, URL, status and the server's message."""
-        kwargs.setdefault('_request_timeout', REQUEST_TIMEOUT)
-        method = HTTP_METHODS.get(verb, verb.upper())
-        url = self.host + path
-        try:
-            return func(*args, **kwargs)
-        except ApiException as exc:
-            message = api_error_message(exc, verb, resource, method, url)
-            status_reason = _status_from_body(exc.body)[0]
-            if exc.status == 401:
-                message += ('. The API refused the credentials from %s: the token is wrong or expired '
-                            '(log in again, or fix api_key / %s).' % (self.source, K8S_ENV['api_key']))
-            elif exc.status == 403:
-                message += '. The user lacks the RBAC permission to %s %s.' % (verb, resource)
-            raise _failure(message, status=exc.status, reason=status_reason or exc.reason)
-        except urllib3.exceptions.HTTPError as exc:
-            raise self._network_failure(exc, verb, resource, method, url)
-        except OSError as exc:
-            raise self._network_failure(exc, verb, resource, method, url)
-
-    def _network_failure(self, exc, verb, resource, method, url):
-        reason = getattr(exc, 'reason', None)
-        if isinstance(exc, urllib3.exceptions.SSLError) or isinstance(reason, urllib3.exceptions.SSLError):
-            return _failure('%s %s (%s %s) failed: the TLS certificate of the Kubernetes API at %s is not trusted: %s. Set ca_cert (%s) to the CA '
-                            'that signed it, or validate_certs: false (%s=false) where the network is trusted.'
-                            % (verb, resource, method, url, self.host, _network_error_text(exc), K8S_ENV['ca_cert'], K8S_ENV['validate_certs']),
-                            reason='certificate_untrusted')
-        return _failure('%s %s (%s %s) failed: cannot reach the Kubernetes API at %s (from %s): %s'
-                        % (verb, resource, method, url, self.host, self.source, _network_error_text(exc)), reason='unreachable')
+        return configuration_secrets(self.connection)
 
     def request(self, verb, resource, path, query=None, body=None, content_type=None, text=False):
         """One API request, answered as plain data: the decoded JSON body (a dict), or the text with ``text=True``.
@@ -286,25 +305,58 @@ class K8sClient(object):
         ``verb`` is one of HTTP_METHODS (``list``, ``get``, ``create``, ``patch``...), ``resource`` names the
         object(s) in messages, ``query`` a dict of query parameters (``None`` values dropped), ``body`` a JSON
         body sent with ``content_type`` (``application/json`` by default; a merge or JSON patch content type for
-        ``patch``). Errors are those of ``call``.
+        ``patch``). An error becomes a ModuleFailure naming verb, resource, URL, status and the server's message
+        (never the token).
         """
-        return self.call(verb, resource, path, self._request, HTTP_METHODS.get(verb, verb.upper()), path, query, body, content_type, text)
-
-    def _request(self, method, path, query, body, content_type, text, _request_timeout=None):
-        headers = {'Accept': 'text/plain, */*' if text else 'application/json'}
+        method = HTTP_METHODS.get(verb, verb.upper())
+        url = self.host + path
+        query_items = [(key, value) for key, value in sorted((query or {}).items()) if value is not None]
+        if query_items:
+            url += '?' + urlencode(query_items)
+        headers = {'Accept': 'text/plain, */*' if text else 'application/json', 'User-Agent': USER_AGENT}
+        if self.connection.authorization:
+            headers['Authorization'] = self.connection.authorization
+        payload = None
         if body is not None:
             headers['Content-Type'] = content_type or 'application/json'
-        query_params = [(key, value) for key, value in sorted((query or {}).items()) if value is not None]
-        method, url, headers, body, _post_params = self.api_client.param_serialize(
-            method, path, query_params=query_params or None, header_params=headers, body=body, auth_settings=['BearerToken'])
-        response = self.api_client.call_api(method, url, header_params=headers, body=body, _request_timeout=_request_timeout)
-        data = response.read()
-        answer = data.decode('utf-8', 'replace') if data is not None else None
+            payload = json.dumps(body)
+        try:
+            timeout = urllib3.Timeout(connect=REQUEST_TIMEOUT[0], read=REQUEST_TIMEOUT[1])
+            response = self.pool.request(method, url, headers=headers, body=payload, timeout=timeout, preload_content=True, redirect=False)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise self._network_failure(exc, verb, resource, method, url)
+        answer = response.data.decode('utf-8', 'replace') if response.data is not None else None
         if not 200 <= response.status <= 299:
-            raise ApiException.from_response(http_resp=response, body=answer, data=None)
+            raise self._api_failure(ApiError(response.status, response.reason, answer), verb, resource, method, url)
         if text or not answer:
             return answer
         return json.loads(answer)
+
+    def _api_failure(self, exc, verb, resource, method, url):
+        message = api_error_message(exc, verb, resource, method, url)
+        status_reason = _status_from_body(exc.body)[0]
+        if exc.status == 401:
+            message += ('. The API refused the credentials from %s: the token is wrong or expired '
+                        '(log in again, or fix api_key / %s).' % (self.source, K8S_ENV['api_key']))
+        elif exc.status == 403:
+            message += '. The user lacks the RBAC permission to %s %s.' % (verb, resource)
+        return _failure(message, status=exc.status, reason=status_reason or exc.reason)
+
+    def _network_failure(self, exc, verb, resource, method, url):
+        reason = getattr(exc, 'reason', None)
+        tls = isinstance(exc, urllib3.exceptions.SSLError) or isinstance(reason, urllib3.exceptions.SSLError)
+        if tls and not _is_verification_failure(exc):
+            return _failure('%s %s (%s %s) failed: the TLS handshake with the Kubernetes API at %s failed: %s. When the API asks for a client '
+                            'certificate, set client_cert and client_key (%s, %s) or use a kubeconfig that has one.'
+                            % (verb, resource, method, url, self.host, _network_error_text(exc), K8S_ENV['client_cert'], K8S_ENV['client_key']),
+                            reason='tls_handshake_failed')
+        if tls:
+            return _failure('%s %s (%s %s) failed: the TLS certificate of the Kubernetes API at %s is not trusted: %s. Set ca_cert (%s) to the CA '
+                            'that signed it, or validate_certs: false (%s=false) where the network is trusted.'
+                            % (verb, resource, method, url, self.host, _network_error_text(exc), K8S_ENV['ca_cert'], K8S_ENV['validate_certs']),
+                            reason='certificate_untrusted')
+        return _failure('%s %s (%s %s) failed: cannot reach the Kubernetes API at %s (from %s): %s'
+                        % (verb, resource, method, url, self.host, self.source, _network_error_text(exc)), reason='unreachable')
 
     def list_nodes(self, label_selector=None):
         """All Nodes (one list request) as plain dicts."""
@@ -317,9 +369,8 @@ class K8sClient(object):
         ``not_found_msg`` replaces the generic message when the API does not serve the
         resource (HTTP 404: CRD absent); ``{host}`` in it is replaced by the API URL.
         """
-        path = '/apis/%s/%s/%s' % (group, version, plural)
         try:
-            result = self.call('list', '%s.%s' % (plural, group), path, self.custom_objects.list_cluster_custom_object, group, version, plural)
+            result = self.request('list', '%s.%s' % (plural, group), custom_path(group, version, plural))
         except ModuleFailure as failure:
             if not_found_msg and failure.details.get('status') == 404:
                 raise _failure(not_found_msg.format(host=self.host), status=404, reason='api_not_found')
@@ -332,8 +383,8 @@ def k8s_client_for(module, params):
 
     Tokens the client holds are added to the module's no_log values, so no output shows them.
     """
-    if not HAS_KUBERNETES:
-        module.fail_json(msg=missing_required_lib('kubernetes'), exception=KUBERNETES_IMPORT_ERROR)
+    if not HAS_K8S_LIBS:
+        module.fail_json(msg=missing_required_lib('urllib3 (pip install kubernetes brings it)'), exception=K8S_LIBS_ERROR)
     try:
         client = K8sClient.from_params(params)
     except ModuleFailure as failure:
@@ -343,14 +394,14 @@ def k8s_client_for(module, params):
 
 
 class K8sModule(AnsibleModule):
-    """AnsibleModule with the Kubernetes connection options, the kubernetes library check and a lazy client."""
+    """AnsibleModule with the Kubernetes connection options, the HTTP library check and a lazy client."""
 
     def __init__(self, argument_spec=None, **kwargs):
         spec = k8s_argument_spec()
         spec.update(argument_spec or {})
         super(K8sModule, self).__init__(argument_spec=spec, **kwargs)
-        if not HAS_KUBERNETES:
-            self.fail_json(msg=missing_required_lib('kubernetes'), exception=KUBERNETES_IMPORT_ERROR)
+        if not HAS_K8S_LIBS:
+            self.fail_json(msg=missing_required_lib('urllib3 (pip install kubernetes brings it)'), exception=K8S_LIBS_ERROR)
         self._k8s = None
 
     @property

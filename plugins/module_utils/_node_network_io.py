@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kubernetes reads and writes around the pure plans of _node_network (node side of the secondary network).
 
-Every request goes through ``K8sClient.call`` of _k8s.py (one client, one error format).
+Every request goes through ``K8sClient.request`` of _k8s.py (one client, one error format).
 Reads are one list per kind; writes are merge patches, creates and deletes issued in parallel
 with a bound; in check mode the same writes are sent with ``dryRun=All`` so the server
 validates them (schema, admission) and stores nothing. Private module_util.
@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover - Python 2 is not supported
     ThreadPoolExecutor = None
 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import custom_path
 
 MERGE_PATCH = 'application/merge-patch+json'
 PARALLEL_WRITES = 8
@@ -45,11 +46,7 @@ NETWORK_OPERATOR_MISSING = 'Network operator API (operator.openshift.io/v1 netwo
 
 
 def _path(api, name=None, namespace=None):
-    path = '/apis/%s/%s' % (api['group'], api['version'])
-    if namespace:
-        path += '/namespaces/%s' % namespace
-    path += '/' + api['plural']
-    return path + ('/' + name if name else '')
+    return custom_path(api['group'], api['version'], api['plural'], name=name, namespace=namespace)
 
 
 def _resource(api):
@@ -57,7 +54,7 @@ def _resource(api):
 
 
 def _dry_run(check_mode):
-    return {'dry_run': 'All'} if check_mode else {}
+    return {'dryRun': 'All' if check_mode else None}
 
 
 def list_objects(k8s, api, not_found_msg=None):
@@ -78,8 +75,7 @@ def list_objects_or_none(k8s, api):
 def list_namespaced(k8s, api, namespace, not_found_msg=None):
     """Every object of a namespaced kind in one namespace, one request."""
     try:
-        result = k8s.call('list', _resource(api), _path(api, namespace=namespace), k8s.custom_objects.list_namespaced_custom_object,
-                          api['group'], api['version'], namespace, api['plural'])
+        result = k8s.request('list', _resource(api), _path(api, namespace=namespace))
     except ModuleFailure as failure:
         if not_found_msg and failure.details.get('status') == 404 and failure.details.get('reason') in (None, 'NotFound'):
             raise ModuleFailure(not_found_msg.format(host=k8s.host), status=404, reason='api_not_found')
@@ -100,8 +96,7 @@ def list_namespaced_or_none(k8s, api, namespace):
 def get_object(k8s, api, name, not_found_msg=None):
     """One cluster-scoped object, or None when it does not exist."""
     try:
-        return k8s.call('get', _resource(api), _path(api, name), k8s.custom_objects.get_cluster_custom_object,
-                        api['group'], api['version'], api['plural'], name)
+        return k8s.request('get', _resource(api), _path(api, name))
     except ModuleFailure as failure:
         if failure.details.get('status') == 404:
             if not_found_msg:
@@ -112,39 +107,24 @@ def get_object(k8s, api, name, not_found_msg=None):
 
 def create(k8s, api, body, check_mode, namespace=None):
     name = body['metadata']['name']
-    if namespace:
-        return k8s.call('create', '%s %s/%s' % (_resource(api), namespace, name), _path(api, namespace=namespace),
-                        k8s.custom_objects.create_namespaced_custom_object, api['group'], api['version'], namespace,
-                        api['plural'], body, **_dry_run(check_mode))
-    return k8s.call('create', '%s %s' % (_resource(api), name), _path(api),
-                    k8s.custom_objects.create_cluster_custom_object, api['group'], api['version'], api['plural'], body,
-                    **_dry_run(check_mode))
+    resource = '%s %s' % (_resource(api), '%s/%s' % (namespace, name) if namespace else name)
+    return k8s.request('create', resource, _path(api, namespace=namespace), query=_dry_run(check_mode), body=body)
 
 
 def patch(k8s, api, name, body, check_mode, namespace=None):
     """A JSON merge patch (RFC 7386): only the keys in `body` change; `null` removes."""
-    if namespace:
-        return k8s.call('patch', '%s %s/%s' % (_resource(api), namespace, name), _path(api, name, namespace),
-                        k8s.custom_objects.patch_namespaced_custom_object, api['group'], api['version'], namespace,
-                        api['plural'], name, body, _content_type=MERGE_PATCH, **_dry_run(check_mode))
-    return k8s.call('patch', '%s %s' % (_resource(api), name), _path(api, name),
-                    k8s.custom_objects.patch_cluster_custom_object, api['group'], api['version'], api['plural'], name, body,
-                    _content_type=MERGE_PATCH, **_dry_run(check_mode))
+    resource = '%s %s' % (_resource(api), '%s/%s' % (namespace, name) if namespace else name)
+    return k8s.request('patch', resource, _path(api, name, namespace), query=_dry_run(check_mode), body=body, content_type=MERGE_PATCH)
 
 
 def delete(k8s, api, name, check_mode, namespace=None):
-    if namespace:
-        return k8s.call('delete', '%s %s/%s' % (_resource(api), namespace, name), _path(api, name, namespace),
-                        k8s.custom_objects.delete_namespaced_custom_object, api['group'], api['version'], namespace,
-                        api['plural'], name, **_dry_run(check_mode))
-    return k8s.call('delete', '%s %s' % (_resource(api), name), _path(api, name),
-                    k8s.custom_objects.delete_cluster_custom_object, api['group'], api['version'], api['plural'], name,
-                    **_dry_run(check_mode))
+    resource = '%s %s' % (_resource(api), '%s/%s' % (namespace, name) if namespace else name)
+    return k8s.request('delete', resource, _path(api, name, namespace), query=_dry_run(check_mode))
 
 
 def patch_node(k8s, name, body, check_mode):
     """A JSON merge patch of one Node (labels: `null` removes one)."""
-    return k8s.request('patch', 'nodes %s' % name, '/api/v1/nodes/%s' % name, query={'dryRun': 'All' if check_mode else None},
+    return k8s.request('patch', 'nodes %s' % name, '/api/v1/nodes/%s' % name, query=_dry_run(check_mode),
                        body=body, content_type=MERGE_PATCH)
 
 

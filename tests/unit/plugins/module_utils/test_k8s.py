@@ -1,16 +1,17 @@
 """Kubernetes connection: configuration sources, error messages (never the token), client helpers."""
 
+import http.client
 import json
 import urllib.parse
 
 import pytest
 import urllib3
 import yaml
-from kubernetes.client.exceptions import ApiException
 
 from ansible_collections.ocp.egressip.plugins.module_utils import _k8s
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import (
+    ApiError,
     K8sClient,
     api_error_message,
     build_configuration,
@@ -66,22 +67,12 @@ def status_body(code, reason, message):
     return json.dumps({'kind': 'Status', 'apiVersion': 'v1', 'status': 'Failure', 'message': message, 'reason': reason, 'code': code})
 
 
-class Response:
-    """Enough of a urllib3 response for ApiException(http_resp=...)."""
-
-    def __init__(self, status, reason, body, headers):
-        self.status = status
-        self.reason = reason
-        self.data = body.encode()
-        self.headers = headers
-
-
 # --- configuration -------------------------------------------------------------------------------
 
 def test_host_and_api_key_need_no_file(no_default_config):
     configuration, source = build_configuration(params(host='https://api.example.com:6443/', api_key=TOKEN))
     assert configuration.host == 'https://api.example.com:6443'
-    assert configuration.api_key == {'authorization': 'Bearer %s' % TOKEN}
+    assert configuration.authorization == 'Bearer %s' % TOKEN
     assert source == 'the host option (K8S_AUTH_HOST)'
     assert TOKEN in configuration_secrets(configuration)
 
@@ -172,9 +163,9 @@ def test_overrides_apply_over_the_kubeconfig(no_default_config):
     path = write_kubeconfig(no_default_config / 'kubeconfig')
     configuration, source = build_configuration(params(kubeconfig=path, api_key=OTHER_TOKEN, validate_certs=False, ca_cert='/etc/ca.crt'))
     assert configuration.host == 'https://api.cluster-a.example.com:6443'
-    assert configuration.api_key == {'authorization': 'Bearer %s' % OTHER_TOKEN}
-    assert configuration.refresh_api_key_hook is None
+    assert configuration.authorization == 'Bearer %s' % OTHER_TOKEN
     assert configuration.verify_ssl is False and configuration.ssl_ca_cert == '/etc/ca.crt'
+    assert {TOKEN, OTHER_TOKEN} <= configuration_secrets(configuration)  # both hidden: the kubeconfig's is still in the file
     assert source == 'kubeconfig %s with the token from api_key (K8S_AUTH_API_KEY)' % path
 
 
@@ -188,98 +179,115 @@ def test_host_overrides_the_kubeconfig_server(no_default_config):
 # --- error messages ------------------------------------------------------------------------------
 
 def test_api_error_message_from_status_body():
-    exc = ApiException(status=404, reason='Not Found', body=status_body(404, 'NotFound', 'nodes "w9" not found'))
+    exc = ApiError(404, 'Not Found', status_body(404, 'NotFound', 'nodes "w9" not found'))
     message = api_error_message(exc, 'get', 'nodes/w9', 'GET', 'https://api:6443/api/v1/nodes/w9')
     assert message == 'get nodes/w9 (GET https://api:6443/api/v1/nodes/w9) failed: HTTP 404 NotFound: nodes "w9" not found'
 
 
 def test_api_error_message_from_plain_text_body():
-    exc = ApiException(status=404, reason='Not Found', body='404 page not found\n')
+    exc = ApiError(404, 'Not Found', '404 page not found\n')
     message = api_error_message(exc, 'list', 'egressips.k8s.ovn.org', 'GET', 'https://api:6443/apis/k8s.ovn.org/v1/egressips')
     assert message.endswith('failed: HTTP 404 Not Found: 404 page not found')
 
 
 def test_api_error_message_without_body():
-    exc = ApiException(status=500, reason='Internal Server Error')
+    exc = ApiError(500, 'Internal Server Error')
     assert api_error_message(exc, 'list', 'nodes', 'GET', 'https://api/api/v1/nodes').endswith('HTTP 500 Internal Server Error')
 
 
-def test_api_error_message_never_contains_request_headers_or_token():
-    response = Response(401, 'Unauthorized', status_body(401, 'Unauthorized', 'Unauthorized'),
-                        {'Authorization': 'Bearer %s' % TOKEN, 'Audit-Id': 'abc'})
-    exc = ApiException(http_resp=response)
-    message = api_error_message(exc, 'list', 'nodes', 'GET', 'https://api/api/v1/nodes')
-    assert TOKEN not in message and 'Authorization' not in message
+class FakePool:
+    """Stands in for the urllib3 pool manager: records each request, answers from a list (an exception is raised)."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.requests = []
+
+    def request(self, method, url, **kwargs):
+        self.requests.append(dict(kwargs, method=method, url=url))
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        status, body = answer[:2]
+        headers = answer[2] if len(answer) > 2 else {'content-type': 'application/json'}
+        return urllib3.HTTPResponse(body=body.encode(), status=status, headers=headers, preload_content=True,
+                                    reason=http.client.responses.get(status))
 
 
-def client(host='https://api.cluster-a.example.com:6443', source='kubeconfig /tmp/kc'):
-    configuration = _k8s.kubernetes.client.Configuration()
-    configuration.host = host
-    configuration.api_key = {'authorization': 'Bearer %s' % TOKEN}
-    return K8sClient(_k8s.kubernetes.client.ApiClient(configuration), source)
+def client_with(*answers, **kwargs):
+    connection = _k8s.Connection(kwargs.get('host', 'https://api.cluster-a.example.com:6443'))
+    connection.set_token(TOKEN)
+    pool = FakePool(*answers)
+    return K8sClient(connection, kwargs.get('source', 'kubeconfig /tmp/kc'), pool=pool), pool
 
 
-def raising(exc):
-    def func(*args, **kwargs):
-        raise exc
-    return func
-
-
-def test_call_401_names_the_credentials_source_not_the_token():
-    exc = ApiException(http_resp=Response(401, 'Unauthorized', status_body(401, 'Unauthorized', 'Unauthorized'),
-                                          {'WWW-Authenticate': 'Bearer'}))
+def test_401_names_the_credentials_source_not_the_token():
+    k8s, pool = client_with((401, status_body(401, 'Unauthorized', 'Unauthorized'), {'WWW-Authenticate': 'Bearer'}))
     with pytest.raises(ModuleFailure) as failure:
-        client().call('list', 'nodes', '/api/v1/nodes', raising(exc))
+        k8s.list_nodes()
     msg = failure.value.msg
     assert msg.startswith('list nodes (GET https://api.cluster-a.example.com:6443/api/v1/nodes) failed: HTTP 401 Unauthorized')
     assert 'refused the credentials from kubeconfig /tmp/kc' in msg
     assert TOKEN not in msg and TOKEN not in json.dumps(failure.value.details)
     assert failure.value.details['status'] == 401 and failure.value.details['reason'] == 'Unauthorized'
-    assert 'kubernetes_version' in failure.value.details
+    assert 'kubernetes_version' in failure.value.details and 'urllib3_version' in failure.value.details
+    assert pool.requests[0]['headers']['Authorization'] == 'Bearer %s' % TOKEN  # sent, never shown
 
 
-def test_call_403_mentions_rbac():
-    exc = ApiException(status=403, reason='Forbidden',
-                       body=status_body(403, 'Forbidden', 'nodes is forbidden: User "dev" cannot list resource "nodes"'))
+def test_403_mentions_rbac():
+    k8s = client_with((403, status_body(403, 'Forbidden', 'nodes is forbidden: User "dev" cannot list resource "nodes"')))[0]
     with pytest.raises(ModuleFailure) as failure:
-        client().call('list', 'nodes', '/api/v1/nodes', raising(exc))
+        k8s.list_nodes()
     assert 'User "dev" cannot list resource "nodes"' in failure.value.msg and 'RBAC permission to list nodes' in failure.value.msg
 
 
-def test_call_passes_a_request_timeout():
-    seen = {}
-
-    def func(*args, **kwargs):
-        seen.update(kwargs)
-        return 'ok'
-    assert client().call('list', 'nodes', '/api/v1/nodes', func, label_selector='a=b') == 'ok'
-    assert seen == {'label_selector': 'a=b', '_request_timeout': _k8s.REQUEST_TIMEOUT}
+def test_plain_text_error_body_keeps_the_http_reason():
+    k8s = client_with((404, '404 page not found\n', {'content-type': 'text/plain'}))[0]
+    with pytest.raises(ModuleFailure) as failure:
+        k8s.request('get', 'nodes w9', '/api/v1/nodes/w9')
+    assert failure.value.msg == 'get nodes w9 (GET https://api.cluster-a.example.com:6443/api/v1/nodes/w9) failed: HTTP 404 Not Found: 404 page not found'
+    assert failure.value.details['reason'] == 'Not Found'
 
 
 def test_unreachable_api():
     reason = urllib3.exceptions.NewConnectionError(None, 'HTTPSConnection(host=...): Failed to establish a new connection: [Errno 111] Connection refused')
-    exc = urllib3.exceptions.MaxRetryError(None, '/api/v1/nodes', reason=reason)
+    k8s = client_with(urllib3.exceptions.MaxRetryError(None, '/api/v1/nodes', reason=reason))[0]
     with pytest.raises(ModuleFailure) as failure:
-        client().call('list', 'nodes', '/api/v1/nodes', raising(exc))
+        k8s.list_nodes()
     assert failure.value.msg == ('list nodes (GET https://api.cluster-a.example.com:6443/api/v1/nodes) failed: cannot reach the Kubernetes API at '
                                  'https://api.cluster-a.example.com:6443 (from kubeconfig /tmp/kc): '
                                  'failed to establish a new connection: [Errno 111] Connection refused')
     assert failure.value.details['reason'] == 'unreachable'
 
 
+def test_socket_error_is_unreachable_too():
+    k8s = client_with(ConnectionResetError(104, 'Connection reset by peer'))[0]
+    with pytest.raises(ModuleFailure) as failure:
+        k8s.list_nodes()
+    assert failure.value.details['reason'] == 'unreachable' and 'Connection reset by peer' in failure.value.msg
+
+
 def test_untrusted_certificate():
     reason = urllib3.exceptions.SSLError('[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate')
-    exc = urllib3.exceptions.MaxRetryError(None, '/api/v1/nodes', reason=reason)
+    k8s = client_with(urllib3.exceptions.MaxRetryError(None, '/api/v1/nodes', reason=reason))[0]
     with pytest.raises(ModuleFailure) as failure:
-        client().call('list', 'nodes', '/api/v1/nodes', raising(exc))
+        k8s.list_nodes()
     assert 'TLS certificate of the Kubernetes API at https://api.cluster-a.example.com:6443 is not trusted' in failure.value.msg
     assert 'CERTIFICATE_VERIFY_FAILED' in failure.value.msg and 'K8S_AUTH_SSL_CA_CERT' in failure.value.msg
     assert failure.value.details['reason'] == 'certificate_untrusted'
 
 
+def test_tls_failure_that_is_not_about_the_servers_certificate_points_at_the_client_certificate():
+    reason = urllib3.exceptions.SSLError('[SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED] tlsv13 alert certificate required (_ssl.c:2580)')
+    k8s = client_with(urllib3.exceptions.MaxRetryError(None, '/api/v1/nodes', reason=reason))[0]
+    with pytest.raises(ModuleFailure) as failure:
+        k8s.list_nodes()
+    assert failure.value.details['reason'] == 'tls_handshake_failed'
+    assert 'TLS handshake with the Kubernetes API at https://api.cluster-a.example.com:6443 failed' in failure.value.msg
+    assert 'set client_cert and client_key (K8S_AUTH_CERT_FILE, K8S_AUTH_KEY_FILE)' in failure.value.msg
+
+
 def test_custom_resource_not_served_gets_the_callers_message():
-    k8s = client()
-    k8s.custom_objects.list_cluster_custom_object = raising(ApiException(status=404, reason='Not Found', body='404 page not found'))
+    k8s = client_with((404, '404 page not found', {'content-type': 'text/plain'}), (404, '404 page not found', {'content-type': 'text/plain'}))[0]
     with pytest.raises(ModuleFailure) as failure:
         k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips', not_found_msg='EgressIP API not found on {host}')
     assert failure.value.msg == 'EgressIP API not found on https://api.cluster-a.example.com:6443'
@@ -289,40 +297,20 @@ def test_custom_resource_not_served_gets_the_callers_message():
     assert 'list egressips.k8s.ovn.org (GET https://api.cluster-a.example.com:6443/apis/k8s.ovn.org/v1/egressips) failed: HTTP 404' in failure.value.msg
 
 
-class FakePool:
-    """The urllib3 pool manager under the kubernetes RESTClient: records each request, answers from a list."""
-
-    def __init__(self, *answers):
-        self.answers = list(answers)
-        self.requests = []
-
-    def request(self, method, url, **kwargs):
-        self.requests.append(dict(kwargs, method=method, url=url))
-        status, body = self.answers.pop(0)
-        return urllib3.HTTPResponse(body=body.encode(), status=status, headers={'content-type': 'application/json'},
-                                    preload_content=True)
-
-
-def client_with(*answers):
-    k8s = client()
-    pool = FakePool(*answers)
-    k8s.api_client.rest_client.pool_manager = pool
-    return k8s, pool
-
-
 def test_list_nodes_is_one_plain_json_request():
     node = {'metadata': {'name': 'w0', 'annotations': {'a': '1'}, 'creationTimestamp': '2026-11-30T01:02:03Z'},
             'spec': {'providerID': 'vsphere://x'}, 'status': {'unknownField': True}}
     k8s, pool = client_with((200, json.dumps({'kind': 'NodeList', 'items': [node]})))
     assert k8s.list_nodes(label_selector='node-role.kubernetes.io/worker') == [node]  # as the API sent it, nothing dropped
     [request] = pool.requests
-    assert request['method'] == 'GET'
+    assert request['method'] == 'GET' and request['body'] is None
     url = urllib.parse.urlsplit(request['url'])
     assert (url.netloc, url.path) == ('api.cluster-a.example.com:6443', '/api/v1/nodes')
     assert urllib.parse.parse_qs(url.query) == {'labelSelector': ['node-role.kubernetes.io/worker']}
-    assert request['headers']['authorization'] == 'Bearer %s' % TOKEN
+    assert request['headers']['Authorization'] == 'Bearer %s' % TOKEN
     assert request['headers']['Accept'] == 'application/json'
-    assert request['timeout'].connect_timeout == _k8s.REQUEST_TIMEOUT[0]
+    assert (request['timeout'].connect_timeout, request['timeout'].read_timeout) == _k8s.REQUEST_TIMEOUT
+    assert request['redirect'] is False
 
 
 def test_request_sends_a_merge_patch_with_dry_run_and_drops_unset_query_values():
@@ -339,7 +327,7 @@ def test_request_sends_a_merge_patch_with_dry_run_and_drops_unset_query_values()
 
 
 def test_request_text_answer_and_error_status():
-    k8s, pool = client_with((200, 'EGRESS 10.20.0.200\n'), (404, status_body(404, 'NotFound', 'pods "p" not found')))
+    k8s, pool = client_with((200, 'EGRESS 10.20.0.200\n', {'content-type': 'text/plain'}), (404, status_body(404, 'NotFound', 'pods "p" not found')))
     assert k8s.request('get', 'pods/log ns/p', '/api/v1/namespaces/ns/pods/p/log', text=True) == 'EGRESS 10.20.0.200\n'
     with pytest.raises(ModuleFailure) as failure:
         k8s.request('get', 'pods/log ns/p', '/api/v1/namespaces/ns/pods/p/log', text=True)
@@ -349,10 +337,45 @@ def test_request_text_answer_and_error_status():
     assert TOKEN not in failure.value.msg
 
 
+def test_custom_object_paths():
+    assert _k8s.custom_path('k8s.ovn.org', 'v1', 'egressips') == '/apis/k8s.ovn.org/v1/egressips'
+    assert _k8s.custom_path('k8s.ovn.org', 'v1', 'egressips', name='e1') == '/apis/k8s.ovn.org/v1/egressips/e1'
+    assert (_k8s.custom_path('machine.openshift.io', 'v1beta1', 'machines', name='m0', namespace='openshift-machine-api')
+            == '/apis/machine.openshift.io/v1beta1/namespaces/openshift-machine-api/machines/m0')
+
+
 def test_list_cluster_custom_objects_returns_plain_dicts():
-    k8s = client()
-    k8s.custom_objects.list_cluster_custom_object = lambda *args, **kwargs: {'items': [{'metadata': {'name': 'e'}}]}
-    assert k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips') == [{'metadata': {'name': 'e'}}]
+    k8s, pool = client_with((200, json.dumps({'items': [{'metadata': {'name': 'e'}, 'status': {'items': []}}]})))
+    assert k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips') == [{'metadata': {'name': 'e'}, 'status': {'items': []}}]
+    assert pool.requests[0]['url'] == 'https://api.cluster-a.example.com:6443/apis/k8s.ovn.org/v1/egressips'
+
+
+def test_no_authorization_header_without_credentials():
+    connection = _k8s.Connection('https://api.cluster-a.example.com:6443')
+    pool = FakePool((200, '{"items": []}'))
+    K8sClient(connection, 'the host option (K8S_AUTH_HOST), without credentials', pool=pool).list_nodes()
+    assert 'Authorization' not in pool.requests[0]['headers']
+
+
+def test_pool_manager_follows_the_connection():
+    connection = _k8s.Connection('https://api.cluster-a.example.com:6443')
+    connection.ca_cert_data = '-----BEGIN CERTIFICATE-----\n...'
+    connection.tls_server_name = 'api.internal'
+    pool = _k8s.pool_manager(connection)
+    assert isinstance(pool, urllib3.PoolManager) and not isinstance(pool, urllib3.ProxyManager)
+    assert pool.connection_pool_kw['cert_reqs'] == 'CERT_REQUIRED'
+    assert pool.connection_pool_kw['ca_cert_data'] == connection.ca_cert_data
+    assert pool.connection_pool_kw['server_hostname'] == 'api.internal'
+    connection.verify_ssl = False
+    connection.proxy = 'http://user:pw@proxy.example.com:3128'
+    pool = _k8s.pool_manager(connection)
+    assert isinstance(pool, urllib3.ProxyManager) and pool.connection_pool_kw['cert_reqs'] == 'CERT_NONE'
+    assert pool.proxy.host == 'proxy.example.com' and pool.proxy_headers['proxy-authorization'].startswith('Basic ')
+
+
+def test_environment_proxy_is_not_read(monkeypatch):
+    monkeypatch.setenv('HTTPS_PROXY', 'http://proxy.example.com:3128')
+    assert not isinstance(_k8s.pool_manager(_k8s.Connection('https://api:6443')), urllib3.ProxyManager)
 
 
 # --- module glue ---------------------------------------------------------------------------------
