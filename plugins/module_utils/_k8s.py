@@ -263,10 +263,20 @@ def pool_manager(connection, maxsize=POOL_MAXSIZE):
     if not connection.proxy:
         return urllib3.PoolManager(**kwargs)
     if connection.proxy.split('://', 1)[0].lower() in ('socks4', 'socks4a', 'socks5', 'socks5h'):
-        from urllib3.contrib.socks import SOCKSProxyManager  # pylint: disable=import-outside-toplevel  # needs PySocks
+        try:
+            from urllib3.contrib.socks import SOCKSProxyManager  # pylint: disable=import-outside-toplevel
+        except ImportError:
+            raise _failure('proxy %s is a SOCKS proxy, which needs the Python library PySocks (pip install pysocks); or use an HTTP proxy.'
+                           % _without_credentials(connection.proxy), reason='proxy_unsupported')
         return SOCKSProxyManager(connection.proxy, **kwargs)
     proxy_headers = urllib3.util.make_headers(proxy_basic_auth=urllib3.util.parse_url(connection.proxy).auth)
     return urllib3.ProxyManager(connection.proxy, proxy_headers=proxy_headers or None, **kwargs)
+
+
+def _without_credentials(url):
+    """A proxy URL without its user and password, for messages."""
+    parsed = urllib3.util.parse_url(url)
+    return parsed._replace(auth=None).url if parsed.auth else url
 
 
 class K8sClient(object):

@@ -2,6 +2,7 @@
 
 import http.client
 import json
+import sys
 import urllib.parse
 
 import pytest
@@ -394,3 +395,13 @@ def test_client_for_module_fails_with_versions(no_default_config):
         k8s_client_for(module, params(kubeconfig='/nope'))
     assert module.failed['msg'].startswith('kubeconfig /nope')
     assert module.failed['kubernetes_version']
+
+
+def test_socks_proxy_without_pysocks_names_the_library_not_the_password(monkeypatch):
+    monkeypatch.setitem(sys.modules, 'urllib3.contrib.socks', None)  # as when PySocks is not installed
+    connection = _k8s.Connection('https://api:6443')
+    connection.proxy = 'socks5h://user:pr0xy-secret@proxy.example.com:1080'
+    with pytest.raises(ModuleFailure) as failure:
+        _k8s.pool_manager(connection)
+    assert failure.value.msg.startswith('proxy socks5h://proxy.example.com:1080 is a SOCKS proxy, which needs the Python library PySocks')
+    assert 'pr0xy-secret' not in failure.value.msg and failure.value.details['reason'] == 'proxy_unsupported'
