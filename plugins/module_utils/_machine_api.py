@@ -251,12 +251,17 @@ def plan_machine(machine, vm, network_name, nic_on_network, align):
     return dict(entry, action='report')
 
 
+def nic_count(vm):
+    """How many NICs a VM has: ``nic_count`` when the VM came as a count (vsphere_vm_nic's RV(vms)), else its NIC list."""
+    return vm['nic_count'] if 'nic_count' in vm else len(vm['nics'])
+
+
 def _machine_entry(machine, vm):
     """The comparison Machine API makes: providerSpec devices (expected) against the VM's NICs (current)."""
     devices = _dig(machine, MACHINE_DEVICES_PATH)
     entry = {'object': _ref(machine), 'vm': vm['name'] if vm else None,
              'expected': len(devices) if isinstance(devices, list) else None,
-             'current': len(vm['nics']) if vm else None, 'patch': None, 'findings': [], 'before': devices, 'after': devices}
+             'current': nic_count(vm) if vm else None, 'patch': None, 'findings': [], 'before': devices, 'after': devices}
     entry['mismatch'] = vm is not None and entry['expected'] is not None and entry['expected'] != entry['current']
     return entry
 

@@ -324,12 +324,12 @@ def select_nodes(module, nodes):
 
 
 def given_vms(entries):
-    """The VMs of the ``vms`` option (vsphere_vm_nic's RV(vms)) as {'name', 'nics' (count), 'on_network'}, by instance UUID and by name."""
+    """The VMs of the ``vms`` option (vsphere_vm_nic's RV(vms)) as {'name', 'nic_count', 'on_network'}, by instance UUID and by name."""
     by_uuid, by_name = {}, {}
     for item in entries or []:
         if not isinstance(item, dict) or not item.get('name') or not isinstance(item.get('nic_count'), int):
             continue  # not an entry of vsphere_vm_nic's vms: that VM is read from vCenter instead
-        vm = {'moid': item.get('moid'), 'name': item['name'], 'nics': [None] * item['nic_count'], 'on_network': bool(item.get('mac'))}
+        vm = {'moid': item.get('moid'), 'name': item['name'], 'nic_count': item['nic_count'], 'on_network': bool(item.get('mac'))}
         by_name[item['name']] = vm
         if item.get('instance_uuid'):
             by_uuid[str(item['instance_uuid']).lower()] = vm
