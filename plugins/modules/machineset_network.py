@@ -280,18 +280,6 @@ def argument_spec():
     return spec
 
 
-def _list(module, plural):
-    """All objects of a Machine API kind in the namespace (one list); None when the API is not served (no Machine API)."""
-    k8s, namespace = module.k8s, module.params['namespace']
-    try:
-        result = k8s.request('list', '%s.%s' % (plural, GROUP), custom_path(GROUP, VERSION, plural, namespace=namespace))
-    except ModuleFailure as failure:
-        if failure.details.get('status') == 404:
-            return None
-        raise
-    return list(result.get('items') or [])
-
-
 def _patch(module, plural, obj, patch):
     k8s = module.k8s
     meta = obj['metadata']
@@ -384,8 +372,9 @@ def run(module):
     if problems:
         raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
     nodes = module.k8s.list_nodes()
-    machinesets = _list(module, 'machinesets')
-    machines = _list(module, 'machines') if machinesets is not None else None
+    # None when the Machine API is not served (UPI)
+    machinesets = writes_io.list_namespaced_or_none(module.k8s, writes_io.MACHINESETS, params['namespace'])
+    machines = writes_io.list_namespaced_or_none(module.k8s, writes_io.MACHINES, params['namespace']) if machinesets is not None else None
     selected = select_nodes(module, nodes)
     result = {'changed': False, 'machine_api': True, 'machinesets': [], 'machines': [], 'findings': []}
     if machinesets is None or machines is None:
