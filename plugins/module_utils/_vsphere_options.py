@@ -2,8 +2,9 @@
 # Copyright: (c) 2025, ocp.egressip contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The vCenter connection options, apart from the connection code: a module that connects to vCenter only
-sometimes (machineset_network with ``vms``, preflight, the drills) takes its options without importing pyVmomi.
+"""The vCenter connection options, apart from the connection code (no pyVmomi import), so that a module that
+connects to vCenter only sometimes can take them without loading pyVmomi: machineset_network given ``vms``. (The
+other Kubernetes-first modules with optional vCenter still import the connection code at start.)
 
 Private module_util: no API promise outside this collection.
 """
