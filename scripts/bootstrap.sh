@@ -11,6 +11,9 @@ missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
+# kubectl for the twin's self-tests (tests/twin/selftest/test_kube_lease.py); Debian's package is kubernetes-client.
+# Any kubectl already on PATH (for example the kubectl package of Google's repository) is kept: both ship /usr/bin/kubectl.
+command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
 if [ ${#missing[@]} -gt 0 ]; then
   say "Installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" -ne 0 ]; then

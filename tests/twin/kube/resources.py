@@ -42,6 +42,8 @@ class ResourceType:
         # whether DELETE answers the deleted object (registry ReturnDeletedObject) or a Status
         self.returns_deleted_object = opts.get("returns_deleted_object", False)
         self.allow_create_on_update = opts.get("allow_create_on_update", False)
+        # registry strategy AllowUnconditionalUpdate: false means a PUT must carry metadata.resourceVersion
+        self.allow_unconditional_update = opts.get("allow_unconditional_update", True)
 
     @property
     def key(self):
@@ -83,6 +85,9 @@ def _builtin_types():
                                       "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
                                       "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"]),
         ResourceType("configmaps", "ConfigMap", short_names=["cm"], builtin=True),
+        # pkg/registry/coordination/lease/strategy.go: AllowCreateOnUpdate true, AllowUnconditionalUpdate false
+        ResourceType("leases", "Lease", group="coordination.k8s.io", builtin=True, allow_create_on_update=True,
+                     allow_unconditional_update=False),
     ]
 
 

@@ -7,6 +7,7 @@ customresource strategy.
 
 import copy
 
+from . import lease
 from . import schema as crschema
 from .errors import FieldError, bad_request
 from .validation import metadata_errors, pod_errors, pod_update_errors
@@ -55,6 +56,8 @@ def prepare_update(rtype, old, new, subresource):
     """The object an update stores, from the stored `old` and the written `new`."""
     new = copy.deepcopy(new)
     meta = new.setdefault("metadata", {})
+    if not rtype.allow_unconditional_update and not meta.get("resourceVersion"):
+        raise lease.unconditional_update(rtype, old["metadata"]["name"])
     meta.pop("managedFields", None)
     for field in SERVER_META:
         if field in old["metadata"]:
@@ -109,6 +112,9 @@ def check(rtype, obj, old=None, version=None, field_validation=None, warnings=No
             pruned = crschema.prepare(schema, obj)
             _report_unknown(pruned, field_validation, warnings)
             errors.extend(crschema.validate(schema, obj))
+    elif rtype.key == lease.KEY:
+        _report_unknown(lease.decode(obj), field_validation, warnings)
+        errors.extend(lease.errors(obj))
     elif rtype.key == "pods":
         errors.extend(pod_errors(obj))
         if old is not None:
