@@ -6,6 +6,7 @@ report and the wire read. API objects are reports of it, never its source.
 
 import dataclasses
 import ipaddress
+import time
 
 from .inventory import mac_key
 
@@ -13,6 +14,37 @@ from .inventory import mac_key
 # node's InternalIP with this prefix.
 MACHINE_NETWORK = ipaddress.ip_network("192.168.10.0/24")
 BRIDGE = "br-ex"
+
+# What NetworkManager does when a secondary vNIC loses its carrier (DOMAIN.md section 6).
+CARRIER_LOSS_MODES = ("remove", "keep")
+# NetworkManager's LINK_DISCONNECT_DELAY (src/nm-device.c): seconds before it acts on a lost carrier.
+CARRIER_LOSS_DELAY = 4.0
+
+
+@dataclasses.dataclass
+class CarrierPolicy:
+    """Per-cluster NetworkManager behaviour on carrier loss (the `ignore-carrier` setting is unconfirmed on RHCOS).
+
+    remove: without `ignore-carrier`, NetworkManager deactivates the device `delay` seconds after
+    the carrier went (device state unavailable, reason carrier-changed): its addresses and routes go.
+    keep: with `ignore-carrier` (NetworkManager-config-server), the device stays activated and keeps them.
+    Either way, autoconnect activates the profile again when the carrier returns.
+    """
+    mode: str = "remove"
+    delay: float = CARRIER_LOSS_DELAY
+    clock: object = time.monotonic
+
+
+CARRIER = CarrierPolicy()
+
+
+def configure_carrier(mode="remove", delay=CARRIER_LOSS_DELAY, clock=None):
+    """Set the cluster's carrier-loss behaviour (twin option `--carrier-loss`, `--carrier-loss-delay`)."""
+    if mode not in CARRIER_LOSS_MODES:
+        raise ValueError("carrier loss mode must be one of %s, not %r" % (", ".join(CARRIER_LOSS_MODES), mode))
+    CARRIER.mode, CARRIER.delay = mode, float(delay)
+    CARRIER.clock = clock or time.monotonic
+    return CARRIER
 
 
 def kernel_names(count=40):
@@ -76,6 +108,7 @@ class NodeNet:
     """Persistent per-node network configuration (what NetworkManager has on disk)."""
     profiles: dict = dataclasses.field(default_factory=dict)
     bridge_routes: tuple = ()
+    carrier_lost: dict = dataclasses.field(default_factory=dict)  # MAC -> clock time the carrier was first seen lost
 
     def profile_for(self, link):
         """The profile NetworkManager activates on that link: MAC match first, then name."""
@@ -91,6 +124,7 @@ class Link:
     nic: dict
     primary: bool
     profile: Profile = None
+    deactivated: bool = False  # NetworkManager deactivated the device after a carrier loss (mode remove)
 
     @property
     def connected(self):
@@ -106,9 +140,14 @@ class Link:
         return self.connected and self.admin_up
 
     @property
+    def active(self):
+        """The profile is activated on the link: admin up and not deactivated by a carrier loss."""
+        return bool(self.profile) and self.profile.up and not self.deactivated
+
+    @property
     def addresses(self):
-        """Base addresses of the link: they stay while the carrier is lost (DOMAIN.md section 2)."""
-        if self.primary or not self.profile or not self.profile.up:
+        """Base addresses of the link: gone once NetworkManager deactivated it after a carrier loss (DOMAIN.md section 6)."""
+        if self.primary or not self.active:
             return ()
         return self.profile.addresses
 
@@ -155,6 +194,8 @@ def build_host(node_name, vm, slots, nodenet, internal_ip):
         mac = mac_key(nic.get("mac"))
         link = Link(name=names[mac], mac=mac, nic=nic, primary=names[mac] == SLOT_NAMES[0])
         link.profile = nodenet.profile_for(link)
+        if not link.primary:
+            link.deactivated = track_carrier(nodenet, link)
         links.append(link)
     links.sort(key=lambda link: SLOT_NAMES.index(link.name))
     primary = None
@@ -162,6 +203,19 @@ def build_host(node_name, vm, slots, nodenet, internal_ip):
         primary = ipaddress.ip_interface("%s/%d" % (internal_ip, MACHINE_NETWORK.prefixlen))
     routes = [dict(route) for route in nodenet.bridge_routes]
     for link in links:
-        if link.profile and link.profile.up:
+        if link.active:
             routes.extend(dict(route) for route in link.profile.routes)
     return HostView(node=node_name, vm=vm, links=links, primary=primary, routes=routes)
+
+
+def track_carrier(nodenet, link, policy=CARRIER):
+    """Whether NetworkManager has deactivated the link by now; remembers when its carrier went.
+
+    The carrier returning forgets the loss: autoconnect activates the profile again.
+    """
+    if link.connected:
+        nodenet.carrier_lost.pop(link.mac, None)
+        return False
+    now = policy.clock()
+    since = nodenet.carrier_lost.setdefault(link.mac, now)
+    return policy.mode == "remove" and now - since >= policy.delay

@@ -70,6 +70,32 @@ class Inventory:
         return bool(host) and any(pg.get("name") == nic.get("network") for pg in host.get("portgroups") or [])
 
 
+    def portgroup_vlan(self, host_name, name):
+        """VLAN of the standard port group `name` on one host, or None when the host lacks it."""
+        host = self.hosts.get(host_name) or {}
+        return next((pg.get("vlan") for pg in host.get("portgroups") or [] if pg.get("name") == name), None)
+
+    def network_vlan(self, name):
+        """The VLAN the standard port group carries on most hosts: the segment its subnet, gateway and peers are on.
+
+        Ties go to the lowest VLAN (an inference: the twin has one physical segment per port group name).
+        """
+        counts = {}
+        for host in self.hosts.values():
+            vlan = self.portgroup_vlan(host["name"], name)
+            if vlan is not None:
+                counts[vlan] = counts.get(vlan, 0) + 1
+        return min(counts, key=lambda vlan: (-counts[vlan], vlan)) if counts else None
+
+    def vlan_mismatch(self, vm, nic):
+        """(VLAN on the VM's host, the network's VLAN) when a standard port group is tagged otherwise there; else None."""
+        if nic.get("switch_uuid"):
+            return None  # a distributed port group has one VLAN on every member host
+        here = self.portgroup_vlan(vm.get("host"), nic.get("network"))
+        wanted = self.network_vlan(nic.get("network"))
+        return (here, wanted) if here is not None and wanted is not None and here != wanted else None
+
+
 def mac_key(mac):
     """MACs compare case-insensitively; nmstate reports them upper-case."""
     return str(mac or "").upper()

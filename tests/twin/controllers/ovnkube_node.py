@@ -2,7 +2,10 @@
 
 - `k8s.ovn.org/node-primary-ifaddr`: br-ex's address, `{"ipv4": "192.168.10.11/24"}`.
 - `k8s.ovn.org/host-cidrs`: every host address with its mask (sorted JSON list): br-ex's plus
-  each base address on a vNIC that still exists, links that are down included. Egress IPs the
+  each base address the node has now on a vNIC: a link without carrier keeps its address only
+  when NetworkManager keeps it (`ignore-carrier`, twin option `--carrier-loss keep`); without it
+  NetworkManager removes the address a few seconds after the carrier went, the subnet leaves
+  host-cidrs and the cluster manager moves the IPs (DOMAIN.md sections 6 and 7). Egress IPs the
   node carries are not host addresses. A removed NIC or address drops out.
 - `k8s.ovn.org/secondary-host-egress-ips`: egress IPs assigned to this node that it placed on a
   non-OVS link: the link is chosen by longest-prefix match over the base addresses (/32 bases

@@ -6,8 +6,11 @@
 - Primary-network egress IP: OVN SNATs to the egress IP on the egress node's br-ex.
 - Secondary-network egress IP: the egress node sends from the vNIC holding the subnet. That
   works only if the vNIC is connected, its port group exists on the ESXi host the VM runs on
-  now, the base address is applied and IP forwarding is on for that link; otherwise the
-  packets are dropped while the IP stays "assigned" (the blackhole of DOMAIN.md section 6).
+  now with the VLAN the network has on the other hosts, the base address is applied and IP
+  forwarding is on for that link; otherwise the packets are dropped while the IP stays
+  "assigned" (the blackhole of DOMAIN.md section 6). A disconnected vNIC is a blackhole only
+  while the node keeps its address (NetworkManager `ignore-carrier`); without it the address
+  goes and the cluster manager moves the IP (hostnet.CarrierPolicy).
 - An EgressIP with several assigned IPs balances flows over its egress nodes (ECMP); the twin
   picks one per pod with a stable hash.
 """
@@ -89,6 +92,11 @@ def through_egress_node(item, hosts, forwarding, inventory):
     if not inventory.backing_present(host.vm, link.nic):
         return result(None, via, egress_ip, "blackhole: port group %s of vNIC %s (%s) does not exist on host %s where VM %s "
                       "runs" % (link.nic.get("network"), link.mac, link.name, host.vm.get("host"), vm_name))
+    mismatch = inventory.vlan_mismatch(host.vm, link.nic)
+    if mismatch:
+        return result(None, via, egress_ip, "blackhole: port group %s has VLAN %s on host %s where VM %s runs, VLAN %s on the other "
+                      "hosts: frames leave on the wrong segment" % (link.nic.get("network"), mismatch[0], host.vm.get("host"), vm_name,
+                                                                   mismatch[1]))
     node_forwarding = forwarding.get(via)
     if node_forwarding is None or not node_forwarding.is_on(link.name):
         return result(None, via, egress_ip, "blackhole: IP forwarding is off on %s of node %s (gatewayConfig.ipForwarding "
