@@ -47,6 +47,9 @@ REQUEST_TIMEOUT = (15, 120)
 
 USER_AGENT = 'ocp.egressip'
 
+# Items per list request (limit/continue): kubectl's --chunk-size default; a 5,000-node cluster is read in 10 pages.
+LIST_PAGE_SIZE = 500
+
 # verb of K8sClient.request -> HTTP method
 HTTP_METHODS = {'list': 'GET', 'get': 'GET', 'create': 'POST', 'replace': 'PUT', 'patch': 'PATCH', 'delete': 'DELETE'}
 
@@ -368,24 +371,43 @@ class K8sClient(object):
         return _failure('%s %s (%s %s) failed: cannot reach the Kubernetes API at %s (from %s): %s'
                         % (verb, resource, method, url, self.host, self.source, _network_error_text(exc)), reason='unreachable')
 
+    def list_items(self, resource, path, query=None, page_size=None):
+        """Every item of a list, read in pages of ``page_size`` (LIST_PAGE_SIZE) with limit/continue, as kubectl does.
+
+        One request per page. A continue token the server no longer honours (410 Expired: etcd compacted the
+        snapshot) restarts the list in one request without ``limit``, as client-go's pager does.
+        """
+        query = dict(query or {}, limit=page_size or LIST_PAGE_SIZE)
+        items = []
+        while True:
+            try:
+                result = self.request('list', resource, path, query=query)
+            except ModuleFailure as failure:
+                if not query.get('continue') or failure.details.get('status') != 410:
+                    raise
+                return list(self.request('list', resource, path, query=dict(query, limit=None, **{'continue': None})).get('items') or [])
+            items.extend(result.get('items') or [])
+            token = (result.get('metadata') or {}).get('continue')
+            if not token:
+                return items
+            query['continue'] = token
+
     def list_nodes(self, label_selector=None):
-        """All Nodes (one list request) as plain dicts."""
-        node_list = self.request('list', 'nodes', '/api/v1/nodes', query={'labelSelector': label_selector or None})
-        return list(node_list.get('items') or [])
+        """All Nodes (one list request per LIST_PAGE_SIZE nodes) as plain dicts."""
+        return self.list_items('nodes', '/api/v1/nodes', query={'labelSelector': label_selector or None})
 
     def list_cluster_custom_objects(self, group, version, plural, not_found_msg=None):
-        """All objects of a cluster-scoped custom resource (one list request) as plain dicts.
+        """All objects of a cluster-scoped custom resource (one list request per LIST_PAGE_SIZE) as plain dicts.
 
         ``not_found_msg`` replaces the generic message when the API does not serve the
         resource (HTTP 404: CRD absent); ``{host}`` in it is replaced by the API URL.
         """
         try:
-            result = self.request('list', '%s.%s' % (plural, group), custom_path(group, version, plural))
+            return self.list_items('%s.%s' % (plural, group), custom_path(group, version, plural))
         except ModuleFailure as failure:
             if not_found_msg and failure.details.get('status') == 404:
                 raise _failure(not_found_msg.format(host=self.host), status=404, reason='api_not_found')
             raise
-        return list(result.get('items') or [])
 
 
 def k8s_client_for(module, params):

@@ -58,7 +58,7 @@ def _dry_run(check_mode):
 
 
 def list_objects(k8s, api, not_found_msg=None):
-    """Every object of a cluster-scoped kind, one request."""
+    """Every object of a cluster-scoped kind, one request per LIST_PAGE_SIZE objects."""
     return k8s.list_cluster_custom_objects(not_found_msg=not_found_msg, **api)
 
 
@@ -73,14 +73,13 @@ def list_objects_or_none(k8s, api):
 
 
 def list_namespaced(k8s, api, namespace, not_found_msg=None):
-    """Every object of a namespaced kind in one namespace, one request."""
+    """Every object of a namespaced kind in one namespace, one request per LIST_PAGE_SIZE objects."""
     try:
-        result = k8s.request('list', _resource(api), _path(api, namespace=namespace))
+        return k8s.list_items(_resource(api), _path(api, namespace=namespace))
     except ModuleFailure as failure:
         if not_found_msg and failure.details.get('status') == 404 and failure.details.get('reason') in (None, 'NotFound'):
             raise ModuleFailure(not_found_msg.format(host=k8s.host), status=404, reason='api_not_found')
         raise
-    return list(result.get('items') or [])
 
 
 def list_namespaced_or_none(k8s, api, namespace):

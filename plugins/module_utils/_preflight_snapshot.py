@@ -66,7 +66,7 @@ REQUIRED = ('nodes',)
 
 def _list_core(k8s, resource, path):
     # Plain JSON, no typed objects: a pod list of a large cluster deserialises far faster.
-    return k8s.request('list', resource, path).get('items') or []
+    return k8s.list_items(resource, path)
 
 
 def _list_custom(k8s, group, version, plural):

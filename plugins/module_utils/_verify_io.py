@@ -124,7 +124,7 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
         return []
     clock = clock or Clock()
     run_id = uuid.uuid4().hex[:12]
-    namespaces = list(k8s.request('list', 'namespaces', '/api/v1/namespaces').get('items') or [])
+    namespaces = k8s.list_items('namespaces', '/api/v1/namespaces')
     outcomes, bodies, created_namespaces = [], [], []
     for egressip in egressips:
         name = egressip['metadata']['name']
@@ -186,7 +186,7 @@ def _run_pods(k8s, bodies, run_id, timeout, clock, interval):
 
 def _list_probe_pods(k8s, run_id):
     selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
-    return list(k8s.request('list', 'pods', '/api/v1/pods', query={'labelSelector': selector}).get('items') or [])
+    return k8s.list_items('pods', '/api/v1/pods', query={'labelSelector': selector})
 
 
 def _wait_pods(k8s, run_id, count, timeout, clock, interval):

@@ -404,8 +404,7 @@ def read(k8s, need_nodes):
 
 def list_events(k8s):
     selector = 'involvedObject.kind=%s,type=Warning' % KIND
-    events = k8s.request('list', 'events', '/api/v1/namespaces/%s/events' % EVENTS_NAMESPACE, query={'fieldSelector': selector})
-    return list(events.get('items') or [])
+    return k8s.list_items('events', '/api/v1/namespaces/%s/events' % EVENTS_NAMESPACE, query={'fieldSelector': selector})
 
 
 def _phase(change):

@@ -110,7 +110,7 @@ def test_server_error_names_verb_resource_status_and_message(twin, run_module):
     finally:
         twin.clear_kube_faults()
     msg = failed(result, twin)
-    assert msg.startswith('list nodes (GET %s/api/v1/nodes) failed: HTTP 500 InternalError: ' % twin.kube_state['url'])
+    assert msg.startswith('list nodes (GET %s/api/v1/nodes?limit=500) failed: HTTP 500 InternalError: ' % twin.kube_state['url'])
     assert 'injected fault' in msg
     assert result['status'] == 500 and result['kubernetes_version']
 
@@ -129,7 +129,7 @@ def test_bad_token(twin, run_module):
     bad = 'sha256~definitely-not-the-token'
     result = run_module(MODULE, {}, env=token_env(twin, token=bad))
     msg = failed(result, twin, bad)
-    assert msg.startswith('list egressips.k8s.ovn.org (GET %s/apis/k8s.ovn.org/v1/egressips) failed: HTTP 401 Unauthorized' % twin.kube_state['url'])
+    assert msg.startswith('list egressips.k8s.ovn.org (GET %s/apis/k8s.ovn.org/v1/egressips?limit=500) failed: HTTP 401 Unauthorized' % twin.kube_state['url'])
     assert 'refused the credentials from the host option (K8S_AUTH_HOST)' in msg
     assert result['status'] == 401
 
@@ -154,7 +154,7 @@ def test_unreachable_api(twin, run_module):
     url = 'https://127.0.0.1:%d' % sock.getsockname()[1]
     sock.close()
     msg = failed(run_module(MODULE, {}, env=token_env(twin, host=url)), twin)
-    assert msg.startswith('list egressips.k8s.ovn.org (GET %s/apis/k8s.ovn.org/v1/egressips) failed: cannot reach the Kubernetes API at %s'
+    assert msg.startswith('list egressips.k8s.ovn.org (GET %s/apis/k8s.ovn.org/v1/egressips?limit=500) failed: cannot reach the Kubernetes API at %s'
                           % (url, url))
     assert 'Connection refused' in msg
 

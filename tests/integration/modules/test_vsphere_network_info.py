@@ -212,7 +212,7 @@ def test_bad_token_for_node_selection(twin, run_module):
     result = run_module(MODULE, args(twin, node_names=['ocp1-worker-0'], kubernetes={
         'host': twin.kube_state['url'], 'api_key': bad_token, 'ca_cert': twin.kube_state['ca_file']}))
     msg = failed(result, twin)
-    assert msg.startswith('list nodes (GET %s/api/v1/nodes) failed: HTTP 401 Unauthorized' % twin.kube_state['url'])
+    assert msg.startswith('list nodes (GET %s/api/v1/nodes?limit=500) failed: HTTP 401 Unauthorized' % twin.kube_state['url'])
     assert 'the host option (K8S_AUTH_HOST)' in msg
     assert bad_token not in json.dumps(result) and bad_token not in result['_stderr']
 

@@ -8,10 +8,11 @@ import yaml
 
 from . import discovery
 from . import patch as patching
-from .errors import ApiError, bad_request, method_not_allowed, unsupported_media_type
+from .errors import ApiError, bad_request, method_not_allowed, unconditional_update, unsupported_media_type
 from .errors import not_found as resource_not_found
 from .routing import not_found
 from .selectors import fields_match, labels_match, parse_field_selector, parse_label_selector
+from .store import decode_continue, encode_continue
 
 JSON_TYPE = "application/json"
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
@@ -168,12 +169,21 @@ class ResourceApi:
 
     def _list(self, target, query, headers, body):
         labels = self._selectors(target, query)[0]
-        items, rv = self.store.list_rv(target.rtype.key, target.namespace, labels, _one(query, "fieldSelector"))
+        limit, at_rv, start = _paging(query)
+        field_selector = _one(query, "fieldSelector")
+        items, rv, next_start, remaining = self.store.list_page(target.rtype.key, target.namespace, labels, field_selector,
+                                                                limit=limit, start=start, at_rv=at_rv)
+        meta = {"resourceVersion": rv}
+        if next_start is not None:
+            meta["continue"] = encode_continue(int(rv), next_start)
+            if not labels and not field_selector:
+                # etcd3 GetList counts what is left only when nothing filters the list
+                meta["remainingItemCount"] = remaining
         rtype = target.rtype
         return Response(200, {
             "kind": rtype.list_kind,
             "apiVersion": rtype.api_version(target.version),
-            "metadata": {"resourceVersion": rv},
+            "metadata": meta,
             "items": [self._out(target, o, in_list=True) for o in items],
         })
 
@@ -197,6 +207,10 @@ class ResourceApi:
             raise bad_request("the name of the object (%s) does not match the name on the URL (%s)" % (meta["name"], target.name))
         meta["name"] = target.name
         existed = self.store.get(target.rtype.key, target.name, target.namespace) is not None
+        unconditional = not target.rtype.is_custom and getattr(target.rtype, "allow_unconditional_update", True)
+        if existed and not unconditional and not meta.get("resourceVersion"):
+            # the strategy's AllowUnconditionalUpdate() is false (customResourceStrategy, leases): a PUT names the version it replaces
+            raise unconditional_update(target.rtype, target.name)
         updated = self.store.update(target.rtype.key, obj, subresource=target.subresource, **options)
         return self._warned(Response(200 if existed else 201, self._out(target, updated)), options)
 
@@ -309,6 +323,24 @@ class ResourceApi:
                     yield _event_line(event_type, self._out(target, obj))
         finally:
             watch.close()
+
+
+def _paging(query):
+    """(limit, revision, start key) of a list request: limit/continue as etcd3's GetList reads them."""
+    limit = _one(query, "limit")
+    try:
+        limit = int(limit) if limit else None
+    except ValueError:
+        raise bad_request('strconv.ParseInt: parsing "%s": invalid syntax' % limit)
+    resource_version = _one(query, "resourceVersion")
+    token = _one(query, "continue")
+    if not token:
+        # resourceVersion=0 is served from the watch cache, which ignores limit (cacher.GetList)
+        return (None if resource_version == "0" or (limit or 0) <= 0 else limit), None, None
+    if resource_version not in (None, "", "0"):
+        raise bad_request("specifying resource version is not allowed when using continue")
+    at_rv, start = decode_continue(token)
+    return (limit if (limit or 0) > 0 else None), at_rv, start
 
 
 def _visible_event(event_type, matches_new, matches_old):

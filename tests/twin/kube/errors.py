@@ -14,12 +14,13 @@ class ApiError(Exception):
         self.reason = reason
         self.message = message
         self.details = details
+        self.list_meta = {}  # Status.metadata (ListMeta): the continue token of a 410 on an expired continue
 
     def status(self):
         body = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.list_meta),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
@@ -64,6 +65,20 @@ def conflict(rtype, name, why):
 
 def stale(rtype, name):
     return conflict(rtype, name, "the object has been modified; please apply your changes to the latest version and try again")
+
+
+def unconditional_update(rtype, name):
+    """422 for a PUT without metadata.resourceVersion where the strategy's AllowUnconditionalUpdate is false (CRs).
+
+    registry/generic/registry/store.go Update names the kind by the resource (plural), not the Kind.
+    """
+    detail = "Invalid value: 0x0: must be specified for an update"
+    message = '%s "%s" is invalid: metadata.resourceVersion: %s' % (qualified(rtype), name, detail)
+    details = {"name": name, "kind": rtype.plural,
+               "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "metadata.resourceVersion"}]}
+    if rtype.group:
+        details["group"] = rtype.group
+    return ApiError(422, "Invalid", message, details)
 
 
 def bad_request(message):

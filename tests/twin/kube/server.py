@@ -87,8 +87,21 @@ class Handler(BaseHTTPRequestHandler):
     # ------------------------------------------------------------------ request flow
 
     def _read_body(self):
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self._read_chunked()  # kubectl streams `replace --raw -f` bodies without a Content-Length
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length > 0 else b""
+
+    def _read_chunked(self):
+        body = b""
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return body
+            body += self.rfile.read(size)
+            self.rfile.readline()
 
     def _authorized(self):
         header = self.headers.get("Authorization") or ""

@@ -30,8 +30,10 @@ they should be quick (hand slow work to a thread of their own). Writes that chan
 nothing do not bump resourceVersion and notify no one.
 """
 
+import base64
 import collections
 import copy
+import json
 import logging
 import queue
 import random
@@ -50,6 +52,38 @@ __all__ = ["ApiError", "Store"]
 LOG = logging.getLogger(__name__)
 HISTORY = 10000
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+INCONSISTENT_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list without "
+    "the continue parameter, or use the continue token in this response to retrieve the remainder of the results. "
+    "Continuing with the provided token results in an inconsistent list - objects that were created, modified, or "
+    "deleted between the time the first chunk was returned and now may show up in the list.")
+
+
+def _key(key):
+    """The etcd key of (namespace, name) below the resource prefix."""
+    return "%s/%s" % key if key[0] else key[1]
+
+
+def encode_continue(rv, start):
+    """storage.EncodeContinue: base64url (no padding) of {"v": "meta.k8s.io/v1", "rv": rv, "start": key}."""
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_continue(token):
+    """(rv, start) of a continue token; 400 BadRequest as storage.DecodeContinue's callers answer."""
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except (ValueError, TypeError) as err:
+        raise bad_request("invalid continue token: continue key is not valid: %s" % err)
+    if not isinstance(data, dict) or data.get("v") != "meta.k8s.io/v1" or not isinstance(data.get("rv"), int) \
+            or not isinstance(data.get("start"), str):
+        raise bad_request("invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    if data["rv"] == 0:
+        raise bad_request("invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    return data["rv"], data["start"]
 
 
 def now():
@@ -83,6 +117,7 @@ class Store:
         self._watches = []
         self._history = collections.deque(maxlen=HISTORY)  # (rv, type, rtype, obj, old) for watch resumption
         self._logs = {}
+        self._compacted = 0  # etcd compaction: lists and watches at an older revision are 410 Expired
         for crd in self.registry.crds:
             self._install_crd(crd)
 
@@ -108,6 +143,58 @@ class Store:
                      and (not labels or labels_match(labels, o["metadata"].get("labels")))
                      and fields_match(fields, o)]
             return copy.deepcopy(items), str(self._rv)
+
+    def list_page(self, resource, namespace=None, label_selector=None, field_selector=None, limit=None, start=None, at_rv=None):
+        """One page of a list at revision `at_rv` (None: now) from key `start` ("ns/name"), as etcd3's GetList.
+
+        Returns (items, resourceVersion, next_start or None, remaining count). Raises 410 Expired when `at_rv`
+        is compacted (etcd3 interpretListError); the error's `list_meta` carries a token to go on at the latest revision.
+        """
+        rtype = self.registry.get(resource)
+        labels = parse_label_selector(label_selector) if isinstance(label_selector, str) else label_selector
+        fields = parse_field_selector(field_selector, rtype.field_selectors) if field_selector else []
+        with self._lock:
+            objects = self._objects_at(rtype, at_rv, start)
+            keys = [k for k in sorted(objects) if (not namespace or k[0] == namespace) and (start is None or _key(k) >= start)]
+            matched = [k for k in keys if (not labels or labels_match(labels, objects[k]["metadata"].get("labels")))
+                       and fields_match(fields, objects[k])]
+            page = matched[:limit] if limit else matched
+            more = limit and len(matched) > limit
+            rv = str(at_rv if at_rv is not None and at_rv > 0 else self._rv)
+            return (copy.deepcopy([objects[k] for k in page]), rv, _key(page[-1]) + "\x00" if more else None,
+                    len(matched) - len(page))
+
+    def compact(self):
+        """Forget the history up to now, as etcd's periodic compaction does (twin endpoint POST /_twin/compact)."""
+        with self._lock:
+            self._compacted = self._rv
+            self._history.clear()
+            return self._rv
+
+    def _oldest_servable(self):
+        """Revisions older than this one are compacted."""
+        full = self._history and len(self._history) == self._history.maxlen
+        return max(self._compacted, self._history[0][0] - 1 if full else 0)
+
+    def _objects_at(self, rtype, at_rv, start):
+        """{(ns, name): obj} of `rtype` as it was at revision `at_rv`, undoing later history (None or -1: now)."""
+        objects = dict(self._objects[rtype.key])
+        if at_rv is None or at_rv < 0 or at_rv >= self._rv:
+            return objects
+        if at_rv < self._oldest_servable():
+            error = ApiError(410, "Expired", INCONSISTENT_CONTINUE)
+            error.list_meta = {"continue": encode_continue(-1, start or "")}
+            raise error
+        for rv, _type, rt, obj, old in reversed(self._history):
+            if rv <= at_rv:
+                break
+            if rt is rtype:
+                key = (self._ns(rtype, obj["metadata"].get("namespace")), obj["metadata"]["name"])
+                if old is None:
+                    objects.pop(key, None)
+                else:
+                    objects[key] = old
+        return objects
 
     def resource_version(self):
         with self._lock:
@@ -239,9 +326,8 @@ class Store:
             since = int(resource_version)
         except ValueError:
             raise bad_request('invalid resource version "%s"' % resource_version)
-        oldest = self._history[0][0] if self._history else self._rv
-        if since < oldest - 1 and len(self._history) == self._history.maxlen:
-            raise ApiError(410, "Expired", "too old resource version: %d (%d)" % (since, oldest))
+        if since < self._oldest_servable():
+            raise ApiError(410, "Expired", "too old resource version: %d (%d)" % (since, self._oldest_servable()))
         return [(t, copy.deepcopy(o), copy.deepcopy(old)) for rv, t, rt, o, old in self._history
                 if rv > since and watch.wants(rt, o)]
 
@@ -365,13 +451,16 @@ class Store:
 
     def _commit(self, rtype, event_type, obj, old):
         """Store (or remove) `obj` with a new resourceVersion (set on `obj` too); feed watches; return the event."""
+        key = (self._ns(rtype, obj["metadata"].get("namespace")), obj["metadata"]["name"])
+        # history keeps a deleted object as stored before (its own resourceVersion): lists at older revisions show it so
+        stored = copy.deepcopy(self._objects[rtype.key].get(key)) if event_type == "DELETED" else None
         self._rv += 1
         obj.pop("_version", None)
         obj["metadata"]["resourceVersion"] = str(self._rv)
         obj = copy.deepcopy(obj)
-        key = (self._ns(rtype, obj["metadata"].get("namespace")), obj["metadata"]["name"])
         if event_type == "DELETED":
             self._objects[rtype.key].pop(key, None)
+            old = stored or old
         else:
             self._objects[rtype.key][key] = obj
         self._history.append((self._rv, event_type, rtype, obj, old))

@@ -26,6 +26,7 @@ class TwinApi:
             ("DELETE", r"/_twin/faults", lambda m: self._clear_faults()),
             ("POST", r"/_twin/nodes/([^/]+)", lambda m: self._node(m.group(1), body)),
             ("GET", r"/_twin/wire", lambda m: self._wire(query)),
+            ("POST", r"/_twin/compact", lambda m: Response(200, {"compacted": str(self.store.compact())})),
         ]
         known = False
         for route_method, pattern, action in routes:

@@ -226,7 +226,7 @@ def test_401_names_the_credentials_source_not_the_token():
     with pytest.raises(ModuleFailure) as failure:
         k8s.list_nodes()
     msg = failure.value.msg
-    assert msg.startswith('list nodes (GET https://api.cluster-a.example.com:6443/api/v1/nodes) failed: HTTP 401 Unauthorized')
+    assert msg.startswith('list nodes (GET https://api.cluster-a.example.com:6443/api/v1/nodes?limit=500) failed: HTTP 401 Unauthorized')
     assert 'refused the credentials from kubeconfig /tmp/kc' in msg
     assert TOKEN not in msg and TOKEN not in json.dumps(failure.value.details)
     assert failure.value.details['status'] == 401 and failure.value.details['reason'] == 'Unauthorized'
@@ -254,7 +254,7 @@ def test_unreachable_api():
     k8s = client_with(urllib3.exceptions.MaxRetryError(None, '/api/v1/nodes', reason=reason))[0]
     with pytest.raises(ModuleFailure) as failure:
         k8s.list_nodes()
-    assert failure.value.msg == ('list nodes (GET https://api.cluster-a.example.com:6443/api/v1/nodes) failed: cannot reach the Kubernetes API at '
+    assert failure.value.msg == ('list nodes (GET https://api.cluster-a.example.com:6443/api/v1/nodes?limit=500) failed: cannot reach the Kubernetes API at '
                                  'https://api.cluster-a.example.com:6443 (from kubeconfig /tmp/kc): '
                                  'failed to establish a new connection: [Errno 111] Connection refused')
     assert failure.value.details['reason'] == 'unreachable'
@@ -295,10 +295,10 @@ def test_custom_resource_not_served_gets_the_callers_message():
     assert failure.value.details['reason'] == 'api_not_found'
     with pytest.raises(ModuleFailure) as failure:
         k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips')
-    assert 'list egressips.k8s.ovn.org (GET https://api.cluster-a.example.com:6443/apis/k8s.ovn.org/v1/egressips) failed: HTTP 404' in failure.value.msg
+    assert 'list egressips.k8s.ovn.org (GET https://api.cluster-a.example.com:6443/apis/k8s.ovn.org/v1/egressips?limit=500) failed: HTTP 404' in failure.value.msg
 
 
-def test_list_nodes_is_one_plain_json_request():
+def test_list_nodes_is_one_plain_json_request_per_page():
     node = {'metadata': {'name': 'w0', 'annotations': {'a': '1'}, 'creationTimestamp': '2026-11-30T01:02:03Z'},
             'spec': {'providerID': 'vsphere://x'}, 'status': {'unknownField': True}}
     k8s, pool = client_with((200, json.dumps({'kind': 'NodeList', 'items': [node]})))
@@ -307,7 +307,7 @@ def test_list_nodes_is_one_plain_json_request():
     assert request['method'] == 'GET' and request['body'] is None
     url = urllib.parse.urlsplit(request['url'])
     assert (url.netloc, url.path) == ('api.cluster-a.example.com:6443', '/api/v1/nodes')
-    assert urllib.parse.parse_qs(url.query) == {'labelSelector': ['node-role.kubernetes.io/worker']}
+    assert urllib.parse.parse_qs(url.query) == {'labelSelector': ['node-role.kubernetes.io/worker'], 'limit': ['500']}
     assert request['headers']['Authorization'] == 'Bearer %s' % TOKEN
     assert request['headers']['Accept'] == 'application/json'
     assert (request['timeout'].connect_timeout, request['timeout'].read_timeout) == _k8s.REQUEST_TIMEOUT
@@ -348,7 +348,52 @@ def test_custom_object_paths():
 def test_list_cluster_custom_objects_returns_plain_dicts():
     k8s, pool = client_with((200, json.dumps({'items': [{'metadata': {'name': 'e'}, 'status': {'items': []}}]})))
     assert k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips') == [{'metadata': {'name': 'e'}, 'status': {'items': []}}]
-    assert pool.requests[0]['url'] == 'https://api.cluster-a.example.com:6443/apis/k8s.ovn.org/v1/egressips'
+    assert pool.requests[0]['url'] == 'https://api.cluster-a.example.com:6443/apis/k8s.ovn.org/v1/egressips?limit=500'
+
+
+def _page(names, token=None, remaining=None):
+    meta = {'resourceVersion': '1042'}
+    if token:
+        meta.update({'continue': token, 'remainingItemCount': remaining})
+    return (200, json.dumps({'kind': 'NodeList', 'metadata': meta, 'items': [{'metadata': {'name': n}} for n in names]}))
+
+
+def _query(request):
+    return urllib.parse.parse_qs(urllib.parse.urlsplit(request['url']).query)
+
+
+def test_lists_follow_continue_with_a_page_size_of_two():
+    k8s, pool = client_with(_page(['a', 'b'], 'tok1', 3), _page(['c', 'd'], 'tok2', 1), _page(['e']))
+    nodes = k8s.list_items('nodes', '/api/v1/nodes', query={'labelSelector': 'x=y'}, page_size=2)
+    assert [n['metadata']['name'] for n in nodes] == ['a', 'b', 'c', 'd', 'e']
+    assert [_query(r) for r in pool.requests] == [
+        {'labelSelector': ['x=y'], 'limit': ['2']},
+        {'labelSelector': ['x=y'], 'limit': ['2'], 'continue': ['tok1']},
+        {'labelSelector': ['x=y'], 'limit': ['2'], 'continue': ['tok2']},
+    ]
+
+
+def test_list_pages_are_lists_page_size_items_each():
+    # the request-count budget (docs/benchmarks.md): one list request per LIST_PAGE_SIZE items
+    assert _k8s.LIST_PAGE_SIZE == 500
+    k8s, pool = client_with(_page(['n%d' % i for i in range(500)], 'tok', 1), _page(['n500']))
+    assert len(k8s.list_nodes()) == 501
+    assert [_query(r)['limit'] for r in pool.requests] == [['500'], ['500']]
+
+
+def test_an_expired_continue_token_restarts_the_list_in_one_request_without_limit():
+    expired = status_body(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result.')
+    k8s, pool = client_with(_page(['a', 'b'], 'tok1', 3), (410, expired), _page(['a', 'b', 'c', 'd', 'e']))
+    nodes = k8s.list_items('nodes', '/api/v1/nodes', page_size=2)
+    assert [n['metadata']['name'] for n in nodes] == ['a', 'b', 'c', 'd', 'e']
+    assert [_query(r) for r in pool.requests] == [{'limit': ['2']}, {'limit': ['2'], 'continue': ['tok1']}, {}]
+
+
+def test_a_410_on_the_first_page_is_a_failure():
+    k8s, pool = client_with((410, status_body(410, 'Expired', 'too old')))
+    with pytest.raises(ModuleFailure) as failure:
+        k8s.list_items('nodes', '/api/v1/nodes', page_size=2)
+    assert failure.value.details['status'] == 410 and len(pool.requests) == 1
 
 
 def test_no_authorization_header_without_credentials():
