@@ -671,6 +671,28 @@ LIFECYCLE_CHECKS = {
 }
 
 
+# --- one writer per cluster: the lock Lease (cluster_lock module, every writing playbook) ---------
+LOCK_CHECKS = {
+    'cluster_lock_held': {
+        'severity': 'error',
+        'title': 'Another run holds the cluster lock (the Lease egressip-lock): one writer per cluster',
+        'remedy': 'Wait until the run named ends (its Lease is released), or raise egressip_lock.wait_timeout; '
+                  'a killed run\'s Lease expires by itself after leaseDurationSeconds once nothing of that run is left.',
+    },
+    'cluster_lock_lost': {
+        'severity': 'warning',
+        'title': 'The cluster lock of this run was taken by another holder before the run released it',
+        'remedy': 'The renewal stopped (API unreachable longer than the lease duration, or the run was stopped): '
+                  'run verify, then rerun the writing playbook once the other run has ended.',
+    },
+    'cluster_lock_owner_unknown': {
+        'severity': 'error',
+        'title': 'The cluster lock cannot tell which run it belongs to (no ansible-playbook process above the module)',
+        'remedy': 'Run the playbooks with ansible-playbook on a Linux controller, or give the module a holder identity of your own.',
+    },
+}
+
+
 def _merge(*areas):
     merged = {}
     for area in areas:
@@ -681,7 +703,7 @@ def _merge(*areas):
     return merged
 
 
-CATALOGUE = _merge(PLATFORM_CHECKS, VSPHERE_CHECKS, NODE_CHECKS, EGRESSIP_CHECKS, LIFECYCLE_CHECKS)
+CATALOGUE = _merge(PLATFORM_CHECKS, VSPHERE_CHECKS, NODE_CHECKS, EGRESSIP_CHECKS, LIFECYCLE_CHECKS, LOCK_CHECKS)
 
 
 def catalogue_finding(finding_id, message, objects=None, severity=None, remedy=None):
