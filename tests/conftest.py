@@ -1,7 +1,8 @@
 """Shared pytest fixtures: the twin, and running the collection's modules and playbooks against it.
 
 - `twin` (module scope): a fresh twin for each test module; a module may set
-  `TWIN_OPTIONS = {'workers': 5, ...}` (arguments of tests/twin/ctl.py start).
+  `TWIN_OPTIONS = {'workers': 5, 'nmstate_version': '2.2.43', ...}` (arguments of tests/twin/ctl.py start;
+  `nns_refresh` defaults to 2 s here).
 - `run_module(name, args, check=False, diff=False, env=None)`: runs a module of this
   collection as Ansible does (a separate Python process reading an args file) and returns
   its result dict.
@@ -43,6 +44,9 @@ def vcsim_binary():
 @pytest.fixture(scope='module')
 def twin(request, tmp_path_factory, vcsim_binary):
     options = dict(getattr(request.module, 'TWIN_OPTIONS', {}))
+    # NodeNetworkState refreshes every 2 s here instead of a cluster's minute (tests/twin/README.md): never instant, so a
+    # module that reads it right after a vCenter change must wait, but short enough for the suite
+    options.setdefault('nns_refresh', 2.0)
     handle = Twin.start(str(tmp_path_factory.mktemp('twin')), binary=vcsim_binary, **options)
     yield handle
     handle.stop()

@@ -103,6 +103,8 @@ def plan_policies(params, entries, snapshot):
     if errors(findings):
         raise Refused(findings)
     plan = nn.plan_nic_addresses(entries, networks, params['network']['route_metric'], params['interface_name'], snapshot)
+    # a rendered route must name the NIC's kernel interface, which only the node's NodeNetworkState tells
+    findings += nn.pending_findings(plan['pending'], 0)
     nodes = dict((node['metadata']['name'], node) for node in snapshot['nodes'])
     gateways = dict((network.version, str(network.gateway)) for network in networks)
     policies = []
@@ -110,7 +112,7 @@ def plan_policies(params, entries, snapshot):
         hostname = (nodes[item['node']]['metadata'].get('labels') or {}).get(nn.HOSTNAME_LABEL) or item['node']
         addresses = dict((6 if ':' in address else 4, address) for address in (item['address'], item['ipv6_address']) if address)
         policies.append(nn.desired_policy(item['node'], hostname, item['mac'], addresses, gateways,
-                                          params['network']['route_metric'], params['interface_name']))
+                                          params['network']['route_metric'], params['interface_name'], item['interface']))
     return policies, plan['allocations'], findings + plan['findings']
 
 

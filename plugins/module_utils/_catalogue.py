@@ -306,6 +306,24 @@ NODE_CHECKS = {
         'title': 'Removing a node\'s address or label would strand the egress IPs it hosts',
         'remedy': 'Move the egress IPs first (label a capable replacement node), or set force: true to accept the interruption.',
     },
+    'node_nic_not_in_state': {
+        'severity': 'error',
+        'title': 'The NodeNetworkState of a node does not list its secondary NIC (needed for the route\'s kernel interface name)',
+        'remedy': 'Check that the MAC is the one of the node VM\'s secondary NIC (vsphere_vm_nic\'s result) and that the NMState '
+                  'handler runs on the node (oc get nns <node> -o yaml). NodeNetworkState is refreshed about every 60 s; raise '
+                  'state_wait_timeout (node_network_state_wait_timeout) if the cluster is slower.',
+    },
+    'node_nmstate_version': {
+        'severity': 'info',
+        'title': 'The nmstate release of the NMState handler on the nodes',
+        'remedy': 'Nothing to do: the collection names the kernel interface in routes, which every nmstate release accepts.',
+    },
+    'node_nmstate_version_unknown': {
+        'severity': 'warning',
+        'title': 'The nmstate release of the NMState handler could not be read',
+        'remedy': 'Check that the NMState handler runs on every node (oc get nns -o yaml shows status.handlerNmstateVersion); the '
+                  'collection does not depend on the release, but a support case needs it.',
+    },
     'node_route_metric_too_low': {
         'severity': 'error',
         'title': 'The secondary gateway route metric is not above the primary default route',

@@ -95,11 +95,14 @@ def policy_name(node):
     return (name[:DNS_LABEL_MAX - 11].rstrip('.-') + '-' + digest)
 
 
-def desired_policy(node, hostname, mac, addresses, gateways, route_metric, profile_name):
+def desired_policy(node, hostname, mac, addresses, gateways, route_metric, profile_name, route_interface):
     """The policy for one node.
 
     addresses: {4: 'ip/prefix', 6: 'ip/prefix'} (IPv6 optional; IPv4 optional when the network
     is IPv6 only). gateways: {4: 'ip', 6: 'ip'} for the same families.
+    route_interface: the NIC's kernel name (NodeNetworkState, by MAC). The interface is matched by
+    MAC, but routes must name the kernel interface: nmstate before 2.2.43 does not resolve a profile
+    name in next-hop-interface and rolls the whole apply back (DOMAIN.md section 8).
     """
     interface = {
         'name': profile_name,
@@ -121,7 +124,7 @@ def desired_policy(node, hostname, mac, addresses, gateways, route_metric, profi
             family['autoconf'] = False
         interface[key] = family
         routes.append({'destination': default, 'next-hop-address': gateways[version],
-                       'next-hop-interface': profile_name, 'metric': int(route_metric), 'table-id': MAIN_ROUTE_TABLE})
+                       'next-hop-interface': route_interface, 'metric': int(route_metric), 'table-id': MAIN_ROUTE_TABLE})
     annotations = {NODE_ANNOTATION: node, ADDRESSES_ANNOTATION: ','.join(addresses[v] for v in (4, 6) if addresses.get(v))}
     policy = {
         'apiVersion': POLICY_API_VERSION,
@@ -214,6 +217,10 @@ def policy_progress(policy, enactment):
         fresh = False
     if fresh:
         failing = condition(enactment, 'Failing')
+        if _is_true(failing) and _is_true(condition(enactment, 'Progressing')):
+            # newer kubernetes-nmstate retries a failing apply (Failing and Progressing both True, reason Retrying);
+            # the policy already reads Degraded then, so only the enactment tells it is not final
+            return PROGRESSING, 'retrying: %s' % (failing.get('message') or failing.get('reason') or 'the enactment is retrying')
         if _is_true(failing):
             return DEGRADED, failing.get('message') or failing.get('reason') or 'the enactment reports Failing'
         if _is_true(condition(enactment, 'Available')):
@@ -223,6 +230,9 @@ def policy_progress(policy, enactment):
             if _is_true(item):
                 return (DEGRADED if name == 'Aborted' else PROGRESSING), item.get('message') or name
         return PROGRESSING, 'the enactment has no result yet'
+    ignored = condition(policy, 'Ignored')
+    if _is_true(ignored):
+        return PROGRESSING, 'the policy matches no node yet (%s)' % (ignored.get('message') or 'Ignored')
     return PROGRESSING, 'no enactment for this node and policy version yet'
 
 
@@ -243,6 +253,15 @@ def interface_by_mac(nns, mac):
         if normalize_mac(interface.get('mac-address')) == wanted and interface.get('type', 'ethernet') == 'ethernet':
             return interface
     return None
+
+
+def handler_versions(states):
+    """{node: nmstate release or None} from NodeNetworkState `status.handlerNmstateVersion` ('nmstatectl 2.2.38')."""
+    versions = {}
+    for nns in states or []:
+        text = str(((nns or {}).get('status') or {}).get('handlerNmstateVersion') or '').strip()
+        versions[((nns or {}).get('metadata') or {}).get('name')] = text.split()[-1] if text else None
+    return versions
 
 
 def interface_addresses(interface):
@@ -615,22 +634,26 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
             sources[item['node']][network.version] = item['source']
 
     secondary_ifnames = {}
+    pending = []
     for name in names:
         interface = interface_by_mac(states.get(name), entry_by_node[name]['mac'])
         if interface is not None:
             secondary_ifnames[name] = interface.get('name')
+        else:
+            pending.append(pending_interface(name, entry_by_node[name]['mac'], states.get(name)))
     findings += route_metric_findings(dict((name, states[name]) for name in names if name in states), route_metric,
                                       secondary_ifnames, versions=[network.version for network in networks])
 
     gateways = dict((network.version, str(network.gateway)) for network in networks)
     enactments = _by_name(snapshot.get('enactments'))
-    plan = {'findings': findings, 'allocations': [], 'create': [], 'patch': [], 'before': {}, 'after': {}}
+    plan = {'findings': findings, 'allocations': [], 'create': [], 'patch': [], 'before': {}, 'after': {}, 'pending': pending}
     for entry in entries:
         name = entry['node']
         if name not in planned or len(planned[name]) != len(networks):
             continue
         hostname = ((nodes[name].get('metadata') or {}).get('labels') or {}).get(HOSTNAME_LABEL) or name
-        desired = desired_policy(name, hostname, entry['mac'], planned[name], gateways, route_metric, profile_name)
+        route_interface = secondary_ifnames.get(name) or unknown_interface(entry['mac'])
+        desired = desired_policy(name, hostname, entry['mac'], planned[name], gateways, route_metric, profile_name, route_interface)
         current = policies.get(desired['metadata']['name'])
         _add_write(plan, current, desired)
         progress, message = (PROGRESSING, 'policy not created yet')
@@ -658,7 +681,35 @@ def _add_write(plan, current, desired):
     plan['after'][name] = owned_view(desired, desired)
 
 
-def cleanup_state(allocation, profile_name):
+def pending_interface(node, mac, nns):
+    """A node whose NodeNetworkState lists no NIC with `mac` yet: what it lists instead, for the message."""
+    listed = ['%s %s' % (item.get('name'), normalize_mac(item.get('mac-address'))) for item in nns_interfaces(nns)
+              if item.get('type', 'ethernet') == 'ethernet' and item.get('mac-address')]
+    return {'node': node, 'mac': normalize_mac(mac), 'state_found': nns is not None, 'listed': listed}
+
+
+def unknown_interface(mac):
+    """Stands for the kernel name in a policy shown before NodeNetworkState lists the NIC (check mode only)."""
+    return '<kernel name of %s>' % normalize_mac(mac)
+
+
+def pending_findings(pending, waited, severity='error'):
+    """node_nic_not_in_state for each node whose NodeNetworkState has not listed the NIC (after `waited` s)."""
+    findings = []
+    for item in pending:
+        seen = ('it lists %s' % ', '.join(item['listed'])) if item['listed'] else (
+            'it lists no ethernet interface' if item['state_found'] else 'the node has no NodeNetworkState')
+        findings.append(catalogue_finding(
+            'node_nic_not_in_state',
+            'The NodeNetworkState of node %s lists no interface with MAC %s%s (%s). The gateway route must name the NIC\'s '
+            'kernel interface, which only NodeNetworkState tells.' % (
+                item['node'], item['mac'], ' after waiting %d s' % waited if waited else '', seen),
+            objects=[{'kind': 'Node', 'name': item['node']}, {'kind': 'NodeNetworkState', 'name': item['node']}],
+            severity=severity))
+    return findings
+
+
+def cleanup_state(allocation, profile_name, route_interface=None):
     """desiredState that removes the secondary addresses and gateway routes before the policy is deleted.
 
     Deleting a policy never rolls a node back (nmstate keeps the configuration), so the
@@ -668,7 +719,8 @@ def cleanup_state(allocation, profile_name):
     interface = {'name': profile_name, 'type': 'ethernet', 'state': 'up', 'identifier': 'mac-address',
                  'mac-address': normalize_mac(allocation['mac']).upper(),
                  'ipv4': {'enabled': False}, 'ipv6': {'enabled': False}}
-    routes = [{'destination': '0.0.0.0/0' if version == 4 else '::/0', 'next-hop-interface': profile_name, 'state': 'absent'}
+    routes = [{'destination': '0.0.0.0/0' if version == 4 else '::/0', 'next-hop-interface': route_interface or profile_name,
+               'state': 'absent'}
               for version in sorted(allocation['addresses'])]
     return {'interfaces': [interface], 'routes': {'config': routes}}
 
@@ -687,7 +739,8 @@ def egress_ips_in(hosted, addresses):
 def plan_nic_release(node_names, snapshot, force):
     """Policies to remove for `node_names` (state: absent) and whether each needs the address cleanup first.
 
-    Returns {'findings', 'release': [{'node', 'policy', 'allocation', 'cleanup': bool}], 'before'}.
+    Returns {'findings', 'release': [{'node', 'policy', 'allocation', 'cleanup': bool, 'interface'}], 'before'}
+    (interface: the NIC's kernel name when the NodeNetworkState lists it).
     A node that hosts egress IPs in the released subnets is refused unless force.
     """
     nodes = _by_name(snapshot['nodes'])
@@ -706,9 +759,10 @@ def plan_nic_release(node_names, snapshot, force):
                 % (allocation['node'], ', '.join('%s (EgressIP %s)' % (ip, name) for name, ip in stranded)),
                 objects=[{'kind': 'Node', 'name': allocation['node']}]))
             continue
-        present = allocation['node'] in nodes and interface_by_mac(states.get(allocation['node']), allocation['mac']) is not None
+        interface = interface_by_mac(states.get(allocation['node']), allocation['mac']) if allocation['node'] in nodes else None
         plan['release'].append({'node': allocation['node'], 'policy': policy['metadata']['name'], 'allocation': allocation,
-                                'cleanup': present, 'current': policy})
+                                'cleanup': interface is not None, 'current': policy,
+                                'interface': (interface or {}).get('name')})
         plan['before'][policy['metadata']['name']] = owned_view(policy, {'metadata': {'labels': {MANAGED_BY_LABEL: None},
                                                                                       'annotations': {NODE_ANNOTATION: None,
                                                                                                       ADDRESSES_ANNOTATION: None}},

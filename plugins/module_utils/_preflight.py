@@ -445,6 +445,32 @@ def check_nmstate(ctx):
 def _policy_addresses(policy):
     for interface in _dig(policy, 'spec', 'desiredState', 'interfaces') or []:
         for family in ('ipv4', 'ipv6'):
+def check_nmstate_version(ctx):
+    """The NMState handler's nmstate release per node (NodeNetworkState), for the report and support cases."""
+    if not ctx.requested() or not ctx.kind('nns'):
+        return []
+    selected = set(_name(node) for node in ctx.selected_nodes)
+    versions = dict((node, version) for node, version in _node_network.handler_versions(ctx.kind('nns')).items()
+                    if node in selected)
+    unknown = sorted(node for node, version in versions.items() if not version)
+    known = {}
+    for node, version in versions.items():
+        if version:
+            known.setdefault(version, []).append(node)
+    findings = []
+    if known:
+        findings.append(catalogue_finding(
+            'node_nmstate_version', 'NMState handler nmstate release: %s.' % '; '.join(
+                '%s on %d node(s)' % (version, len(nodes)) for version, nodes in sorted(known.items())),
+            objects=[{'kind': 'NodeNetworkState', 'name': node} for nodes in known.values() for node in sorted(nodes)]))
+    if unknown:
+        findings.append(catalogue_finding(
+            'node_nmstate_version_unknown', 'The NMState handler\'s nmstate release could not be read from the NodeNetworkState '
+            'of %s (status.handlerNmstateVersion is empty).' % ', '.join(unknown),
+            objects=[{'kind': 'NodeNetworkState', 'name': node} for node in unknown]))
+    return findings
+
+
             for entry in (interface.get(family) or {}).get('address') or []:
                 if entry.get('ip'):
                     yield interface.get('name') or '', str(entry['ip'])
@@ -1023,6 +1049,7 @@ def cluster_facts(snapshot):
         'nodes': len(nodes),
         'egress_assignable_nodes': sorted(_name(node) for node in nodes if EGRESS_ASSIGNABLE in _labels(node)),
         'machine_api': bool(snapshot.get('machines')),
+    check_nmstate_version,
         'nmstate': snapshot.get('nncps') is not None,
         'egressips': len(snapshot.get('egressips') or []),
     }

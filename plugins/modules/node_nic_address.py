@@ -32,8 +32,16 @@ description:
   - Reads one list of Nodes, NodeNetworkConfigurationPolicies, NodeNetworkConfigurationEnactments,
     NodeNetworkStates and EgressIPs, whatever the number of nodes; writes only the policies that differ,
     in parallel.
+  - "The gateway route names the NIC's B(kernel) interface (C(ens224), ...), read from the node's NodeNetworkState by MAC,
+    while the interface itself stays matched by MAC. nmstate before 2.2.43 (the NMState handler of most OpenShift releases)
+    does not resolve a profile name in C(next-hop-interface): it stores the route on no interface and rolls the whole
+    policy back. NodeNetworkState is refreshed about every 60 s, so for a NIC added in vCenter a moment ago the module waits
+    (up to O(state_wait_timeout)) until the node's NodeNetworkState lists that MAC, and says so when it gives up, naming
+    the node and the interfaces it lists (a wrong MAC ends the same way). In check mode it does not wait: a policy for
+    such a node shows C(<kernel name of MAC>) in its route and an info finding C(node_nic_not_in_state)."
   - With O(wait=true), waits until each policy is C(Available) on its node and fails on C(Degraded) with the
-    node's enactment message (for example, no NIC holds the MAC).
+    node's enactment message (for example, no NIC holds the MAC). A newer NMState handler retries a failing apply a few
+    times (its enactment is C(Failing) and C(Progressing) together): that is reported as C(retrying) and waited for.
   - "With O(replace_hand_made=true), once the collection's policy of a node is C(Available) there, the hand-made policies
     that configure only that node's secondary NIC, with the same address, are deleted (see O(replace_hand_made))."
   - O(state=absent) first updates the policy so the address and route are removed from the node (deleting a
@@ -131,6 +139,13 @@ options:
     description: Seconds to wait for the policies.
     type: int
     default: 300
+  state_wait_timeout:
+    description:
+      - Seconds to wait for each node's NodeNetworkState to list its NIC (by MAC) before the policies are written.
+      - Above the handler's refresh interval (60 s, with jitter) so a NIC that exists is always seen.
+      - With O(wait=false) the module does not wait and refuses nodes whose NIC is not listed yet.
+    type: int
+    default: 90
   wait_sleep:
     description: Seconds between two reads while waiting.
     type: int
@@ -391,6 +406,30 @@ def check_interface_name(name):
     return []
 
 
+def wait_for_interfaces(module, entries, networks, snapshot, plan):
+    """Re-read NodeNetworkStates until each node lists its NIC (the route needs the kernel name); the plan made then.
+
+    NodeNetworkState is refreshed about every 60 s, so a NIC added in vCenter a moment ago is listed a minute later.
+    Check mode does not wait (the NIC may not exist yet): the policy shows a placeholder and an info finding says so.
+    """
+    params = module.params
+    if not plan['pending']:
+        return plan
+    if module.check_mode:
+        plan['findings'] += nn.pending_findings(plan['pending'], 0, severity='info')
+        return plan
+    if not params['wait']:
+        raise Refused(nn.pending_findings(plan['pending'], 0))
+    clock = io.Clock(params['state_wait_timeout'], params['wait_sleep'])
+    while plan['pending'] and not clock.expired():
+        clock.sleep()
+        snapshot['states'] = io.list_objects(module.k8s, io.NNS, io.NMSTATE_MISSING)
+        plan = nn.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
+    if plan['pending']:
+        raise Refused(nn.pending_findings(plan['pending'], params['state_wait_timeout']))
+    return plan
+
+
 def write_policies(module, plan):
     k8s, check = module.k8s, module.check_mode
     calls = [lambda body=body: io.create(k8s, io.NNCP, body, check) for body in plan['create']]
@@ -486,6 +525,9 @@ def present(module, result):
         raise Refused(findings)
     snapshot = read_snapshot(module.k8s)
     plan = nn.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
+    if errors(plan['findings']):
+        raise Refused(plan['findings'])
+    plan = wait_for_interfaces(module, entries, networks, snapshot, plan)
     result.update(allocations=plan['allocations'], findings=plan['findings'])
     if errors(plan['findings']):
         raise Refused(plan['findings'])
@@ -527,7 +569,8 @@ def absent(module, result):
     k8s, check = module.k8s, module.check_mode
     cleanup = [item for item in release if item['cleanup']]
     calls = [lambda item=item: io.patch(k8s, io.NNCP, item['policy'], {'spec': {'desiredState': nn.merge_patch(
-        (item['current'].get('spec') or {}).get('desiredState') or {}, nn.cleanup_state(item['allocation'], params['interface_name']))}}, check)
+        (item['current'].get('spec') or {}).get('desiredState') or {},
+        nn.cleanup_state(item['allocation'], params['interface_name'], item.get('interface')))}}, check)
         for item in cleanup]
     results, failures = io.run_parallel(calls)
     io.raise_failures(failures, len([r for r in results if r is not None]), 'address removal before deleting the policies')
@@ -558,6 +601,7 @@ def main():
             wait=dict(type='bool', default=True),
             replace_hand_made=dict(type='bool', default=False),
             wait_timeout=dict(type='int', default=300),
+            state_wait_timeout=dict(type='int', default=90),
             wait_sleep=dict(type='int', default=2),
         ),
         supports_check_mode=True,

@@ -34,8 +34,11 @@ def _vm(twin, name):
         view.DestroyView()
 
 
-def add_nic(twin, node, network='VM Network'):
-    """Hot-add one vmxnet3 NIC to the node's VM; returns its MAC as the inventory shows it."""
+def add_nic(twin, node, network='VM Network', wait_state=True):
+    """Hot-add one vmxnet3 NIC to the node's VM; returns its MAC as the inventory shows it.
+
+    wait_state=False returns at once, before the node's NodeNetworkState lists the NIC (as a module run right after
+    the vCenter change meets it on a cluster)."""
     before = set(nic['mac'] for nic in _inventory_vm(twin, node)['nics'])
     backing = vim.vm.device.VirtualEthernetCard.NetworkBackingInfo(deviceName=network)
     nic = vim.vm.device.VirtualVmxnet3(key=-101, backing=backing,
@@ -43,7 +46,8 @@ def add_nic(twin, node, network='VM Network'):
     WaitForTask(_vm(twin, node).ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[
         vim.vm.device.VirtualDeviceSpec(operation='add', device=nic)])))
     mac = next(nic['mac'] for nic in _inventory_vm(twin, node)['nics'] if nic['mac'] not in before)
-    wait_for_nns_interface(twin, node, mac)
+    if wait_state:
+        wait_for_nns_interface(twin, node, mac)
     return mac
 
 

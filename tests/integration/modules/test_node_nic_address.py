@@ -1,5 +1,5 @@
 """node_nic_address against the twin: refusals, check mode, the path NIC -> policy -> host-cidrs,
-rerun and request cost, Degraded surfaced, allocation stability as nodes come and go,
+rerun and request cost, a MAC the node does not have, allocation stability as nodes come and go,
 release guarded by hosted egress IPs, injected faults, dual stack in check mode.
 
 Tests run in file order and build on each other (one twin per module). Workers 0-2 get a
@@ -101,7 +101,7 @@ def test_check_mode_writes_nothing_and_shows_the_diff(twin, run_module, macs):
     assert interface['identifier'] == 'mac-address' and interface['mac-address'] == macs[W[0]].upper()
     assert interface['ipv4']['address'] == [{'ip': '10.20.0.10', 'prefix-length': 24}]
     assert after['spec']['desiredState']['routes']['config'] == [
-        {'destination': '0.0.0.0/0', 'next-hop-address': '10.20.0.1', 'next-hop-interface': 'egressip0', 'metric': 200, 'table-id': 254}]
+        {'destination': '0.0.0.0/0', 'next-hop-address': '10.20.0.1', 'next-hop-interface': 'ens224', 'metric': 200, 'table-id': 254}]
     assert result['diff']['before'] == {}
     assert policy(twin, 'egressip-ocp1-worker-0') is None
 
@@ -168,27 +168,25 @@ def test_policy_not_created_by_the_collection_is_not_touched(twin, run_module, m
         twin.custom_objects().delete_cluster_custom_object(name='egressip-ocp1-worker-3', **NNCP)
 
 
-# --- Degraded on the node -------------------------------------------------------------------------------
+# --- a MAC the node does not have ------------------------------------------------------------------------
 
-def test_degraded_policy_is_surfaced_with_node_and_reason(twin, run_module):
-    result = run_module('node_nic_address', args([{'node': W[3], 'mac': '00:50:56:de:ad:01'}]))
-    assert result['_rc'] != 0 and result['changed'] is True
-    assert ids(result) == ['node_policy_degraded']
-    assert 'NodeNetworkConfigurationPolicy egressip-ocp1-worker-3 is Degraded on node ocp1-worker-3' in result['msg']
-    assert 'no interface is holding that MAC address' in result['msg']
-    assert 'after writing policies egressip-ocp1-worker-3' in result['msg']
-    assert result['allocations'][0]['status'] == 'degraded'
-    # a rerun reports it again instead of claiming success
-    again = run_module('node_nic_address', args([{'node': W[3], 'mac': '00:50:56:de:ad:01'}]))
-    assert again['_rc'] != 0 and again['changed'] is False and ids(again) == ['node_policy_degraded']
+def test_a_mac_no_nic_of_the_node_has_is_refused_naming_the_node_and_its_macs(twin, run_module):
+    """The route needs the NIC's kernel name (nmstate < 2.2.43): a MAC NodeNetworkState never lists stops before any write."""
+    twin.reset_kube_requests()
+    result = run_module('node_nic_address', args([{'node': W[3], 'mac': '00:50:56:de:ad:01'}], state_wait_timeout=5))
+    assert result['_rc'] != 0 and result['changed'] is False
+    assert ids(result) == ['node_nic_not_in_state']
+    assert 'node ocp1-worker-3 lists no interface with MAC 00:50:56:de:ad:01 after waiting 5 s (it lists ens192 ' in result['msg']
+    assert 'nothing was written' in result['msg']
+    assert kube_writes(twin) == 0
+    # it waited, reading NodeNetworkStates only
+    reads = [r for r in twin.kube_requests()['requests'] if r['resource'] == 'nodenetworkstates.nmstate.io']
+    assert len(reads) >= 3
 
 
-def test_release_of_a_node_without_that_nic_deletes_the_policy(twin, run_module):
-    result = run_module('node_nic_address', {'nodes': [{'node': W[3]}], 'state': 'absent', 'wait_sleep': 1}, diff=True)
-    assert result['_rc'] == 0, result
-    assert result['deleted'] == ['egressip-ocp1-worker-3'] and result['released'][0]['addresses'] == ['10.20.0.13/24']
-    assert list(result['diff']['before']) == ['egressip-ocp1-worker-3'] and result['diff']['after'] == {}
-    assert policy(twin, 'egressip-ocp1-worker-3') is None
+def test_without_wait_a_nic_not_listed_yet_is_refused_at_once(twin, run_module):
+    result = run_module('node_nic_address', args([{'node': W[3], 'mac': '00:50:56:de:ad:01'}], wait=False))
+    assert result['_rc'] != 0 and ids(result) == ['node_nic_not_in_state'] and 'after waiting' not in result['msg']
 
 
 # --- stability when nodes come and go ---------------------------------------------------------------------

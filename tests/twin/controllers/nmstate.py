@@ -8,11 +8,26 @@
 - Deleting a policy, or a node leaving its selector, deletes the enactment and leaves the
   node's configuration as it is: nmstate never rolls back on NNCP deletion. Removing an
   address takes a policy update (state: absent, or the address removed) before the delete.
+- The handler's release is an option (`version`, the nmstate release `nmstatectl --version` prints,
+  reported in NodeNetworkState `status.handlerNmstateVersion`). It decides how routes resolve their
+  next-hop interface (nmstate_apply) and which kubernetes-nmstate status generation the twin plays:
+  releases before 2.2.43 fail an enactment at once and report a policy matching no node as
+  Available; the newer generation retries a failing enactment (controllers/handler
+  nodenetworkconfigurationpolicy_controller.go, c8b1bcf6c: Failing=True and Progressing=True with
+  reason Retrying, NNCP_MAX_RETRIES 5, backoff from 1 s doubling up to 30 s) and reports a policy matching
+  no node as Available=False with Ignored=True (pkg/policyconditions SetPolicyNotMatching). The twin pairs
+  the two generations with the nmstate release for one option; see tests/twin/FIDELITY.md.
+- NodeNetworkState is refreshed on the node controller's schedule (pkg/node/refresh.go
+  NetworkStateRefresh, one minute; `refresh` option) and right after each successful apply
+  (forceNNSRefresh), not on every change: a new NIC shows up in it up to a minute later.
 """
+
+import time
 
 from . import k8s
 from .hostnet import NodeNet, SlotMap, build_host
-from .nmstate_apply import PolicyError, apply_desired_state, current_state, failure_message, restore_nodenet, slots_from_state
+from .nmstate_apply import (DEFAULT_VERSION, PolicyError, apply_desired_state, current_state, failure_message, resolves_profile_names,
+                            restore_nodenet, slots_from_state)
 from .selectors import map_selector_matches
 
 NNCP = "nodenetworkconfigurationpolicies.nmstate.io"
@@ -22,6 +37,9 @@ POLICY_LABEL = "nmstate.io/policy"
 NODE_LABEL = "nmstate.io/node"
 ENACTMENT_TYPES = ("Available", "Failing", "Progressing", "Pending", "Aborted")
 ABORTED_MESSAGE = "policy has failing enactments, aborting"
+DEFAULT_REFRESH = 60.0
+MAX_RETRIES = 5
+NETWORK_MANAGER_VERSION = "1.46.0"
 
 
 def _owner(node):
@@ -38,6 +56,11 @@ def enactment_conditions(outcome, message, existing, timestamp):
         wanted = {"Available": ("True", "SuccessfullyConfigured", "successfully reconciled"),
                   "Failing": ("False", "SuccessfullyConfigured", ""),
                   "Progressing": ("False", "SuccessfullyConfigured", "")}
+    elif outcome == "retrying":
+        wanted = {"Failing": ("True", "Retrying", message),
+                  "Progressing": ("True", "Retrying", message),
+                  "Available": ("False", "Retrying", ""),
+                  "Pending": ("False", "Retrying", "")}
     elif outcome == "failed":
         wanted = {"Failing": ("True", "FailedToConfigure", message),
                   "Available": ("False", "FailedToConfigure", ""),
@@ -56,8 +79,12 @@ def enactment_conditions(outcome, message, existing, timestamp):
     return conditions
 
 
-def policy_conditions(policy, matching_nodes, enactments, existing, timestamp):
-    """NNCP conditions from its enactments at the current generation (policyconditions.setPolicyStatus)."""
+def policy_conditions(policy, matching_nodes, enactments, existing, timestamp, ignored_condition=False):
+    """NNCP conditions from its enactments at the current generation (policyconditions.setPolicyStatus).
+
+    ignored_condition: the newer generation's `Ignored` condition (a policy matching no node is
+    Available=False, Ignored=True); the older one reports it Available=True.
+    """
     generation = policy["metadata"].get("generation", 1)
     current = [e for e in enactments if (e.get("status") or {}).get("policyGeneration") == generation]
 
@@ -68,7 +95,11 @@ def policy_conditions(policy, matching_nodes, enactments, existing, timestamp):
     ready = [n for n in matching_nodes if k8s.node_ready(n)]
     not_ready = len(matching_nodes) - len(ready)
     suffix = ", %d nodes ignored due to NotReady state" % not_ready if not_ready else ""
-    if not matching_nodes:
+    if not matching_nodes and ignored_condition:
+        message = "Policy does not match any node"
+        wanted = [("Degraded", "False", "NoMatchingNode", ""), ("Available", "False", "NoMatchingNode", ""),
+                  ("Progressing", "False", "NoMatchingNode", ""), ("Ignored", "True", "NoMatchingNode", message)]
+    elif not matching_nodes:
         message = "Policy does not match any node"
         wanted = [("Degraded", "False", "NoMatchingNode", message), ("Available", "True", "NoMatchingNode", message),
                   ("Progressing", "False", "ConfigurationProgressing", "")]
@@ -87,6 +118,8 @@ def policy_conditions(policy, matching_nodes, enactments, existing, timestamp):
         wanted = [("Degraded", "False", "SuccessfullyConfigured", ""),
                   ("Available", "True", "SuccessfullyConfigured", message),
                   ("Progressing", "False", "ConfigurationProgressing", "")]
+    if ignored_condition and matching_nodes:
+        wanted.append(("Ignored", "False", wanted[1][2], ""))
     conditions = existing
     for condition_type, status, reason, text in wanted:
         conditions = k8s.set_condition(conditions, condition_type, status, reason, text, timestamp)
@@ -96,11 +129,19 @@ def policy_conditions(policy, matching_nodes, enactments, existing, timestamp):
 class NMStateController:
     """kubernetes-nmstate handler on every node plus its policy status controller."""
 
-    def __init__(self):
+    def __init__(self, version=DEFAULT_VERSION, refresh=DEFAULT_REFRESH, retry_backoff=1.0, clock=time.monotonic):
+        self.version = version or DEFAULT_VERSION
+        self.new_generation = resolves_profile_names(self.version)
+        self.refresh = float(DEFAULT_REFRESH if refresh is None else refresh)
+        self.retry_backoff = float(retry_backoff)
+        self.clock = clock
         self.nodenets = {}
         self.slots = {}
         self.applied = {}
+        self.retries = {}
         self._restored = set()
+        self._refreshed = {}
+        self._force_refresh = set()
 
     def host(self, node, inventory):
         """HostView of one node, from the inventory and the node's persisted profiles."""
@@ -160,9 +201,14 @@ class NMStateController:
         # re-applied on a new policy generation, a node label change, a new node (handler start)
         token = (policy["metadata"].get("uid"), generation, node["metadata"].get("uid"),
                  tuple(sorted(k8s.labels_of(node).items())))
-        if self.applied.get((node_name, policy_name)) == token:
-            return
-        self.applied[(node_name, policy_name)] = token
+        key = (node_name, policy_name)
+        if self.applied.get(key) == token:
+            pending = self.retries.get(key)
+            if pending is None or pending["token"] != token or self.clock() < pending["due"]:
+                return
+        else:
+            self.retries.pop(key, None)
+        self.applied[key] = token
         others_failed = any(
             k8s.labels_of(e).get(POLICY_LABEL) == policy_name and k8s.labels_of(e).get(NODE_LABEL) != node_name
             and (e.get("status") or {}).get("policyGeneration") == generation
@@ -173,22 +219,41 @@ class NMStateController:
             desired = (policy.get("spec") or {}).get("desiredState") or {}
             try:
                 self.nodenets[node_name] = apply_desired_state(
-                    self.nodenets.setdefault(node_name, NodeNet()), self.host(node, ctx.inventory), desired)
+                    self.nodenets.setdefault(node_name, NodeNet()), self.host(node, ctx.inventory), desired, self.version)
                 outcome, message = "success", ""
+                self.retries.pop(key, None)
+                self._force_refresh.add(node_name)
             except PolicyError as error:
-                outcome, message = "failed", failure_message(node_name, error)
+                outcome, message = self._failed(key, token, node_name, failure_message(node_name, error))
         written = self._write_enactment(ctx, node, policy, outcome, message, enactments.get("%s.%s" % (node_name, policy_name)))
         if written is not None:
             enactments[k8s.name_of(written)] = written
 
+    def _failed(self, key, token, node_name, message):
+        """Outcome of a failed apply: the newer handler retries (count, exponential backoff) before it fails."""
+        if not self.new_generation:
+            return "failed", message
+        count = self.retries.get(key, {}).get("count", 0) + 1
+        if count >= MAX_RETRIES:
+            self.retries.pop(key, None)
+            return "failed", message
+        self.retries[key] = {"token": token, "count": count,
+                             "due": self.clock() + min(30.0, self.retry_backoff * 2 ** (count - 1))}
+        return "retrying", ("failed to reconcile NodeNetworkConfigurationPolicy on node %s. Retrying %d/%d"
+                            % (node_name, count + 1, MAX_RETRIES))
+
     def _write_enactment(self, ctx, node, policy, outcome, message, existing):
         node_name, policy_name = k8s.name_of(node), k8s.name_of(policy)
         status = dict((existing or {}).get("status") or {})
+        generation = policy["metadata"].get("generation", 1)
         status.update({
             "desiredState": (policy.get("spec") or {}).get("desiredState") or {},
-            "policyGeneration": policy["metadata"].get("generation", 1),
+            "policyGeneration": generation,
             "conditions": enactment_conditions(outcome, message, status.get("conditions"), ctx.timestamp),
         })
+        if self.new_generation and outcome in ("retrying", "failed"):
+            retry = self.retries.get((node_name, policy_name))
+            status["retryCount"] = {str(generation): retry["count"] if retry else MAX_RETRIES}
         if existing is None:
             return ctx.writer.create(NNCE, {
                 "apiVersion": "nmstate.io/v1beta1", "kind": "NodeNetworkConfigurationEnactment",
@@ -206,21 +271,36 @@ class NMStateController:
             matching = [n for n in nodes if map_selector_matches(selector, k8s.labels_of(n))]
             own = [e for e in enactments.values() if k8s.labels_of(e).get(POLICY_LABEL) == name]
             status = dict(policy.get("status") or {})
-            status["conditions"] = policy_conditions(policy, matching, own, status.get("conditions") or [], ctx.timestamp)
+            status["conditions"] = policy_conditions(policy, matching, own, status.get("conditions") or [], ctx.timestamp,
+                                                     ignored_condition=self.new_generation)
             if status != (policy.get("status") or {}):
                 ctx.writer.update_status(NNCP, dict(policy, status=status))
+
+    def _refresh_due(self, name, existing):
+        """The node controller's schedule: at once for a new node, after an apply, else every `refresh` seconds."""
+        if existing is None or name in self._force_refresh:
+            return True
+        last = self._refreshed.get(name)
+        return last is None or self.clock() - last >= self.refresh
 
     def _write_states(self, ctx, nodes, hosts, states):
         for node in nodes:
             name = k8s.name_of(node)
-            state = current_state(hosts[name])
             existing = states.get(name)
-            status = {"currentState": state, "lastSuccessfulUpdateTime": ctx.timestamp}
+            if not self._refresh_due(name, existing):
+                continue
+            self._refreshed[name] = self.clock()
+            self._force_refresh.discard(name)
+            state = current_state(hosts[name])
+            status = {"currentState": state, "lastSuccessfulUpdateTime": ctx.timestamp,
+                      "handlerNmstateVersion": "nmstatectl %s" % self.version,
+                      "handlerNetworkManagerVersion": NETWORK_MANAGER_VERSION,
+                      "hostNetworkManagerVersion": NETWORK_MANAGER_VERSION}
             if existing is None:
                 ctx.writer.create(NNS, {"apiVersion": "nmstate.io/v1beta1", "kind": "NodeNetworkState",
                                         "metadata": {"name": name, "ownerReferences": [_owner(node)]},
                                         "status": status})
-            elif (existing.get("status") or {}).get("currentState") != state:
+            elif any((existing.get("status") or {}).get(key) != status[key] for key in status if key != "lastSuccessfulUpdateTime"):
                 ctx.writer.update_status(NNS, dict(existing, status=dict(existing.get("status") or {}, **status)))
         for name in set(states) - {k8s.name_of(n) for n in nodes}:
             ctx.writer.delete(NNS, name)

@@ -4,6 +4,13 @@ Follows nmstate (nmstate.io "Matching Interface using MAC address", rust/src/lib
 an interface with `identifier: mac-address` is matched by MAC and `name` becomes the
 NetworkManager profile name while the kernel name stays; an interface missing from the host
 makes the whole apply fail and roll back (DOMAIN.md section 8).
+
+Routes (rust/src/lib/route.rs `MergedRoutes::new`, query_apply/route.rs `MergedRoutes::verify`):
+before nmstate 2.2.43 a route's `next-hop-interface` is taken as a kernel interface name, so a
+profile name (of a MAC-matched interface) puts the route on no interface; verification then fails
+with "Desired route ... not found after apply" and the whole apply rolls back. nmstate 2.2.43
+(PR #2841, `resolve_next_hop_iface_ref`) prefers the kernel name and falls back to a profile name,
+refusing a profile name that several interfaces share.
 """
 
 import copy
@@ -24,10 +31,35 @@ def failure_message(node, error):
             "'NmstateError: %s'" % (node, error))
 
 
-def apply_desired_state(nodenet, host, desired):
-    """New NodeNet after applying `desired` on `host`; raises PolicyError and changes nothing on failure."""
+# nmstate 2.2.43 (2025-03-25) is the first release with PR #2841 (route next hop by profile name)
+PROFILE_NAME_NEXT_HOP_SINCE = (2, 2, 43)
+DEFAULT_VERSION = "2.2.38"
+
+
+def parse_version(text):
+    """(major, minor, patch) of an nmstate version such as '2.2.38' or 'nmstatectl 2.2.38'; None when unreadable."""
+    parts = str(text or "").split()[-1:] or [""]
+    numbers = parts[0].split("-")[0].split(".")
+    try:
+        return tuple(int(number) for number in numbers[:3])
+    except ValueError:
+        return None
+
+
+def resolves_profile_names(version):
+    parsed = parse_version(version)
+    return parsed is not None and parsed >= PROFILE_NAME_NEXT_HOP_SINCE
+
+
+def apply_desired_state(nodenet, host, desired, version=DEFAULT_VERSION):
+    """New NodeNet after applying `desired` on `host`; raises PolicyError and changes nothing on failure.
+
+    version: the handler's nmstate release; it decides how a route's next-hop-interface is resolved.
+    """
     result = copy.deepcopy(nodenet)
-    logical = {}
+    # kernel name -> kernel name, and (2.2.43+) profile name -> [kernel names] of the desired interfaces
+    logical = {"kernel": {}, "profiles": {}, "by_profile": resolves_profile_names(version), "absent": set(),
+               "ipv4_disabled": set()}
     for iface in (desired or {}).get("interfaces") or []:
         _apply_interface(result, host, iface, logical)
     for route in ((desired or {}).get("routes") or {}).get("config") or []:
@@ -66,8 +98,12 @@ def _apply_interface(nodenet, host, iface, logical):
         # br-ex's port: moving it breaks the node's connectivity, nmstate's probes roll it back
         raise PolicyError("rolling back desired state configuration: failed runnig probes after network changes: "
                           "failed runnig probe 'ping' with after network reconfiguration")
-    logical[iface.get("name")] = link.name
-    logical[link.name] = link.name
+    logical["kernel"][link.name] = link.name
+    logical["profiles"].setdefault(profile_name, set()).add(link.name)
+    if (iface.get("state") or "up") == "absent":
+        logical["absent"].add(link.name)
+    if (iface.get("ipv4") or {}).get("enabled") is False:
+        logical["ipv4_disabled"].add(link.name)
     current = nodenet.profile_for(link)
     for other in [k for k, p in nodenet.profiles.items() if _binds(p, link)]:
         del nodenet.profiles[other]
@@ -79,6 +115,9 @@ def _apply_interface(nodenet, host, iface, logical):
                       addresses=current.addresses if current else (), routes=current.routes if current else ())
     if "ipv4" in iface:
         profile.addresses = _ipv4_addresses(iface.get("ipv4") or {}, profile.addresses)
+        if (iface.get("ipv4") or {}).get("enabled") is False:
+            # routes through an interface whose IPv4 is disabled are removed (MergedRoutes::new)
+            profile.routes = tuple(r for r in profile.routes if ":" in str(r.get("destination")))
     nodenet.profiles[profile.key] = profile
 
 
@@ -109,10 +148,33 @@ def _route_matches(route, query):
     return all(route.get(key) == value for key, value in query.items() if key in _ROUTE_KEYS)
 
 
+def route_text(route):
+    """A route as nmstate's `impl Display for RouteEntry` writes it in its errors."""
+    props = ["state: absent"] if route.get("state") == "absent" else []
+    for key in ("destination", "next-hop-interface", "next-hop-address", "source", "metric", "table-id", "weight"):
+        if route.get(key) is not None:
+            props.append("%s: %s" % (key, route[key]))
+    return " ".join(props)
+
+
+def _next_hop_kernel(host, hop, logical):
+    """Kernel name a route's next-hop-interface resolves to, or None (the route lands on no interface)."""
+    if hop == BRIDGE or hop in logical["kernel"] or host.link(hop):
+        return hop
+    kernels = logical["profiles"].get(hop) or set()
+    if not logical["by_profile"] or not kernels:
+        return None
+    if len(kernels) > 1:
+        raise PolicyError("InvalidArgument: Route next hop interface %s is referring to multiple interfaces sharing "
+                          "the same profile name: %s" % (hop, ", ".join(sorted(kernels))))
+    return next(iter(kernels))
+
+
 def _apply_route(nodenet, host, route, logical):
     """routes.config entries live in the profile of their next-hop interface (NetworkManager)."""
     hop = route.get("next-hop-interface")
-    kernel = logical.get(hop) or (hop if hop == BRIDGE or host.link(hop) else None)
+    kernel = _next_hop_kernel(host, hop, logical) if route.get("state") != "absent" else (
+        hop if hop == BRIDGE or hop in logical["kernel"] or host.link(hop) else None)
     if route.get("state") == "absent":
         query = dict(route, **({"next-hop-interface": kernel} if kernel else {}))
         nodenet.bridge_routes = tuple(r for r in nodenet.bridge_routes if not _route_matches(r, query))
@@ -124,8 +186,12 @@ def _apply_route(nodenet, host, route, logical):
     except (ValueError, TypeError) as error:
         raise PolicyError("InvalidArgument: Invalid route destination %s" % route.get("destination")) from error
     if kernel is None:
-        raise PolicyError("InvalidArgument: The next hop interface of desired Route '%s' has been marked as "
-                          "absent or is not found" % route.get("destination"))
+        # stored on no interface: the apply's verification does not find it and nmstate rolls everything back
+        raise PolicyError("VerificationError: Desired route %s not found after apply" % route_text(route))
+    for marked, what in ((logical["absent"], "absent"), (logical["ipv4_disabled"], "IPv4 disabled")):
+        if kernel in marked and (what == "absent" or ":" not in str(route.get("destination"))):
+            raise PolicyError("InvalidArgument: The next hop interface of desired Route '%s' has been marked as %s"
+                              % (route_text(route), what))
     entry = {key: route[key] for key in _ROUTE_KEYS if route.get(key) is not None}
     entry["next-hop-interface"] = kernel
     if kernel == BRIDGE:

@@ -48,12 +48,15 @@ def inventory_from_state(state, secondary_portgroup=True):
 class FakeCluster:
     """Store + seed + Runner over an editable inventory."""
 
-    def __init__(self, masters=3, workers=3, hosts=3, rng_seed=1, probe_interval=0.05, secondary_portgroup=True):
+    def __init__(self, masters=3, workers=3, hosts=3, rng_seed=1, probe_interval=0.05, secondary_portgroup=True, nmstate=None):
+        # the controllers' self-tests read NodeNetworkState after each settle(): refresh it every round unless a
+        # test asks for the handler's schedule (test_controllers_nmstate pins the one-minute refresh itself)
         self.state = vcsim_state(masters, workers, hosts)
         self.inventory = inventory_from_state(self.state, secondary_portgroup)
         self.store = Store()
         seeding.seed(self.store, self.state)
-        self.runner = Runner(self.store, StaticInventory(self.inventory), probe_interval=probe_interval, rng_seed=rng_seed)
+        self.runner = Runner(self.store, StaticInventory(self.inventory), probe_interval=probe_interval, rng_seed=rng_seed,
+                             nmstate=dict({"refresh": 0.0}, **(nmstate or {})))
         self._macs = 0
 
     # --- reading ----------------------------------------------------------------------------

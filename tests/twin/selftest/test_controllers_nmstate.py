@@ -173,14 +173,129 @@ def test_profile_follows_the_mac_when_the_nic_comes_back(cluster):
     assert _ethernet(cluster, WORKER)["ens224"]["ipv4"]["address"][0]["ip"] == "10.20.0.11"
 
 
-def test_routes_follow_their_interface(cluster):
-    routes = [{"destination": "0.0.0.0/0", "next-hop-address": "10.20.0.1", "next-hop-interface": "secondary0",
-               "metric": 200, "table-id": 254}]
+GATEWAY_ROUTE = {"destination": "0.0.0.0/0", "next-hop-address": "10.20.0.1", "metric": 200, "table-id": 254}
+OLD, NEW = "2.2.38", "2.2.43"
+
+
+def _enactment(cluster, node, policy):
+    return cluster.store.get(NNCE, "%s.%s" % (node, policy))
+
+
+def test_routes_naming_the_kernel_interface_work_on_every_release():
+    for version in (OLD, NEW):
+        cluster = FakeCluster(nmstate={"version": version})
+        mac = cluster.add_nic(WORKER)
+        cluster.settle()
+        cluster.secondary_policy(WORKER, mac, "10.20.0.11", routes=[dict(GATEWAY_ROUTE, **{"next-hop-interface": "ens224"})])
+        cluster.settle()
+        config = cluster.store.get(NNS, WORKER)["status"]["currentState"]["routes"]["config"]
+        assert config == [dict(GATEWAY_ROUTE, **{"next-hop-interface": "ens224"})], version
+
+
+def test_old_nmstate_rolls_back_a_route_naming_a_profile():
+    """nmstate before 2.2.43 (PR #2841): the route lands on no interface, verification fails, all rolls back."""
+    cluster = FakeCluster(nmstate={"version": OLD})
     mac = cluster.add_nic(WORKER)
-    cluster.secondary_policy(WORKER, mac, "10.20.0.11", routes=routes)
+    cluster.secondary_policy(WORKER, mac, "10.20.0.11", routes=[dict(GATEWAY_ROUTE, **{"next-hop-interface": "secondary0"})])
+    cluster.settle()
+    failing = _conditions(_enactment(cluster, WORKER, "egress-" + WORKER))["Failing"]
+    assert failing["status"] == "True" and failing["reason"] == "FailedToConfigure"
+    assert ("VerificationError: Desired route destination: 0.0.0.0/0 next-hop-interface: secondary0 next-hop-address: 10.20.0.1 "
+            "metric: 200 table-id: 254 not found after apply") in failing["message"]
+    assert _conditions(cluster.store.get(NNCP, "egress-" + WORKER))["Degraded"]["status"] == "True"
+    # the whole apply rolled back: the base address is not there either
+    assert _ethernet(cluster, WORKER)["ens224"]["ipv4"] == {"enabled": False}
+    assert cluster.store.get(NNS, WORKER)["status"]["currentState"]["routes"]["config"] == []
+
+
+def test_new_nmstate_resolves_a_profile_name_to_its_kernel_interface():
+    cluster = FakeCluster(nmstate={"version": NEW})
+    mac = cluster.add_nic(WORKER)
+    cluster.secondary_policy(WORKER, mac, "10.20.0.11", routes=[dict(GATEWAY_ROUTE, **{"next-hop-interface": "secondary0"})])
     cluster.settle()
     config = cluster.store.get(NNS, WORKER)["status"]["currentState"]["routes"]["config"]
-    assert config == [dict(routes[0], **{"next-hop-interface": "ens224"})]
+    assert config == [dict(GATEWAY_ROUTE, **{"next-hop-interface": "ens224"})]
+
+
+def test_node_network_state_reports_the_handler_versions():
+    for version in (OLD, NEW):
+        cluster = FakeCluster(nmstate={"version": version})
+        cluster.settle()
+        status = cluster.store.get(NNS, WORKER)["status"]
+        assert status["handlerNmstateVersion"] == "nmstatectl " + version
+        assert status["hostNetworkManagerVersion"]
+
+
+def test_disabling_ipv4_removes_the_routes_of_that_interface(cluster):
+    mac = cluster.add_nic(WORKER)
+    route = dict(GATEWAY_ROUTE, **{"next-hop-interface": "ens224"})
+    cluster.secondary_policy(WORKER, mac, "10.20.0.11", routes=[route])
+    cluster.settle()
+    policy = cluster.store.get(NNCP, "egress-" + WORKER)
+    iface = dict(policy["spec"]["desiredState"]["interfaces"][0], ipv4={"enabled": False})
+    cluster.store.patch(NNCP, "egress-" + WORKER, {"spec": {"desiredState": {"interfaces": [iface], "routes": {"config": []}}}})
+    cluster.settle()
+    assert cluster.store.get(NNS, WORKER)["status"]["currentState"]["routes"]["config"] == []
+
+
+def test_old_handler_fails_at_once_new_handler_retries_then_fails():
+    """kubernetes-nmstate c8b1bcf6c: Failing=True and Progressing=True (Retrying) until NNCP_MAX_RETRIES (5)."""
+    old = FakeCluster(nmstate={"version": OLD})
+    old.secondary_policy(WORKER, "00:50:56:ff:ff:01", "10.20.0.11")
+    old.settle()
+    conditions = _conditions(_enactment(old, WORKER, "egress-" + WORKER))
+    assert (conditions["Failing"]["status"], conditions["Progressing"]["status"]) == ("True", "False")
+
+    clock = [0.0]
+    new = FakeCluster(nmstate={"version": NEW, "clock": lambda: clock[0]})
+    new.secondary_policy(WORKER, "00:50:56:ff:ff:01", "10.20.0.11")
+    new.settle()
+    seen, messages = [], []
+    for _attempt in range(8):
+        enactment = _enactment(new, WORKER, "egress-" + WORKER)
+        conditions = _conditions(enactment)
+        seen.append((conditions["Failing"]["status"], conditions["Progressing"]["status"], conditions["Failing"]["reason"]))
+        messages.append(conditions["Failing"]["message"])
+        clock[0] += 31.0
+        new.settle()
+    assert seen[0] == ("True", "True", "Retrying")
+    assert messages[0] == "failed to reconcile NodeNetworkConfigurationPolicy on node %s. Retrying 2/5" % WORKER
+    assert seen.count(("True", "True", "Retrying")) == 4
+    assert seen[-1] == ("True", "False", "FailedToConfigure")
+    final = _conditions(_enactment(new, WORKER, "egress-" + WORKER))["Failing"]["message"]
+    assert "no interface is holding that MAC address" in final
+    # the policy reads Degraded while its enactment is still retrying: clients must look at the enactment
+    assert _conditions(new.store.get(NNCP, "egress-" + WORKER))["Degraded"]["status"] == "True"
+
+
+def test_a_policy_matching_no_node_is_ignored_on_the_new_handler():
+    old, new = FakeCluster(nmstate={"version": OLD}), FakeCluster(nmstate={"version": NEW})
+    for cluster in (old, new):
+        cluster.secondary_policy("no-such-node", "00:50:56:ff:ff:01", "10.20.0.11")
+        cluster.settle()
+    old_conditions = _conditions(old.store.get(NNCP, "egress-no-such-node"))
+    new_conditions = _conditions(new.store.get(NNCP, "egress-no-such-node"))
+    assert old_conditions["Available"]["status"] == "True" and "Ignored" not in old_conditions
+    assert new_conditions["Available"]["status"] == "False"
+    assert new_conditions["Ignored"]["status"] == "True" and new_conditions["Ignored"]["reason"] == "NoMatchingNode"
+
+
+def test_node_network_state_is_refreshed_on_the_handler_schedule():
+    """pkg/node/refresh.go: a minute between refreshes; at once after an apply (forceNNSRefresh)."""
+    clock = [0.0]
+    cluster = FakeCluster(nmstate={"refresh": 60.0, "clock": lambda: clock[0]})
+    cluster.settle()
+    mac = cluster.add_nic(WORKER)
+    clock[0] += 30.0
+    cluster.settle()
+    assert "ens224" not in _ethernet(cluster, WORKER)
+    clock[0] += 31.0
+    cluster.settle()
+    assert _ethernet(cluster, WORKER)["ens224"]["mac-address"] == mac.upper()
+    clock[0] += 1.0
+    cluster.secondary_policy(WORKER, mac, "10.20.0.11")
+    cluster.settle()
+    assert _ethernet(cluster, WORKER)["ens224"]["ipv4"]["address"] == [{"ip": "10.20.0.11", "prefix-length": 24}]
 
 
 def test_route_to_an_unknown_interface_fails(cluster):

@@ -84,7 +84,7 @@ def test_every_object_is_the_one_its_module_builds():
     assert rendered['egressip-payments.yaml'] == egressip_module.desired_object(PAYMENTS)
     for index, name in enumerate(WORKERS):
         assert rendered['nodenetworkconfigurationpolicy-egressip-%s.yaml' % name] == nn.desired_policy(
-            name, name, MACS[name], {4: '10.20.0.%d/24' % (10 + index)}, {4: '10.20.0.1'}, 200, 'egressip0')
+            name, name, MACS[name], {4: '10.20.0.%d/24' % (10 + index)}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
         assert rendered['node-%s.yaml' % name]['metadata']['labels'] == nn.label_patch(True)['metadata']['labels']
     targets = [{'node': name, 'hostname': name, 'interface': 'ens224', 'parent': 'openshift-node'} for name in WORKERS]
     assert rendered['tuned-openshift-cluster-node-tuning-operator-egressip-forwarding.yaml'] == nn.desired_tuned(targets, 20)
@@ -100,7 +100,7 @@ def test_the_same_input_gives_the_same_files():
 
 
 def test_an_existing_allocation_is_kept():
-    kept = nn.desired_policy('w1', 'w1', MACS['w1'], {4: '10.20.0.50/24'}, {4: '10.20.0.1'}, 200, 'egressip0')
+    kept = nn.desired_policy('w1', 'w1', MACS['w1'], {4: '10.20.0.50/24'}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
     rendered = manifests(action.build(params(), snapshot(policies=[kept]))[0])
     assert rendered['nodenetworkconfigurationpolicy-egressip-w1.yaml']['metadata']['annotations'][nn.ADDRESSES_ANNOTATION] == '10.20.0.50/24'
 
@@ -146,7 +146,7 @@ def test_refusals_of_the_modules_hold():
 
 def test_a_nic_unknown_to_nodenetworkstate_is_refused_for_forwarding():
     nics = [dict(item, mac='00:50:56:bb:00:00') if item['node'] == 'w0' else item for item in params()['nics']]
-    assert refusal_ids(params={'nics': nics}) == ['node_nic_not_found']
+    assert refusal_ids(params={'nics': nics}) == ['node_nic_not_in_state', 'node_nic_not_found']
 
 
 def test_readme_describes_each_rendered_file():

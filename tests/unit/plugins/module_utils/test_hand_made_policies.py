@@ -123,7 +123,7 @@ ALLOCATIONS = [{'node': 'worker-0', 'mac': MAC, 'policy': 'egressip-worker-0', '
 
 
 def test_plan_deletes_duplicates_keeps_the_rest_and_ignores_what_does_not_touch_the_nic():
-    ours = nn.desired_policy('worker-0', 'worker-0', MAC, ADDRESSES, {4: '10.20.0.1'}, 200, 'ens224')
+    ours = nn.desired_policy('worker-0', 'worker-0', MAC, ADDRESSES, {4: '10.20.0.1'}, 200, 'ens224', 'ens224')
     shared = hand_made(selector={'node-role.kubernetes.io/worker': ''}, name='all-workers-ens224', routes=())
     other_nic = hand_made(interfaces=[by_name(name='ens256')], name='worker-0-storage', routes=())
     plan = nn.plan_hand_made_replacement(ALLOCATIONS, snapshot([ours, shared, hand_made(), other_nic]))
@@ -135,7 +135,7 @@ def test_plan_deletes_duplicates_keeps_the_rest_and_ignores_what_does_not_touch_
 
 
 def test_plan_never_touches_policies_of_the_collection():
-    ours = nn.desired_policy('worker-0', 'worker-0', MAC, ADDRESSES, {4: '10.20.0.1'}, 200, 'ens224')
+    ours = nn.desired_policy('worker-0', 'worker-0', MAC, ADDRESSES, {4: '10.20.0.1'}, 200, 'ens224', 'ens224')
     other = copy.deepcopy(ours)
     other['metadata']['name'] = 'egressip-renamed'
     assert nn.plan_hand_made_replacement(ALLOCATIONS[:1], snapshot([ours, other])) == {'delete': [], 'keep': [], 'before': {}}

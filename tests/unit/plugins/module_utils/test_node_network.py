@@ -11,7 +11,8 @@ MAC = '00:50:56:aa:bb:01'
 
 
 def policy(addresses=None, mac=MAC, node='worker-0'):
-    return nn.desired_policy(node, node, mac, addresses or {4: '10.20.0.10/24'}, {4: '10.20.0.1', 6: 'fd00:20::1'}, 200, 'egressip0')
+    return nn.desired_policy(node, node, mac, addresses or {4: '10.20.0.10/24'}, {4: '10.20.0.1', 6: 'fd00:20::1'}, 200, 'egressip0',
+                             'ens224')
 
 
 def nns(interfaces, routes=None):
@@ -40,7 +41,7 @@ def test_desired_policy_matches_nic_by_mac_with_static_address_and_gateway_route
                          'ipv4': {'enabled': True, 'dhcp': False, 'address': [{'ip': '10.20.0.10', 'prefix-length': 24}]},
                          'ipv6': {'enabled': False}}
     assert result['spec']['desiredState']['routes'] == {'config': [
-        {'destination': '0.0.0.0/0', 'next-hop-address': '10.20.0.1', 'next-hop-interface': 'egressip0', 'metric': 200, 'table-id': 254}]}
+        {'destination': '0.0.0.0/0', 'next-hop-address': '10.20.0.1', 'next-hop-interface': 'ens224', 'metric': 200, 'table-id': 254}]}
     # no DNS, and nothing touches br-ex or the primary default route
     assert 'dns-resolver' not in result['spec']['desiredState']
     assert [i['name'] for i in result['spec']['desiredState']['interfaces']] == ['egressip0']
@@ -300,6 +301,8 @@ def test_plan_nic_addresses_creates_then_is_a_no_op():
     assert [p['metadata']['name'] for p in plan['create']] == ['egressip-w-0', 'egressip-w-1']
     assert [a['address'] for a in plan['allocations']] == ['10.20.0.10/24', '10.20.0.11/24']
     assert [a['interface'] for a in plan['allocations']] == ['ens224', 'ens224']
+    assert plan['pending'] == []
+    assert [[r['next-hop-interface'] for r in p['spec']['desiredState']['routes']['config']] for p in plan['create']] == [['ens224']] * 2
     created = [dict(p, status={}) for p in plan['create']]
     again = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states, policies=created))
     assert (again['create'], again['patch'], again['after']) == ([], [], {})
@@ -330,12 +333,44 @@ def test_plan_nic_release_cleans_up_first_unless_the_nic_is_gone_and_guards_egre
     assert [(item['node'], item['cleanup']) for item in forced['release']] == [('w-1', False)]  # no NIC with that MAC: delete only
 
 
+def test_plan_nic_addresses_reports_a_nic_the_node_state_does_not_list_yet():
+    nodes = [node('w-0', primary='192.168.10.14/24'), node('w-1', primary='192.168.10.15/24')]
+    entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}]
+    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, states=[state('w-0')]))
+    assert [(item['node'], item['mac'], item['state_found']) for item in plan['pending']] == [('w-1', '00:50:56:aa:bb:02', False)]
+    routes = [p['spec']['desiredState']['routes']['config'][0]['next-hop-interface'] for p in plan['create']]
+    assert routes == ['ens224', '<kernel name of 00:50:56:aa:bb:02>']
+    found = nn.pending_findings(plan['pending'], 90)
+    assert [f['id'] for f in found] == ['node_nic_not_in_state'] and found[0]['severity'] == 'error'
+    assert 'node w-1 lists no interface with MAC 00:50:56:aa:bb:02 after waiting 90 s (the node has no NodeNetworkState)' in found[0]['message']
+    listed = nn.plan_nic_addresses([{'node': 'w-0', 'mac': '00:50:56:aa:bb:09'}], v4(), 200, 'egressip0',
+                                   snapshot(nodes=nodes, states=[state('w-0')]))
+    message = nn.pending_findings(listed['pending'], 0)[0]['message']
+    assert 'lists no interface with MAC 00:50:56:aa:bb:09 (it lists ' in message and 'ens224 00:50:56:aa:bb:01' in message
+
+
+def test_policy_progress_retrying_enactment_is_not_final():
+    current = dict(policy(), status={'conditions': [{'type': 'Degraded', 'status': 'True'}]})
+    current['metadata']['generation'] = 2
+    retrying = {'status': {'policyGeneration': 2, 'conditions': [
+        {'type': 'Failing', 'status': 'True', 'reason': 'Retrying', 'message': 'failed to reconcile ... Retrying 2/5'},
+        {'type': 'Progressing', 'status': 'True', 'reason': 'Retrying'}, {'type': 'Available', 'status': 'False'}]}}
+    assert nn.policy_progress(current, retrying) == (nn.PROGRESSING, 'retrying: failed to reconcile ... Retrying 2/5')
+    failed = {'status': {'policyGeneration': 2, 'conditions': [
+        {'type': 'Failing', 'status': 'True', 'reason': 'FailedToConfigure', 'message': 'NmstateError: ...'},
+        {'type': 'Progressing', 'status': 'False'}]}}
+    assert nn.policy_progress(current, failed) == (nn.DEGRADED, 'NmstateError: ...')
+    ignored = dict(policy(), status={'conditions': [{'type': 'Available', 'status': 'False'},
+                                                    {'type': 'Ignored', 'status': 'True', 'message': 'Policy does not match any node'}]})
+    assert nn.policy_progress(ignored, None) == (nn.PROGRESSING, 'the policy matches no node yet (Policy does not match any node)')
+
+
 def test_cleanup_state_disables_ip_and_drops_the_routes():
     allocation = nn.policy_allocation(policy({4: '10.20.0.10/24', 6: 'fd00:20::10/64'}))
-    cleanup = nn.cleanup_state(allocation, 'egressip0')
+    cleanup = nn.cleanup_state(allocation, 'egressip0', 'ens224')
     assert cleanup['interfaces'][0]['ipv4'] == {'enabled': False} and cleanup['interfaces'][0]['state'] == 'up'
-    assert cleanup['routes']['config'] == [{'destination': '0.0.0.0/0', 'next-hop-interface': 'egressip0', 'state': 'absent'},
-                                           {'destination': '::/0', 'next-hop-interface': 'egressip0', 'state': 'absent'}]
+    assert cleanup['routes']['config'] == [{'destination': '0.0.0.0/0', 'next-hop-interface': 'ens224', 'state': 'absent'},
+                                           {'destination': '::/0', 'next-hop-interface': 'ens224', 'state': 'absent'}]
 
 
 def test_forwarding_targets_and_mode():

@@ -688,3 +688,21 @@ def test_a_problem_two_rule_owners_report_is_listed_once():
     snap = base_snapshot()
     snap['config']['network']['gateway'] = '10.30.0.1'
     assert len(by_id(snap, 'node_gateway_outside_cidr')) == 1
+
+
+def test_nmstate_handler_release_is_reported_and_an_unreadable_one_is_a_warning():
+    snap = base_snapshot()
+    snap['nns'] = [{'metadata': {'name': 'ocp1-worker-%d' % index}, 'status': {'handlerNmstateVersion': 'nmstatectl 2.2.38'}}
+                   for index in (0, 1)] + [{'metadata': {'name': 'ocp1-worker-2'}, 'status': {}},
+                                          {'metadata': {'name': 'ocp1-master-0'}, 'status': {'handlerNmstateVersion': 'nmstatectl 2.2.43'}}]
+    found = by_id(snap, 'node_nmstate_version')
+    # only the nodes the selector picks (the workers) count
+    assert [item['message'] for item in found] == ['NMState handler nmstate release: 2.2.38 on 2 node(s).']
+    assert found[0]['severity'] == 'info'
+    unknown = by_id(snap, 'node_nmstate_version_unknown')
+    assert unknown[0]['severity'] == 'warning' and 'ocp1-worker-2' in unknown[0]['message']
+    del snap['nns']
+    assert by_id(snap, 'node_nmstate_version') == [] and by_id(snap, 'node_nmstate_version_unknown') == []
+
+
+# --- refusals of later steps known to preflight (issue 13) ---------------------------------------
