@@ -102,6 +102,9 @@ def _parse_range(field, value, version):
     """'first-last' (inclusive) or a CIDR block, as a netaddr.IPRange."""
     text = str(value).strip()
     fix = 'write it as first-last (e.g. 10.20.0.10-10.20.0.99) or as a CIDR block inside the cidr.'
+    if '-' not in text and '/' not in text:
+        # a lone address would be read as a one-address block: almost always a typo for a range
+        return None, _invalid(field, value, 'is neither first-last nor a CIDR block (no "-" and no "/")', fix)
     try:
         if '-' in text:
             first, last = [part.strip() for part in text.split('-', 1)]
@@ -156,6 +159,29 @@ def parse_network(cidr, gateway, node_address_range, field_prefix=''):
             objects=objects, remedy='start the range after and end it before those addresses, e.g. %s.' % example_range(network, gateway_address)))
         return None, findings
     return result, findings
+
+
+def parse_networks(cidr, gateway, node_address_range, ipv6=None, field_prefix=''):
+    """(networks, findings) of the secondary network: its first family and, with ``ipv6`` ({cidr, gateway,
+    node_address_range}), the IPv6 family of a dual-stack network, which must then be IPv6 on an IPv4 first family."""
+    networks = []
+    first, findings = parse_network(cidr, gateway, node_address_range, field_prefix)
+    if first is not None:
+        networks.append(first)
+    if not ipv6:
+        return networks, findings
+    prefix = field_prefix + 'ipv6.'
+    second, found = parse_network(ipv6.get('cidr'), ipv6.get('gateway'), ipv6.get('node_address_range'), prefix)
+    findings += found
+    if second is not None and second.version != 6:
+        findings.append(_invalid(prefix + 'cidr', ipv6.get('cidr'), 'is not an IPv6 network',
+                                 'give the IPv6 family of the secondary network, e.g. fd00:20::/64, or remove %sipv6.' % field_prefix))
+    elif second is not None and first is not None and first.version != 4:
+        findings.append(_invalid(field_prefix + 'cidr', cidr, 'must be IPv4 when %sipv6 is given' % field_prefix,
+                                 'give the IPv4 network in %scidr and the IPv6 one in %scidr.' % (field_prefix, prefix)))
+    elif second is not None:
+        networks.append(second)
+    return networks, findings
 
 
 def example_range(network, gateway):

@@ -38,12 +38,12 @@ except ImportError:  # pragma: no cover - the modules report the missing library
 from ansible_collections.ocp.egressip.plugins.module_utils import _address_plan, _placement
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import WARNING
+from ansible_collections.ocp.egressip.plugins.module_utils._variables_schema import label_selector_problems
 
 # metadata.name of a cluster-scoped custom resource: a DNS-1123 subdomain.
 NAME_PATTERN = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')
 NAME_MAX = 253
 SELECTOR_KEYS = ('matchLabels', 'matchExpressions')
-SELECTOR_OPERATORS = ('In', 'NotIn', 'Exists', 'DoesNotExist')
 
 
 def _option(field):
@@ -88,9 +88,10 @@ def _check_name(where, name, seen, index):
     if not isinstance(name, str) or not name:
         return [_invalid(field, name, 'is empty', 'give the EgressIP object a name, e.g. payments.')]
     if len(name) > NAME_MAX or not NAME_PATTERN.match(name):
+        # no suggestion derived from the name: it may be templated from a secret that Ansible masks only verbatim
         return [_invalid(field, name, 'is not a valid object name (lower case letters, digits, "-" and ".", starting and ending '
                          'with a letter or digit, at most %d characters)' % NAME_MAX,
-                         'rename it, e.g. %s.' % (re.sub(r'[^a-z0-9.-]+', '-', name.lower()).strip('-.') or 'payments'))]
+                         'rename it to a DNS-1123 name such as payments or team-a.api.')]
     if name in seen:
         return [_invalid(field, name, 'is also the name of %s[%d]' % (where.rsplit('[', 1)[0], seen[name]),
                          'give each EgressIP object its own name, or merge the two entries.', name)]
@@ -127,38 +128,8 @@ def _check_namespace_selector(where, name, selector):
 
 
 def _check_selector(field, name, selector):
-    fix = 'write a LabelSelector: {matchLabels: {team: payments}} and/or {matchExpressions: [{key, operator, values}]}.'
-    if not isinstance(selector, dict):
-        return [_invalid(field, selector, 'is not a dictionary', fix, name)]
-    unknown = sorted(key for key in selector if key not in SELECTOR_KEYS)
-    if unknown:
-        return [_invalid(field, selector, 'has key(s) %s; a LabelSelector has only matchLabels and matchExpressions'
-                         % ', '.join(unknown), fix, name)]
-    findings = []
-    labels = selector.get('matchLabels')
-    if labels is not None and (not isinstance(labels, dict) or not all(isinstance(value, str) for value in labels.values())):
-        findings.append(_invalid('%s.matchLabels' % field, labels, 'is not a map of label to string value',
-                                 'quote values that YAML reads as numbers or booleans, e.g. {tier: "1"}.', name))
-    expressions = selector.get('matchExpressions')
-    if expressions is not None:
-        if not isinstance(expressions, list):
-            return findings + [_invalid('%s.matchExpressions' % field, expressions, 'is not a list', fix, name)]
-        for position, expression in enumerate(expressions):
-            findings += _check_expression('%s.matchExpressions[%d]' % (field, position), name, expression)
-    return findings
-
-
-def _check_expression(field, name, expression):
-    if not isinstance(expression, dict) or not expression.get('key') or expression.get('operator') not in SELECTOR_OPERATORS:
-        return [_invalid(field, expression, 'needs a key and an operator among %s' % ', '.join(SELECTOR_OPERATORS),
-                         'e.g. {key: team, operator: In, values: [payments]}.', name)]
-    values = expression.get('values') or []
-    if expression['operator'] in ('In', 'NotIn') and not values:
-        return [_invalid(field, expression, 'has operator %s but no values' % expression['operator'], 'list the values.', name)]
-    if expression['operator'] in ('Exists', 'DoesNotExist') and values:
-        return [_invalid(field, expression, 'has operator %s, which takes no values' % expression['operator'],
-                         'remove values, or use In / NotIn.', name)]
-    return []
+    """The LabelSelector rules shared with the egress node selector (_variables_schema)."""
+    return [_invalid(field + sub, value, problem, fix, name) for sub, value, problem, fix in label_selector_problems(selector)]
 
 
 # --- network -------------------------------------------------------------------------------------

@@ -199,6 +199,29 @@ def config_argument_spec():
     )
 
 
+def options_from_variables(variables):
+    """The configuration options of ``config_argument_spec()`` from the public variables (already checked and
+    converted by ``_variables_schema.check``): the shape Ansible would give those options, defaults included."""
+    vsphere = variables.get('egressip_vsphere') or {}
+    portgroup = vsphere.get('portgroup') or None
+    if portgroup is not None:
+        portgroup = dict((key, portgroup.get(key)) for key in ('name', 'switch', 'vlan_id'))
+        portgroup['switch_type'] = (vsphere.get('portgroup') or {}).get('switch_type') or 'standard'
+    network = variables.get('egressip_network') or None
+    if network is not None:
+        network = dict((key, network.get(key)) for key in ('cidr', 'gateway', 'node_address_range', 'route_metric', 'ipv6'))
+        network['ip_forwarding'] = (variables['egressip_network'].get('ip_forwarding') or 'per_interface')
+    nodes = variables.get('egressip_nodes') or {}
+    objects = [dict((key, entry.get(key)) for key in ('name', 'egress_ips', 'namespace_selector', 'pod_selector'))
+               for entry in variables.get('egressip_objects') or []]
+    return {
+        'acknowledge_unsupported': bool(variables.get('egressip_acknowledge_unsupported')),
+        'datacenter': vsphere.get('datacenter'), 'cluster': vsphere.get('cluster'), 'portgroup': portgroup,
+        'accept_untested_nsx': bool(vsphere.get('accept_untested_nsx')), 'network': network,
+        'nodes': {'selector': nodes['selector']} if 'selector' in nodes else None, 'objects': objects,
+    }
+
+
 def requested_config(params):
     """The requested configuration in the shape of the public variables schema (without the egressip_ prefix)."""
     return {
@@ -208,6 +231,7 @@ def requested_config(params):
         'network': dict((key, value) for key, value in (params['network'] or {}).items() if value is not None),
         'nodes': params['nodes'] or {},
         'objects': params['objects'],
+        'variables': params.get('variables'),
     }
 
 

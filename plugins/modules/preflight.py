@@ -59,6 +59,16 @@ options:
       - Fail when any finding has severity C(error). With V(false) the module always succeeds and the caller decides.
     type: bool
     default: true
+  variables:
+    description:
+      - The public variables file as a dictionary of every C(egressip_*) variable (C(egressip_network), C(egressip_objects), ...),
+        as the C(ocp.egressip.preflight) role passes it. When given, it replaces O(acknowledge_unsupported), O(datacenter),
+        O(cluster), O(portgroup), O(accept_untested_nsx), O(network), O(nodes) and O(objects).
+      - It is first checked against the schema of C(docs/variables.md): an unknown variable or key (with the nearest known one),
+        a value of the wrong type, out of bounds (C(route_metric) 0 to 4294967295, port group names up to 80 characters,
+        C(vlan_id) 0 to 4094) or a malformed selector is an error finding (C(variables_unknown_key), C(variables_invalid))
+        naming the public variable; the cluster and vCenter are then not read.
+    type: dict
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
   - ocp.egressip.k8s_auth
@@ -232,7 +242,12 @@ from ansible_collections.ocp.egressip.plugins.module_utils._errors import Module
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message, summarize
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils._preflight import cluster_facts, primary_egressips, run_checks
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import config_argument_spec, read_snapshot
+from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import (
+    config_argument_spec,
+    options_from_variables,
+    read_snapshot,
+)
+from ansible_collections.ocp.egressip.plugins.module_utils._variables_schema import check as check_variables
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
 
 
@@ -242,6 +257,7 @@ def argument_spec():
         mode=dict(type='str', choices=['plan', 'audit'], default='plan'),
         align_machines=dict(type='bool', default=True),
         fail_on_error=dict(type='bool', default=True),
+        variables=dict(type='dict'),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
@@ -250,10 +266,20 @@ def argument_spec():
 def run(module):
     if NETADDR_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
-    snapshot = read_snapshot(module)
-    findings = run_checks(snapshot, module.params['mode'], module.params['align_machines'])
+    variables = module.params['variables']
+    if variables is not None:
+        normalized, schema_findings = check_variables(variables)
+        if errors(schema_findings):
+            # the other checks would read a configuration the user did not mean: fix the file first
+            return result_of({'config': {'variables': variables}, 'vsphere': None}, module.params)
+        module.params.update(options_from_variables(normalized))
+    return result_of(read_snapshot(module), module.params)
+
+
+def result_of(snapshot, params):
+    findings = run_checks(snapshot, params['mode'], params['align_machines'])
     summary = summarize(findings)
-    summary.update(ok=not errors(findings), mode=module.params['mode'])
+    summary.update(ok=not errors(findings), mode=params['mode'])
     return dict(
         findings=findings,
         summary=summary,

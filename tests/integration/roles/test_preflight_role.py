@@ -48,13 +48,19 @@ def test_role_stops_on_errors_and_names_them(twin, run_playbook, tmp_path):
     assert kube_writes(twin) == 0
 
 
-def test_keys_of_other_steps_are_ignored(twin, run_playbook, tmp_path):
+def test_keys_of_other_steps_pass_and_unknown_keys_are_refused(twin, run_playbook, tmp_path):
     data = variables()
     data['egressip_vsphere']['portgroup']['security'] = {'forged_transmits': False}
+    data['egressip_drill'] = {'trigger': 'unlabel'}
+    run = run_playbook(playbook(tmp_path), data)
+    assert run.rc == 0, run
+    # keys no step reads were silently ignored before (issue 13): now refused, naming the nearest known key
     data['egressip_network']['interface_name'] = 'egressip0'
     data['egressip_objects'][0]['state'] = 'present'
     run = run_playbook(playbook(tmp_path), data)
-    assert run.rc == 0, run
+    assert run.rc != 0, run
+    assert '[variables_unknown_key] egressip_network.interface_name is not a key of egressip_network' in run.stdout, run
+    assert 'egressip_objects[0].state is not a key' in run.stdout, run
 
 
 def test_fail_on_error_false_only_records(twin, run_playbook, tmp_path):
