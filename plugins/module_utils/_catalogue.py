@@ -509,6 +509,34 @@ LIFECYCLE_CHECKS = {
         'title': 'Migrate found no secondary network on any node',
         'remedy': 'Nothing to adopt: no node has an address outside the primary network in k8s.ovn.org/host-cidrs. Use the enable playbook instead.',
     },
+    'egressip_node_capacity_lost': {
+        'severity': 'warning',
+        'title': 'An egress node lost its secondary address when its vNIC was disconnected: a failover and less capacity, not a blackhole',
+        'remedy': 'Connect the vNIC again (NetworkManager autoconnect restores the address; the moved IPs do not move back); check '
+                  'that the capable nodes left are at least the IPs per EgressIP object + 1.',
+    },
+    'blackhole_nic_disconnected': {
+        'severity': 'error',
+        'title': 'The secondary vNIC of an egress node is disconnected but the node keeps its address (ignore-carrier): its IPs stay and are dropped',
+        'remedy': 'Connect the vNIC again in vCenter, or run verify with remediate: true so OVN-Kubernetes moves the IPs.',
+    },
+    'blackhole_portgroup_missing_on_host': {
+        'severity': 'error',
+        'title': 'The standard port group of an egress node\'s vNIC is missing (removed or renamed) on the ESXi host its VM runs on now',
+        'remedy': 'Create the port group with the same name and VLAN on that host (vsphere_portgroup), or move the VM back; '
+                  'remediate: true moves the IPs meanwhile.',
+    },
+    'blackhole_portgroup_vlan_mismatch': {
+        'severity': 'error',
+        'title': 'The port group has another VLAN on the ESXi host an egress node\'s VM runs on than the network\'s VLAN',
+        'remedy': 'Set the port group\'s VLAN on that host back to the network\'s VLAN (vsphere_portgroup), or move the VM; '
+                  'remediate: true moves the IPs meanwhile.',
+    },
+    'blackhole_gateway_route_missing': {
+        'severity': 'error',
+        'title': 'The secondary NIC of an egress node has no route via the network\'s gateway in NodeNetworkState',
+        'remedy': 'Run the node step (node_nic_address) so the NIC gets its gateway route back; remediate: true moves the IPs meanwhile.',
+    },
     'migrate_network_ambiguous': {
         'severity': 'error',
         'title': 'The nodes hold addresses in several secondary subnets and no egress IP tells which one is the egress network',

@@ -57,11 +57,13 @@ API
     node names it is or will be on), ``'may_be_unassigned'``, ``'reasons'`` (event reasons
     that could leave it unassigned)``}``.
 
-``what_if(snapshot, node, trigger='unlabel', budget=BUDGET) -> dict``
+``what_if(snapshot, node, trigger='unlabel', budget=BUDGET, carrier_loss=None) -> dict``
     What happens when ``node`` fails: ``{'node', 'trigger', 'effect'`` (``moves``, ``none``
     or ``blackhole``)``, 'moved': [{'egressip', 'ip', 'from', 'candidates',
     'may_be_unassigned', 'reasons'}], 'unassigned': [{'egressip', 'ip', 'certain',
-    'reasons'}], 'blackholed': [{'egressip', 'ip'}], 'exact', 'notes'}``.
+    'reasons'}], 'blackholed': [{'egressip', 'ip'}], 'exact', 'notes'}``; for
+    ``disconnect_nic`` also ``'carrier_loss'`` (``remove`` or ``keep``, see ``CARRIER_LOSS``;
+    None means ``DEFAULT_CARRIER_LOSS``, said in ``notes``).
     Triggers: see ``TRIGGERS``. Pending IPs of the snapshot whose placement is certain are
     placed first; uncertain ones stay pending (and are named in ``notes``).
 
@@ -122,9 +124,20 @@ TRIGGERS = {
     'deleted': 'the Node object is deleted: its egress IPs move',
     'subnet_gone': "the secondary networks disappear from the node's host-cidrs: IPs on them move",
     'cordon': 'cordon/drain is ignored by egress IP placement: nothing moves',
-    'disconnect_nic': ('the secondary vNIC is disconnected: OVN-K does not notice (host-cidrs keep the '
-                       'address, the probe uses the primary network), nothing moves, traffic is blackholed'),
+    'disconnect_nic': ('the secondary vNIC is disconnected (its carrier is lost): what follows depends on NetworkManager '
+                       '(CARRIER_LOSS)'),
 }
+
+# NetworkManager on carrier loss (DOMAIN.md section 6): without ignore-carrier it deactivates the device a few
+# seconds later, the address leaves host-cidrs and the IPs move as for subnet_gone; with ignore-carrier the address
+# stays, OVN-K notices nothing (its probe uses the primary network) and the IPs are blackholed.
+CARRIER_LOSS = {
+    'remove': ('without ignore-carrier (NetworkManager default) the address goes a few seconds after the carrier: the '
+               "subnet leaves the node's host-cidrs and its egress IPs move (a failover, with less capacity left)"),
+    'keep': ('with ignore-carrier the address stays in host-cidrs, OVN-K does not notice (its probe uses the primary '
+             'network), nothing moves and traffic is blackholed'),
+}
+DEFAULT_CARRIER_LOSS = 'remove'  # NetworkManager's own default; whether RHCOS sets ignore-carrier is unconfirmed
 _MOVING = ('unlabel', 'not_ready', 'unreachable', 'power_off', 'deleted', 'subnet_gone')
 _UNASSIGNED_MARK = '!'  # outcome tokens: a node name, or '!' + the reason the IP stays unassigned
 
@@ -559,22 +572,24 @@ def settle(snap, budget=BUDGET):
     return result, uncertain
 
 
-def what_if(snap, node, trigger='unlabel', budget=BUDGET):
+def what_if(snap, node, trigger='unlabel', budget=BUDGET, carrier_loss=None):
     """What the cluster manager does with the egress IPs of `node` when it fails this way."""
-    what_if_checks(snap, node, trigger)
+    what_if_checks(snap, node, trigger, carrier_loss)
     settled_snap, uncertain = settle(snap, budget)
-    return _what_if(settled_snap, uncertain, node, trigger, budget)
+    return _what_if(settled_snap, uncertain, node, trigger, budget, carrier_loss)
 
 
-def what_if_checks(snap, node, trigger):
-    """Raise ValueError for an unknown trigger or node (modules turn it into a message)."""
+def what_if_checks(snap, node, trigger, carrier_loss=None):
+    """Raise ValueError for an unknown trigger, carrier-loss behaviour or node (modules turn it into a message)."""
+    if carrier_loss is not None and carrier_loss not in CARRIER_LOSS:
+        raise ValueError('carrier_loss must be one of %s, not %r' % (', '.join(sorted(CARRIER_LOSS)), carrier_loss))
     if trigger not in TRIGGERS:
         raise ValueError('trigger must be one of %s, not %r' % (', '.join(sorted(TRIGGERS)), trigger))
     if node not in snap['nodes']:
         raise ValueError('node %s is not in the snapshot (nodes: %s)' % (node, ', '.join(sorted(snap['nodes']))))
 
 
-def _what_if(settled_snap, uncertain, node, trigger, budget):
+def _what_if(settled_snap, uncertain, node, trigger, budget, carrier_loss=None):
     before = _Model(settled_snap)
     kept_before, _pending, _invalid = _settled(before, settled_snap)
     on_node = sorted(item for item, host in kept_before.items() if host == node)
@@ -583,14 +598,20 @@ def _what_if(settled_snap, uncertain, node, trigger, budget):
     if uncertain:
         result['notes'].append('not yet placed, left out of this prediction: %s'
                                % ', '.join('%s %s' % (item['egressip'], item['ip']) for item in uncertain))
+    model_trigger = trigger
     if trigger == 'disconnect_nic':
-        secondary = [item for item in on_node if before.kind(node, item[1]) == 'secondary']
-        result['blackholed'] = [{'egressip': name, 'ip': ip} for name, ip in secondary]
-        result['effect'] = 'blackhole' if secondary else 'none'
+        result['carrier_loss'] = carrier_loss or DEFAULT_CARRIER_LOSS
+        result['notes'].append(CARRIER_LOSS[result['carrier_loss']] + (
+            '' if carrier_loss else ' (assumed: NetworkManager default; not read from the node)'))
+        if result['carrier_loss'] == 'keep':
+            secondary = [item for item in on_node if before.kind(node, item[1]) == 'secondary']
+            result['blackholed'] = [{'egressip': name, 'ip': ip} for name, ip in secondary]
+            result['effect'] = 'blackhole' if secondary else 'none'
+            return result
+        model_trigger = 'subnet_gone'
+    if model_trigger not in _MOVING:
         return result
-    if trigger not in _MOVING:
-        return result
-    after = _Model(settled_snap, failed=node, trigger=trigger)
+    after = _Model(settled_snap, failed=node, trigger=model_trigger)
     still = _still_valid(after, settled_snap, node)
     kept = dict((item, host) for item, host in kept_before.items() if host != node or item in still)
     moving = dict((item, None) for item in on_node if item not in kept)
@@ -617,13 +638,17 @@ def egress_nodes(snap):
     return sorted(name for name, node in snap['nodes'].items() if node['labelled'])
 
 
-def what_if_all(snap, trigger='unlabel', nodes=None, budget=BUDGET):
-    """what_if for every labelled node (or the named ones), settling the snapshot once."""
+def what_if_all(snap, trigger='unlabel', nodes=None, budget=BUDGET, carrier_loss=None):
+    """what_if for every labelled node (or the named ones), settling the snapshot once.
+
+    carrier_loss: one behaviour for all, or {node: behaviour} (nodes left out: the default, said in notes).
+    """
     names = nodes if nodes is not None else egress_nodes(snap)
+    per_node = carrier_loss if isinstance(carrier_loss, dict) else dict((name, carrier_loss) for name in names)
     for name in names:
-        what_if_checks(snap, name, trigger)
+        what_if_checks(snap, name, trigger, per_node.get(name))
     settled_snap, uncertain = settle(snap, budget)
-    return [_what_if(settled_snap, uncertain, name, trigger, budget) for name in names]
+    return [_what_if(settled_snap, uncertain, name, trigger, budget, per_node.get(name)) for name in names]
 
 
 def single_points_of_failure(what_ifs):

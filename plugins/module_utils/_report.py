@@ -268,6 +268,17 @@ def drill_step_rows(report):
                   'Blackhole detected', 'Failback'], rows)
 
 
+def _carrier_lines(carrier):
+    """What NetworkManager did after disconnect_nic: the behaviour predicted (and why) and the one observed."""
+    if not carrier:
+        return []
+    observed = {'remove': 'NetworkManager removed the address (no ignore-carrier) after %s, so the IPs moved (a failover)',
+                'keep': 'the address stayed for %s (ignore-carrier), so nothing moved (a blackhole)'}.get(carrier.get('observed'))
+    text = 'Carrier loss: predicted %s (%s); ' % (carrier.get('predicted'), carrier.get('source'))
+    text += (observed % seconds(carrier.get('observed_seconds'))) if observed else 'not observed'
+    return [text + '.', '']
+
+
 def _step_detail(index, step):
     failure = step.get('failure') or {}
     remediation = step.get('remediation') or {}
@@ -278,9 +289,11 @@ def _step_detail(index, step):
     lines.append('')
     comparison = dict(((row['egressip'], row['ip']), row) for row in (failure.get('comparison') or []) + (remediation.get('comparison') or []))
     moves = remediation.get('moves') or failure.get('moves') or []
+    lines += _carrier_lines(failure.get('carrier_loss'))
     if prediction.get('effect') == 'blackhole':
         blackholed = ', '.join('%s %s' % (item['egressip'], item['ip']) for item in prediction.get('blackholed') or []) or 'none'
-        lines.append('OVN-Kubernetes does not notice a disconnected secondary vNIC: %s stayed on %s (observed for %s). '
+        lines.append('The node kept its address (ignore-carrier), so OVN-Kubernetes does not notice a disconnected secondary vNIC: '
+                     '%s stayed on %s (observed for %s). '
                      'Verify %s the blackhole%s.' % (
                          blackholed, step.get('node'), seconds(failure.get('observed_seconds')),
                          'detected' if remediation.get('detected') else 'did not detect',

@@ -49,11 +49,15 @@ from ansible_collections.ocp.egressip.plugins.module_utils._node_network import 
     EGRESS_ASSIGNABLE_LABEL,
     MANAGED_BY_LABEL,
     MANAGED_BY_VALUE,
+    TUNED_NAMESPACE,
+    cluster_ip_forwarding,
+    forwarding_in_profile,
     interface_addresses,
     interface_by_mac,
     in_network,
     node_capability,
     selector_matches,
+    sysctl_interface,
 )
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_network import nic_on_network
 
@@ -71,6 +75,14 @@ PATH_OK = 'ok'
 PATH_BROKEN = 'broken'
 PATH_UNKNOWN = 'not_checked'
 PATH_NOT_APPLICABLE = 'n/a'
+PATH_NO_ADDRESS = 'no_address'  # the vNIC lost its carrier and NetworkManager removed the address: capacity lost, not a blackhole
+
+# The blackhole kinds verify names (one finding per node and kind, besides egressip_blackhole per IP).
+NIC_DISCONNECTED = 'blackhole_nic_disconnected'
+PORTGROUP_MISSING_ON_HOST = 'blackhole_portgroup_missing_on_host'
+PORTGROUP_VLAN_MISMATCH = 'blackhole_portgroup_vlan_mismatch'
+GATEWAY_ROUTE_MISSING = 'blackhole_gateway_route_missing'
+FORWARDING_OFF = 'blackhole_forwarding_off'
 
 
 # --- per node: the secondary path ------------------------------------------------------------------
@@ -103,7 +115,7 @@ def vsphere_facts(vcenter, portgroup, cluster_nodes):
     switch_type = portgroup.get('switch_type') or 'standard'
     facts = {'portgroup': portgroup['name'], 'switch_type': switch_type, 'switch': portgroup.get('switch'), 'network': None,
              'hosts': {}, 'switch_hosts': None, 'vms': {}, 'findings': [], 'cluster': vcenter.get('cluster'),
-             'datacenter': vcenter.get('datacenter')}
+             'datacenter': vcenter.get('datacenter'), 'vlan_id': portgroup.get('vlan_id'), 'portgroup_vlans': {}}
     if vcenter.get('not_found'):
         facts['findings'].append(catalogue_finding('vsphere_cluster_not_found', vcenter['not_found'],
                                                    objects=[{'kind': 'Datacenter', 'name': vcenter.get('datacenter')}]))
@@ -111,6 +123,9 @@ def vsphere_facts(vcenter, portgroup, cluster_nodes):
         return facts
     for host in vcenter.get('hosts') or []:
         facts['hosts'][host['name']] = sorted(item['name'] for item in host.get('standard_portgroups') or [])
+        vlans = [item.get('vlan_id') for item in host.get('standard_portgroups') or [] if item['name'] == portgroup['name']]
+        if vlans and vlans[0] is not None:
+            facts['portgroup_vlans'][host['name']] = vlans[0]
     if switch_type == 'distributed':
         switch = next((item for item in vcenter.get('distributed_switches') or [] if item['name'] == portgroup.get('switch')), None)
         found = next((item for item in (switch or {}).get('portgroups') or [] if item['name'] == portgroup['name']), None)
@@ -146,7 +161,8 @@ def _nic_matches(nic, vsphere):
 
 def vsphere_path(node_name, vsphere):
     """What vCenter says about a node's secondary path: {'vm', 'esxi_host', 'power_state', 'nic', 'problems', 'notes', 'checked'}."""
-    facts = {'vm': None, 'esxi_host': None, 'power_state': None, 'nic': None, 'problems': [], 'notes': [], 'checked': False}
+    facts = {'vm': None, 'esxi_host': None, 'power_state': None, 'nic': None, 'problems': [], 'notes': [], 'checked': False,
+             'kinds': []}
     if vsphere.get('vms') is None:
         facts['notes'].append('vCenter was not read (datacenter or cluster not found), so the vNIC of node %s was not checked' % node_name)
         return facts
@@ -172,7 +188,37 @@ def vsphere_path(node_name, vsphere):
     facts['nic']['portgroup_on_host'] = on_host
     if problem:
         facts['problems'].append(problem)
+        facts['kinds'].append(PORTGROUP_MISSING_ON_HOST)
+    elif on_host:
+        problem = _vlan_on_host(vm, vsphere)
+        if problem:
+            facts['problems'].append(problem)
+            facts['kinds'].append(PORTGROUP_VLAN_MISMATCH)
     return facts
+
+
+def network_vlan(vsphere):
+    """The VLAN the standard port group should carry: the configured one, else the one most hosts have (ties: lowest)."""
+    if vsphere.get('vlan_id') is not None:
+        return vsphere['vlan_id'], 'configured'
+    counts = {}
+    for vlan in (vsphere.get('portgroup_vlans') or {}).values():
+        counts[vlan] = counts.get(vlan, 0) + 1
+    if not counts:
+        return None, None
+    return min(counts, key=lambda vlan: (-counts[vlan], vlan)), 'on the other hosts'
+
+
+def _vlan_on_host(vm, vsphere):
+    """Problem text when the standard port group has another VLAN on the VM's current host than the network's (frames leave on the wrong segment)."""
+    if vsphere.get('switch_type') == 'distributed':
+        return None  # one VLAN on every member host
+    here = (vsphere.get('portgroup_vlans') or {}).get(vm.get('host'))
+    wanted, source = network_vlan(vsphere)
+    if here is None or wanted is None or here == wanted:
+        return None
+    return 'port group %s has VLAN %s on ESXi host %s where VM %s runs now, VLAN %s %s' % (
+        vsphere.get('portgroup'), here, vm.get('host'), vm.get('name'), wanted, source)
 
 
 def _portgroup_on_host(vm, vsphere):
@@ -223,13 +269,13 @@ def _safe_in_network(entry, networks):
         return False
 
 
-def node_path(node_name, node, snapshot, networks):
+def node_path(node_name, node, snapshot, networks, gateway=None):
     """One node's row: readiness, label, VM and vNIC, base address, and whether its secondary path works."""
     snap_node = snapshot['placement']['nodes'].get(node_name) or {}
     row = {'name': node_name, 'exists': node is not None, 'ready': snap_node.get('ready'), 'labelled': snap_node.get('labelled'),
            'cordoned': snap_node.get('cordoned'), 'egress_ips': [], 'vm': None, 'esxi_host': None, 'power_state': None,
            'nic': None, 'interface': None, 'interface_state': None, 'address': None, 'path': PATH_UNKNOWN,
-           'problems': [], 'notes': []}
+           'problems': [], 'notes': [], 'blackhole_kinds': [], 'carrier_loss': None}
     if node is None:
         row['problems'].append('node %s does not exist' % node_name)
         row['path'] = PATH_BROKEN
@@ -242,6 +288,7 @@ def node_path(node_name, node, snapshot, networks):
         row.update(vm=facts['vm'], esxi_host=facts['esxi_host'], power_state=facts['power_state'], nic=facts['nic'])
         row['problems'] += facts['problems']
         row['notes'] += facts['notes']
+        row['blackhole_kinds'] += facts['kinds']
         checked = checked or facts['checked']
         mac = (facts['nic'] or {}).get('mac')
     nns_all = snapshot.get('nns')
@@ -254,13 +301,132 @@ def node_path(node_name, node, snapshot, networks):
         if facts['checked']:
             row['problems'] += [problem for problem in facts['problems'] if problem not in row['problems']]
             checked = True
+            _gateway_route(row, nns, gateway)
     elif networks:
         row['address'] = address_path(node, None, networks, None)['address']
+    held = any(_safe_in_network(entry, networks) for entry in _host_cidrs(node)) if networks else row['address'] is not None
+    if _carrier_loss(row, held):
+        return row
     if row['problems']:
         row['path'] = PATH_BROKEN
     elif checked:
         row['path'] = PATH_OK
     return row
+
+
+def _carrier_loss(row, held):
+    """Classify a disconnected vNIC by what NetworkManager did (DOMAIN.md section 6); True when the row is final.
+
+    held: host-cidrs still hold the address (ovnkube-node's live view; NodeNetworkState may be a minute old).
+    Address gone (no ignore-carrier): OVN-K moves the IPs and places none here, a capacity loss, not a blackhole.
+    Address kept (ignore-carrier, or within NetworkManager's few seconds): the IPs stay and are dropped, a blackhole.
+    """
+    nic = row.get('nic')
+    if not nic or nic.get('connected'):
+        return False
+    if not held:
+        row['carrier_loss'] = 'remove'
+        row['path'] = PATH_NO_ADDRESS
+        row['notes'] += row['problems'] + ['NetworkManager removed the address when the carrier went (no ignore-carrier): OVN-Kubernetes '
+                                           'moves the egress IPs off node %s and places none there until the vNIC is connected '
+                                           'again (autoconnect restores the address)' % row['name']]
+        row['problems'] = []
+        row['blackhole_kinds'] = []
+        return True
+    row['carrier_loss'] = 'keep'
+    row['blackhole_kinds'].append(NIC_DISCONNECTED)
+    row['notes'].append('node %s keeps %s on the disconnected vNIC (NetworkManager ignore-carrier, or within the seconds before it '
+                        'acts): nothing moves by itself' % (row['name'], row['address']))
+    return False
+
+
+def _gateway_route(row, nns, gateway):
+    """With network.gateway given: the NIC needs a route via that gateway in NodeNetworkState (else on-link ARP, dropped)."""
+    if not gateway or not row.get('interface') or row['address'] is None:
+        return
+    routes = (((nns or {}).get('status') or {}).get('currentState') or {}).get('routes') or {}
+    for route in (routes.get('config') or []) + (routes.get('running') or []):
+        if route.get('next-hop-interface') == row['interface'] and _placement.normal_ip(route.get('next-hop-address')) == \
+                _placement.normal_ip(gateway):
+            return
+    row['problems'].append('no route via gateway %s on interface %s in NodeNetworkState (traffic from the egress IP goes out '
+                           'on-link and is dropped)' % (gateway, row['interface']))
+    row['blackhole_kinds'].append(GATEWAY_ROUTE_MISSING)
+
+
+def carrier_loss_evidence(nns):
+    """{node: 'keep'} for nodes whose NodeNetworkState shows an ethernet interface down that still holds an address.
+
+    A link without carrier that keeps its address is what ignore-carrier does; one without carrier whose address went
+    cannot be told from an unconfigured link without vCenter (verify reads that from the vNIC, see ``_carrier_loss``).
+    """
+    evidence = {}
+    for name, item in sorted((nns or {}).items()):
+        for interface in (((item or {}).get('status') or {}).get('currentState') or {}).get('interfaces') or []:
+            if interface.get('type') == 'ethernet' and interface.get('state') == 'down' and interface_addresses(interface):
+                evidence[name] = 'interface %s is down and still holds %s' % (interface.get('name'), interface_addresses(interface)[0])
+    return evidence
+
+
+def carrier_loss_choice(node, given=None, nns=None):
+    """(behaviour, how it was chosen) for the what-if of disconnect_nic: given, read from NodeNetworkState, or assumed."""
+    if given in _placement.CARRIER_LOSS:
+        return given, 'given (carrier_loss=%s)' % given
+    evidence = carrier_loss_evidence(nns)
+    if node in evidence:
+        return 'keep', 'read from node %s: %s (ignore-carrier)' % (node, evidence[node])
+    if evidence:
+        other = sorted(evidence)[0]
+        return 'keep', 'read from node %s: %s (ignore-carrier; the same NetworkManager configuration assumed on %s)' % (
+            other, evidence[other], node)
+    return _placement.DEFAULT_CARRIER_LOSS, ('assumed: %s, NetworkManager\'s default without ignore-carrier (no node shows a link '
+                                             'without carrier; set carrier_loss to say otherwise)' % _placement.DEFAULT_CARRIER_LOSS)
+
+
+# --- per node: IP forwarding on the secondary NIC (Node Tuning Operator Profiles) -------------------
+
+def forwarding_facts(profiles, tuneds, network_operator):
+    """What verify knows about forwarding: Global or not, each node's Profile (by node name), the Tuned objects."""
+    return {'global': cluster_ip_forwarding(network_operator) == 'Global',
+            'profiles': dict(((item.get('metadata') or {}).get('name'), item) for item in profiles or []), 'tuneds': list(tuneds or [])}
+
+
+def node_forwarding(facts, node_name, interface):
+    """(True | False | None, why) for IPv4 forwarding on a node's NIC: Global, else the profile TuneD reports applied
+    (Profile status) and whether its text in the Tuned objects sets forwarding on that interface. None: cannot tell."""
+    if facts['global']:
+        return True, 'gatewayConfig.ipForwarding is Global'
+    profile = facts['profiles'].get(node_name)
+    if profile is None:
+        return None, 'node %s has no Profile in %s' % (node_name, TUNED_NAMESPACE)
+    status = profile.get('status') or {}
+    running = status.get('tunedProfile')
+    conditions = dict((item.get('type'), item) for item in status.get('conditions') or [])
+    if (conditions.get('Degraded') or {}).get('status') == 'True':
+        return False, 'Profile %s is Degraded (TuneD running %s): %s' % (node_name, running, conditions['Degraded'].get('message'))
+    if (conditions.get('Applied') or {}).get('status') != 'True':
+        return False, 'TuneD has not applied profile %s on node %s (Applied: %s)' % (
+            running, node_name, (conditions.get('Applied') or {}).get('message') or 'not reported')
+    if forwarding_in_profile(running, facts['tuneds'], interface):
+        return True, 'Tuned profile %s' % running
+    return False, ('gatewayConfig.ipForwarding is not Global and profile %s, which TuneD runs on node %s, does not set '
+                   'net.ipv4.conf.%s.forwarding=1' % (running, node_name, sysctl_interface(interface)))
+
+
+def apply_forwarding(facts, node_rows):
+    """Forwarding off on the secondary NIC breaks the node's path (the kernel drops the egress IP's traffic): a blackhole kind."""
+    if facts is None:
+        return
+    for name, row in node_rows.items():
+        if not row['exists'] or not row.get('interface') or row['path'] == PATH_NO_ADDRESS:
+            continue
+        row['forwarding'], why = node_forwarding(facts, name, row['interface'])
+        if row['forwarding'] is False:
+            row['problems'].append('IP forwarding is off on %s: %s' % (row['interface'], why))
+            row.setdefault('blackhole_kinds', []).append(FORWARDING_OFF)
+            row['path'] = PATH_BROKEN
+        elif row['forwarding'] is None:
+            row['notes'].append('IP forwarding on %s not checked: %s' % (row['interface'], why))
 
 
 # --- per IP ---------------------------------------------------------------------------------------
@@ -297,11 +463,12 @@ def _subnet_of(node, ip):
     return str(classification.subnet) if classification.network == _egress_network.SECONDARY else None
 
 
-def evaluate(snapshot, cidr=None, names=None, expected=None):
+def evaluate(snapshot, cidr=None, names=None, expected=None, gateway=None):
     """Verify every egress IP of the objects named (all when None) against the snapshot.
 
     cidr: the secondary network (str) or None (then each node is checked for the subnets of the
-    IPs it hosts). expected: {object name: [IPs]} from the variables file, or None.
+    IPs it hosts). expected: {object name: [IPs]} from the variables file, or None. gateway: the secondary
+    network's router; given, each NIC must have a route via it in NodeNetworkState.
     Returns {'egress_ips': [row], 'nodes': [row], 'findings': [finding], 'broken_nodes': [names]}.
     """
     nodes = _node_index(snapshot['nodes'])
@@ -325,7 +492,8 @@ def evaluate(snapshot, cidr=None, names=None, expected=None):
         node = nodes.get(node_name)
         subnets = [str(cidr)] if cidr else sorted(set(
             subnet for subnet in (_subnet_of(node, row['ip']) for row in rows if row['node'] == node_name and node is not None) if subnet))
-        node_rows[node_name] = node_path(node_name, node, snapshot, subnets)
+        node_rows[node_name] = node_path(node_name, node, snapshot, subnets, gateway)
+    apply_forwarding(snapshot.get('forwarding'), node_rows)
     for row in rows:
         if row['node'] in node_rows:
             node_rows[row['node']]['egress_ips'].append(row['ip'])
@@ -333,6 +501,7 @@ def evaluate(snapshot, cidr=None, names=None, expected=None):
     findings += _row_findings(rows, node_rows)
     broken = sorted(name for name, row in node_rows.items() if row['exists'] and row['labelled'] and row['path'] == PATH_BROKEN)
     findings += _broken_idle_findings(node_rows, broken)
+    findings += blackhole_kind_findings(node_rows)
     findings += _vsphere_findings(snapshot, node_rows)
     findings += resilience_findings(snap, wanted)
     return {'egress_ips': rows, 'nodes': [node_rows[name] for name in node_names], 'findings': findings, 'broken_nodes': broken}
@@ -415,6 +584,24 @@ def _broken_idle_findings(node_rows, broken):
         objects = [{'kind': 'Node', 'name': name}] + ([{'kind': 'VirtualMachine', 'name': row['vm']}] if row['vm'] else [])
         findings.append(catalogue_finding('egressip_node_path_broken', 'node %s is egress-assignable but its secondary path is broken: %s.'
                                           % (name, '; '.join(row['problems'])), objects=objects))
+    return findings
+
+
+def blackhole_kind_findings(node_rows):
+    """One finding per node and blackhole kind (error when the node hosts IPs, else warning); capacity losses as warnings."""
+    findings = []
+    for name, row in sorted(node_rows.items()):
+        objects = [{'kind': 'Node', 'name': name}] + ([{'kind': 'VirtualMachine', 'name': row['vm']}] if row['vm'] else [])
+        if row['path'] == PATH_NO_ADDRESS and row['labelled']:
+            findings.append(catalogue_finding('egressip_node_capacity_lost', 'node %s: its vNIC %s is disconnected and NetworkManager '
+                                              'removed its address, so OVN-Kubernetes places no egress IP there (%s).'
+                                              % (name, (row['nic'] or {}).get('mac'), row['notes'][-1]), objects=objects))
+        if not (row['labelled'] or row['egress_ips']):
+            continue
+        hosting = ', hosting %s' % ', '.join(row['egress_ips']) if row['egress_ips'] else ' (no egress IP yet)'
+        for kind in sorted(set(row['blackhole_kinds'])):
+            findings.append(catalogue_finding(kind, 'node %s%s: %s.' % (name, hosting, '; '.join(row['problems'])), objects=objects,
+                                              severity=None if row['egress_ips'] else WARNING))
     return findings
 
 

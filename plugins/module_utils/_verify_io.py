@@ -74,6 +74,17 @@ def read_cluster(k8s, with_nns=True):
 
 
 def relevant_nodes(nodes, egressips):
+def read_nns(k8s):
+    """({node: NodeNetworkState} or None when the kind cannot be read (HTTP 403/404), note or None): one list."""
+    try:
+        items = io.list_objects(k8s, io.NNS)
+    except ModuleFailure as failure:
+        if failure.details.get('status') not in (403, 404):
+            raise
+        return None, 'NodeNetworkStates were not read (HTTP %s)' % failure.details.get('status')
+    return dict(((item.get('metadata') or {}).get('name'), item) for item in items), None
+
+
     """Nodes whose VMs verify reads: labelled egress nodes and nodes named in an EgressIP status."""
     hosting = set(_drill.assignments(egressips).values())
     return [node for node in nodes if (node.get('metadata') or {}).get('name') in hosting or is_egress_assignable(node)]

@@ -20,12 +20,16 @@ description:
     candidates. With O(wire), probe pods then run until the echo target sees the moved IPs again, measured the same way.
   - Triggers - V(unlabel) (safe, the default) removes the C(k8s.ovn.org/egress-assignable) label; V(cordon) sets
     C(spec.unschedulable), which OVN-Kubernetes ignores, so the module watches O(observe_seconds) that nothing moves;
-    V(disconnect_nic) disconnects the node VM's vNIC on O(portgroup) in vCenter, which OVN-Kubernetes does not notice
-    either (a blackhole; M(ocp.egressip.egressip_verify) with C(remediate) detects and ends it); V(power_off) powers the
-    VM off (destructive, needs O(confirm_power_off=true)).
+    V(disconnect_nic) disconnects the node VM's vNIC on O(portgroup) in vCenter: what follows depends on NetworkManager
+    (O(carrier_loss)) - without C(ignore-carrier) it removes the address a few seconds later and OVN-Kubernetes moves the
+    IPs (measured like V(unlabel)); with it the address stays, OVN-Kubernetes notices nothing and the IPs are blackholed
+    (M(ocp.egressip.egressip_verify) with C(remediate) detects and ends it). The module watches the node's C(host-cidrs)
+    for O(observe_seconds) after the disconnect to see which happened (RV(carrier_loss)); V(power_off) powers the VM off
+    (destructive, needs O(confirm_power_off=true)).
   - With O(state=restored), undoes the trigger - puts the label back (V(unlabel), and V(disconnect_nic) whose remediation
-    removes it), uncordons, reconnects the vNIC or powers the VM on - then watches O(observe_seconds) that no egress IP
-    moves back (OVN-Kubernetes does no failback).
+    removes it), uncordons, reconnects the vNIC (and waits until the node's address is back in C(host-cidrs),
+    NetworkManager's autoconnect) or powers the VM on - then watches O(observe_seconds) that no egress IP moves back
+    (OVN-Kubernetes does no failback).
   - Idempotent - a node already in the requested state is left alone (C(changed=false)), nothing is measured.
 author:
   - ocp.egressip maintainers (!UNKNOWN)
@@ -80,6 +84,17 @@ options:
     type: dict
     suboptions:
       name:
+  carrier_loss:
+    description:
+      - For O(trigger=disconnect_nic), what NetworkManager on the node is expected to do when the vNIC loses its carrier -
+        V(remove) the address (no C(ignore-carrier), NetworkManager's default; the IPs move) or V(keep) it
+        (C(ignore-carrier); a blackhole). V(auto) reads it from the NodeNetworkStates (a link that is down and still holds
+        its address) and otherwise assumes V(remove).
+      - The prediction is made for that behaviour; after the disconnect the module observes what the node does and, when
+        it differs, predicts and measures for what it observed (RV(carrier_loss)).
+    type: str
+    choices: [auto, keep, remove]
+    default: auto
         description: Name of the port group.
         type: str
         required: true
@@ -202,6 +217,14 @@ comparison:
   sample: [{egressip: payments, ip: 10.20.0.200, predicted: [ocp1-worker-2], actual: ocp1-worker-2, ok: true}]
 wire:
   description:
+carrier_loss:
+  description:
+    - With O(trigger=disconnect_nic) and O(state=failed) - C(predicted) (C(remove) or C(keep)), C(source) (given, read from
+      a NodeNetworkState, or assumed), C(observed) (what the node did - C(remove) when its secondary subnet left
+      C(host-cidrs) within O(observe_seconds), else C(keep); C(null) without O(wait)) and C(observed_seconds).
+  returned: when O(trigger=disconnect_nic) and O(state=failed)
+  type: dict
+  sample: {predicted: remove, source: "assumed: remove", observed: remove, observed_seconds: 4.6}
     - With O(wire), per object with moved IPs - C(ips) (the moved ones), C(seen) (each IP the echo target saw, with the
       seconds since the trigger), C(ok) (every moved IP seen), C(seconds) (when the last moved IP was first seen),
       C(source_ip), C(expected), C(attempts) (probe pods), C(last) probe answer.
@@ -256,7 +279,7 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils import _drill, _placement
 from ansible_collections.ocp.egressip.plugins.module_utils import _drill_io as dio
-from ansible_collections.ocp.egressip.plugins.module_utils import _verify_io as vio
+from ansible_collections.ocp.egressip.plugins.module_utils import _verify, _verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils._egressip_facts import is_egress_assignable, is_ready
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
@@ -287,6 +310,7 @@ def argument_spec():
         )),
     )
     spec.update(vio.wire_argument_spec())
+        carrier_loss=dict(type='str', choices=['auto', 'keep', 'remove'], default='auto'),
     spec.update(vsphere_nested_argument_spec())
     return spec
 
@@ -335,6 +359,7 @@ class Step(object):
         node = next((item for item in nodes if item['metadata']['name'] == self.params['node']), None)
         if node is None:
             raise ModuleFailure('node=%s: no such node in the cluster (nodes: %s).'
+        self._snap = None
                                 % (self.params['node'], ', '.join(sorted(item['metadata']['name'] for item in nodes))), reason='not_found')
         return nodes, egressips, node
 
@@ -401,7 +426,7 @@ class Step(object):
                   'unexpected_moves': [], 'findings': []}
         if self.params['state'] == 'failed':
             snap = _placement.snapshot(nodes, egressips)
-            result['prediction'] = _placement.what_if(snap, self.params['node'], _drill.TRIGGERS[self.trigger])
+            result['prediction'] = self.predict(snap, result)
             result.update(moves=[], reassignment_seconds=None, comparison=[])
         if todo and self.module._diff:
             result['diff'] = {'before': state, 'after': dict(state, **dict((key, value) for _action, key, value in todo))}
@@ -431,9 +456,59 @@ class Step(object):
             result['after'] = result['before']
             return
         if prediction['effect'] == 'moves' and watched:
+    def guard_unowned(self, node, egressips, todo):
+        """Refuse (before any write) a failure that would move egress IPs this collection does not own, unless confirmed."""
+        if not todo or self.params['state'] != 'failed' or self.trigger == 'cordon' or self.params['confirm_unowned_moves']:
+            return
+        unowned = unowned_on_node(node, egressips)
+        if unowned:
+            raise ModuleFailure(
+                'node=%s hosts egress IP(s) this collection does not own: %s. trigger=%s would move them too; nothing was done. Fix: drill '
+                'another node (egressip_drill.nodes), or set confirm_unowned_moves: true (failover_drill_confirm_unowned_moves) to move them '
+                'on purpose.' % (self.params['node'], ', '.join('%s of %s (%s)' % (ip, name, why) for name, ip, why in unowned), self.trigger),
+                reason='unowned_egress_ips')
+
+    def predict(self, snap, result):
+        """The what-if of the trigger; for disconnect_nic with the carrier-loss behaviour chosen (result['carrier_loss'])."""
+        node = self.params['node']
+        if self.trigger != 'disconnect_nic':
+            return _placement.what_if(snap, node, _drill.TRIGGERS[self.trigger])
+        self._snap = snap
+        given = self.params['carrier_loss'] if self.params['carrier_loss'] != 'auto' else None
+        behaviour, source = _verify.carrier_loss_choice(node, given, vio.read_nns(self.k8s)[0] if given is None else None)
+        result['carrier_loss'] = {'predicted': behaviour, 'source': source, 'observed': None, 'observed_seconds': None}
+        prediction = _placement.what_if(snap, node, 'disconnect_nic', carrier_loss=behaviour)
+        prediction['notes'].append('carrier loss: %s' % source)
+        return prediction
+
+    def observe_carrier(self, result, started):
+        """After disconnect_nic: 'remove' once the node's secondary subnets left host-cidrs, 'keep' if they stay for observe_seconds.
+
+        When that differs from the prediction's behaviour, the prediction is made again for what was observed.
+        """
+        node = self.params['node']
+        subnets = set(self._snap['nodes'][node]['secondary'])
+        deadline = started + self.params['observe_seconds']
+        while True:
+            current = next((item for item in self.k8s.list_nodes() if item['metadata']['name'] == node), None)
+            now = self.clock.now()
+            left = set(_placement.snapshot([current], [])['nodes'][node]['secondary']) if current is not None else set()
+            if not subnets & left or now >= deadline:
+                break
+            self.clock.sleep(self.params['poll_interval'])
+        observed = 'keep' if subnets & left else 'remove'
+        result['carrier_loss'].update(observed=observed, observed_seconds=now - started)
+        if observed != result['carrier_loss']['predicted']:
+            result['prediction'] = _placement.what_if(self._snap, node, 'disconnect_nic', carrier_loss=observed)
+            result['prediction']['notes'].append('carrier loss: predicted %s (%s), observed %s: predicted again for what the node did'
+                                                 % (result['carrier_loss']['predicted'], result['carrier_loss']['source'], observed))
+        return result['prediction']
+
             egressips = vio.watch_moves(self.k8s, tracker, started, self.params['wait_timeout'], self.params['poll_interval'], self.clock)
             result['comparison'] = _placement.compare(prediction, _placement.snapshot(nodes, egressips))
             result['reassignment_seconds'] = tracker.slowest() if tracker.done() else None
+        if self.trigger == 'disconnect_nic' and self.params['wait']:
+            prediction = self.observe_carrier(result, started)
             if self.params['wire'] and tracker.done():
                 result['wire'] = self.wire_until_seen(sorted(watched), started)
         else:
@@ -473,7 +548,8 @@ class Step(object):
         while True:
             node = next((item for item in self.k8s.list_nodes() if item['metadata']['name'] == self.params['node']), None)
             now = self.clock.now()
-            if node is not None and is_ready(node) and (self.trigger == 'cordon' or self.trigger == 'power_off' or is_egress_assignable(node)):
+            if node is not None and is_ready(node) and (self.trigger == 'cordon' or self.trigger == 'power_off' or is_egress_assignable(node)) \
+                    and _address_back(self.trigger, node):
                 return now - started
             if now >= deadline:
                 return None
@@ -490,6 +566,11 @@ def main():
     try:
         changed, result = Step(module).run()
     except ModuleFailure as failure:
+def _address_back(trigger, node):
+    """After reconnect_nic: the node holds a secondary subnet in host-cidrs again (NetworkManager autoconnect); else True."""
+    return trigger != 'disconnect_nic' or bool(_placement.snapshot([node], [])['nodes'][node['metadata']['name']]['secondary'])
+
+
         module.fail_failure(failure)
     module.exit_json(changed=changed, **result)
 

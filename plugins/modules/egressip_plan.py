@@ -63,11 +63,22 @@ options:
     description:
       - The failure to predict for each egress node. V(unlabel), V(not_ready), V(unreachable), V(power_off) and
         V(deleted) move all its IPs; V(subnet_gone) moves the IPs on its secondary networks; V(cordon) moves nothing
-        (cordon/drain is not looked at); V(disconnect_nic) moves nothing either - OVN-Kubernetes does not notice a
-        disconnected secondary vNIC and the node's secondary IPs are blackholed (RV(what_if[].blackholed)).
+        (cordon/drain is not looked at); V(disconnect_nic) depends on NetworkManager (O(carrier_loss)) - without
+        C(ignore-carrier) it removes the address a few seconds after the carrier went and the IPs move as for
+        V(subnet_gone); with it nothing moves and the node's secondary IPs are blackholed (RV(what_if[].blackholed)).
     type: str
     choices: [cordon, deleted, disconnect_nic, not_ready, power_off, subnet_gone, unlabel, unreachable]
     default: unlabel
+  carrier_loss:
+    description:
+      - What NetworkManager on the nodes does when the secondary vNIC loses its carrier, for O(trigger=disconnect_nic).
+        V(remove) - the address goes (no C(ignore-carrier), NetworkManager's default) and the IPs move; V(keep) - the
+        address stays (C(ignore-carrier)) and the IPs are blackholed.
+      - V(auto) reads it from the NodeNetworkStates (an ethernet interface that is down and still holds its address is
+        C(ignore-carrier) at work) and otherwise assumes V(remove); RV(what_if[].notes) and RV(carrier_loss) say which.
+    type: str
+    choices: [auto, keep, remove]
+    default: auto
   nodes:
     description: The nodes to predict a failure of; by default every node labelled C(k8s.ovn.org/egress-assignable).
     type: list
@@ -100,7 +111,8 @@ attributes:
       - ocp.egressip.egressip
 notes:
   - The prediction assumes the cluster manager sees what the API shows; it does not know about a secondary vNIC that
-    is disconnected in vCenter (the blackhole case), which is what the verify step checks on the wire.
+    is disconnected in vCenter now on a node that keeps its address (the blackhole case), which is what the verify
+    step checks, in vCenter and on the wire.
   - When several objects are reconciled at once (a fresh apply, a failure moving several IPs), their order is not
     assumed, so the candidate sets cover every order.
   - What-if predictions start from the current assignments; IPs not yet assigned whose placement is certain are placed
@@ -211,11 +223,22 @@ what_if:
       description: Whether the prediction explored every case (else it is a sound over-approximation).
       type: bool
       sample: true
+    carrier_loss:
+      description: With O(trigger=disconnect_nic), the NetworkManager behaviour predicted for this node (C(remove) or C(keep)).
+      type: str
+      sample: remove
     notes:
-      description: What the trigger does, and what the prediction left out.
+      description: What the trigger does, how the carrier-loss behaviour was chosen, and what the prediction left out.
       type: list
       elements: str
       sample: ["the node loses the egress-assignable label: its egress IPs move"]
+carrier_loss:
+  description:
+    - With O(trigger=disconnect_nic) and O(what_if=true), per node the carrier-loss behaviour predicted - C(behaviour)
+      (C(remove) or C(keep)) and C(source) (given, read from which node's NodeNetworkState, or assumed).
+  returned: when O(trigger=disconnect_nic) and O(what_if=true)
+  type: dict
+  sample: {ocp1-worker-0: {behaviour: remove, source: "assumed: remove, NetworkManager's default without ignore-carrier"}}
 single_points_of_failure:
   description: Nodes whose failure may leave an egress IP unassigned, with those IPs.
   returned: when O(what_if=true)
@@ -242,6 +265,8 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils import _placement as placement
+from ansible_collections.ocp.egressip.plugins.module_utils import _verify
+from ansible_collections.ocp.egressip.plugins.module_utils import _verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
@@ -281,6 +306,19 @@ def plan_findings(placements, single_points):
     return findings
 
 
+def carrier_loss(module, snap, params):
+    """{node: {'behaviour', 'source'}} for trigger=disconnect_nic (NodeNetworkStates read only for carrier_loss=auto), else None."""
+    if params['trigger'] != 'disconnect_nic':
+        return None
+    given = params['carrier_loss'] if params['carrier_loss'] != 'auto' else None
+    nns = vio.read_nns(module.k8s)[0] if given is None else None
+    result = {}
+    for node in params['nodes'] or placement.egress_nodes(snap):
+        behaviour, source = _verify.carrier_loss_choice(node, given, nns)
+        result[node] = {'behaviour': behaviour, 'source': source}
+    return result
+
+
 def run(module):
     params = module.params
     egressips = io.list_objects(module.k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
@@ -297,7 +335,13 @@ def run(module):
     result = {'placements': prediction['placements'], 'egress_nodes': prediction['egress_nodes'], 'exact': prediction['exact']}
     single_points = []
     if params['what_if']:
-        result['what_if'] = placement.what_if_all(snap, params['trigger'], params['nodes'])
+        behaviours = carrier_loss(module, snap, params)
+        result['what_if'] = placement.what_if_all(snap, params['trigger'], params['nodes'],
+                                                  carrier_loss=dict((node, item['behaviour']) for node, item in (behaviours or {}).items()))
+        if behaviours is not None:
+            result['carrier_loss'] = behaviours
+            for item in result['what_if']:
+                item['notes'].append('carrier loss: %s' % behaviours[item['node']]['source'])
         single_points = placement.single_points_of_failure(result['what_if'])
         result['single_points_of_failure'] = single_points
         result['exact'] = result['exact'] and all(item['exact'] for item in result['what_if'])
@@ -319,6 +363,7 @@ def main():
             nodes=dict(type='list', elements='str'),
             what_if=dict(type='bool', default=True),
             unreachable=dict(type='list', elements='str', default=[]),
+            carrier_loss=dict(type='str', default='auto', choices=['auto', 'keep', 'remove']),
         ),
         supports_check_mode=True,
     )

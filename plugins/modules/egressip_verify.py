@@ -18,10 +18,19 @@ description:
     VM is powered on, has a vNIC backed by O(portgroup), the vNIC is connected, the port group exists on the ESXi host
     the VM runs on B(now) (a standard port group is per host, and DRS or vMotion move VMs), and the node holds its base
     address on that NIC, up (NodeNetworkState).
-  - B(Blackhole) detection. OVN-Kubernetes probes egress nodes over the primary network, so a disconnected secondary vNIC,
-    a port group missing on the VM's current host or a lost base address does not move the IP - it stays assigned and
-    its traffic is dropped (DOMAIN.md section 6). Such an IP is an error (C(egressip_blackhole)); an egress node with a
-    broken path that hosts nothing is a warning (C(egressip_node_path_broken)).
+  - B(Blackhole) detection. OVN-Kubernetes probes egress nodes over the primary network, so a broken secondary path whose
+    node keeps its address does not move the IP - it stays assigned and its traffic is dropped (DOMAIN.md section 6).
+    Such an IP is an error (C(egressip_blackhole)); an egress node with a broken path that hosts nothing is a warning
+    (C(egressip_node_path_broken)). Each kind is also named once per node - C(blackhole_nic_disconnected) (the vNIC is
+    disconnected and the node keeps its address, NetworkManager C(ignore-carrier)), C(blackhole_portgroup_missing_on_host)
+    (the standard port group was removed or renamed on the VM's current host), C(blackhole_portgroup_vlan_mismatch) (the
+    port group has another VLAN there than O(portgroup.vlan_id), or than most hosts when it is not given),
+    C(blackhole_gateway_route_missing) (no route via O(network.gateway) on the NIC, checked when it is given).
+  - B(Carrier loss). A disconnected vNIC whose address NetworkManager removed (no C(ignore-carrier), its default) is no
+    blackhole - OVN-Kubernetes moves the node's IPs and places none there - but a capacity loss
+    (C(egressip_node_capacity_lost), node C(path) C(no_address), C(carrier_loss) C(remove) in RV(nodes)); one whose node
+    keeps the address is a blackhole (C(carrier_loss) C(keep)). The behaviour is read from vCenter (the vNIC) and
+    NodeNetworkState (its address); it is not assumed.
   - With O(remediate=true), removes the C(k8s.ovn.org/egress-assignable) label (JSON merge patch) of every labelled node
     whose secondary path is broken, so OVN-Kubernetes moves their egress IPs; then waits until each moved IP is on
     another node, measures how long that took (monotonic clock), and verifies again. Nothing is changed when the
@@ -72,7 +81,9 @@ options:
         type: str
         required: true
       gateway:
-        description: The router of the secondary subnet (validated, not otherwise used).
+        description:
+          - The router of the secondary subnet. Given, each egress node's NIC must have a route via it in NodeNetworkState
+            (C(blackhole_gateway_route_missing)); left out, routes are not checked.
         type: str
       node_address_range:
         description: The node base address range (validated, not otherwise used).
@@ -234,7 +245,12 @@ egress_ips:
       type: str
       sample: seen
 nodes:
-  description: One row per egress-assignable node and per node hosting an egress IP.
+  description:
+    - One row per egress-assignable node and per node hosting an egress IP.
+    - C(path) is C(ok), C(broken), C(not_checked) or C(no_address) (the vNIC is disconnected and NetworkManager removed its
+      address - a capacity loss, not a blackhole). C(blackhole_kinds) lists the named blackhole findings of the node.
+      C(carrier_loss) is C(remove) or C(keep) when the vNIC is disconnected (what NetworkManager did with the address),
+      else C(null).
   returned: always
   type: list
   elements: dict
@@ -255,6 +271,8 @@ nodes:
       path: ok
       problems: []
       notes: []
+      blackhole_kinds: []
+      carrier_loss: null
 findings:
   description: Findings of the catalogue (C(id), C(severity), C(message), C(remedy), C(docs), C(objects)), see docs/runbook.md.
   returned: always
@@ -389,7 +407,8 @@ class Verification(object):
 
     def once(self):
         snapshot = vio.read_snapshot(self.module.k8s, self.vsphere)
-        result = _verify.evaluate(snapshot, cidr=self.cidr, names=self.names, expected=self.expected)
+        result = _verify.evaluate(snapshot, cidr=self.cidr, names=self.names, expected=self.expected,
+                                  gateway=(self.params['network'] or {}).get('gateway'))
         if self.vsphere is None:
             result['findings'].append(catalogue_finding('vsphere_not_checked', 'vCenter was not read (datacenter, cluster and portgroup '
                                                         'not all given), so the node VMs\' vNICs were not checked.'))

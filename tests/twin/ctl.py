@@ -89,8 +89,16 @@ def _spawn(argv, log_path, env=None, cwd=None):
                                 env=env, cwd=cwd, start_new_session=True)
 
 
-def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1.0, binary=None, random_seed=None):
-    """Start both processes; returns the settings written to <state_dir>/env as a dict."""
+def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1.0, binary=None, random_seed=None,
+          nmstate_version=None, nns_refresh=None, nmstate_retry_backoff=None, tuned_delay=None,
+          carrier_loss=None, carrier_loss_delay=None):
+    """Start both processes; returns the settings written to <state_dir>/env as a dict.
+
+    nmstate_version: the NMState handler's nmstate release (default 2.2.38, before routes could name a
+    profile); nns_refresh: seconds between NodeNetworkState refreshes (default 60, as a cluster).
+    carrier_loss: 'remove' (default, NetworkManager without ignore-carrier: the secondary address goes
+    carrier_loss_delay seconds, default 4, after the vNIC is disconnected) or 'keep' (ignore-carrier).
+    """
     state_dir = os.path.abspath(state_dir)
     if status(state_dir):
         raise TwinError('a twin is already running from %s; stop it first (make twin-stop)' % state_dir)
@@ -112,6 +120,12 @@ def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1
         env = dict(os.environ, PYTHONPATH=TESTS_DIR)
         if random_seed is not None:
             env['TWIN_RANDOM_SEED'] = str(random_seed)
+        nmstate_args = []
+        for flag, value in (('--nmstate-version', nmstate_version), ('--nns-refresh', nns_refresh),
+                            ('--nmstate-retry-backoff', nmstate_retry_backoff), ('--tuned-delay', tuned_delay),
+                            ('--carrier-loss', carrier_loss), ('--carrier-loss-delay', carrier_loss_delay)):
+            if value is not None:
+                nmstate_args += [flag, str(value)]
         kube = _spawn([sys.executable, '-m', 'twin.kube', '--listen', '127.0.0.1:0', '--state-dir', state_dir,
                        '--vcsim-state', os.path.join(state_dir, 'vcsim.json'), '--probe-interval', str(probe_interval)],
                       kube_log, env=env, cwd=TESTS_DIR)
@@ -215,12 +229,18 @@ def main(argv=None):
     parser.add_argument('--probe-interval', type=float, default=1.0, help='OVN-K reachability probe interval, seconds')
     parser.add_argument('--random-seed', type=int, default=None, help='seed of the placement tie-breaker')
     args = parser.parse_args(argv)
+    parser.add_argument('--nmstate-version', default=None, help='nmstate release of the NMState handler (default 2.2.38)')
+    parser.add_argument('--nns-refresh', type=float, default=None, help='seconds between NodeNetworkState refreshes (default 60)')
+    parser.add_argument('--carrier-loss', choices=['remove', 'keep'], default=None,
+                        help='NetworkManager on carrier loss of the secondary vNIC: remove its address (default) or keep it (ignore-carrier)')
     try:
         if args.action == 'build':
             print(build_vcsim())
         elif args.action == 'start':
             settings = start(args.dir, workers=args.workers, masters=args.masters, hosts=args.hosts,
-                             probe_interval=args.probe_interval, random_seed=args.random_seed)
+                             probe_interval=args.probe_interval, random_seed=args.random_seed,
+                             nmstate_version=args.nmstate_version, nns_refresh=args.nns_refresh, tuned_delay=args.tuned_delay,
+                             carrier_loss=args.carrier_loss)
             _log('vCenter simulator: %s (datacenter %s, cluster %s)'
                  % (settings['TWIN_VCSIM_URL'], settings['TWIN_DATACENTER'], settings['TWIN_CLUSTER']))
             _log('Kubernetes API:    %s (kubeconfig %s)' % (settings['TWIN_KUBE_URL'], settings['KUBECONFIG']))

@@ -120,14 +120,40 @@ def relocate(twin, node, host_name):
     WaitForTask(vm_object(twin, node).RelocateVM_Task(vim.vm.RelocateSpec(host=host_object(twin, host_name))))
 
 
-def address_policy(twin, node, mac, address):
-    body = {'apiVersion': 'nmstate.io/v1', 'kind': 'NodeNetworkConfigurationPolicy',
-            'metadata': {'name': 'test-egress-%s' % node},
-            'spec': {'nodeSelector': {'kubernetes.io/hostname': node},
-                     'desiredState': {'interfaces': [{
-                         'name': 'egress0', 'type': 'ethernet', 'state': 'up', 'identifier': 'mac-address', 'mac-address': mac.upper(),
-                         'ipv4': {'enabled': True, 'dhcp': False, 'address': [{'ip': address, 'prefix-length': 24}]}}]}}}
+def address_policy(twin, node, mac, address, interface=None):
+    """The node's NMState policy: the NIC by MAC with its base address, and (given its kernel name) the gateway route, as the node step writes them."""
+    desired = {'interfaces': [{
+        'name': 'egress0', 'type': 'ethernet', 'state': 'up', 'identifier': 'mac-address', 'mac-address': mac.upper(),
+        'ipv4': {'enabled': True, 'dhcp': False, 'address': [{'ip': address, 'prefix-length': 24}]}}]}
+    if interface:
+        desired['routes'] = {'config': [gateway_route(interface)]}
+    body = {'apiVersion': 'nmstate.io/v1', 'kind': 'NodeNetworkConfigurationPolicy', 'metadata': {'name': 'test-egress-%s' % node},
+            'spec': {'nodeSelector': {'kubernetes.io/hostname': node}, 'desiredState': desired}}
     twin.custom_objects().create_cluster_custom_object(body=body, **NNCP)
+
+
+def gateway_route(interface, state=None):
+    """The secondary gateway route via the NIC's kernel name (older nmstate cannot resolve a profile name there)."""
+    route = {'destination': '0.0.0.0/0', 'next-hop-address': NETWORK['gateway'], 'next-hop-interface': interface,
+             'metric': NETWORK['route_metric'], 'table-id': 254}
+    return dict(route, state=state) if state else route
+
+
+def nns_interface(twin, node, mac):
+    """The node's NodeNetworkState interface with that MAC, or None (not reported yet)."""
+    try:
+        nns = twin.custom_objects().get_cluster_custom_object('nmstate.io', 'v1beta1', 'nodenetworkstates', node)
+    except Exception:  # pylint: disable=broad-except  # 404 before the handler reported the node
+        return None
+    interfaces = ((nns.get('status') or {}).get('currentState') or {}).get('interfaces') or []
+    return next((item for item in interfaces if (item.get('mac-address') or '').lower() == mac.lower()), None)
+
+
+def kernel_names(twin, macs):
+    """{node: kernel name} of the NICs {node: MAC}, once every NodeNetworkState lists them (it refreshes a moment later)."""
+    twin.wait_for(lambda: all(nns_interface(twin, node, mac) for node, mac in macs.items()), timeout=30,
+                  what='NodeNetworkStates listing the new NICs')
+    return dict((node, nns_interface(twin, node, mac)['name']) for node, mac in macs.items())
 
 
 def label(twin, node, present=True):
@@ -187,9 +213,11 @@ def make_egress_cluster(twin, ips=('10.20.0.200', '10.20.0.201'), nodes=None, po
         add_portgroup(twin)
     forwarding_global(twin)
     addresses = {}
+    macs = dict((node, add_nic(twin, node, dvs_portgroup)) for node in nodes)
+    names = kernel_names(twin, macs)
     for index, node in enumerate(nodes):
         addresses[node] = '10.20.0.%d' % (10 + index)
-        address_policy(twin, node, add_nic(twin, node, dvs_portgroup), addresses[node])
+        address_policy(twin, node, macs[node], addresses[node], names[node])
         label(twin, node)
     twin.wait_for(lambda: all('%s/24' % addresses[node] in host_cidrs(twin, node) for node in nodes), timeout=30,
                   what='host-cidrs of %s to show their secondary address' % ', '.join(nodes))

@@ -17,7 +17,7 @@ from twin.fixture import kube_writes
 
 import _prepare as prepare
 
-TWIN_OPTIONS = {'workers': 4}
+TWIN_OPTIONS = {'workers': 4, 'carrier_loss': 'keep'}  # ignore-carrier: blackholes
 W = ['ocp1-worker-%d' % i for i in range(4)]
 SELECTOR = {'node-role.kubernetes.io/worker': ''}
 CIDR = '10.20.0.0/24'

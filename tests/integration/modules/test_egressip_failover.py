@@ -9,7 +9,7 @@ from twin.fixture import vcsim_writes
 
 import _egress_cluster as ec
 
-TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 5}
+TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 5, 'carrier_loss': 'keep'}  # ignore-carrier: blackholes
 
 
 def args(twin, node, **extra):

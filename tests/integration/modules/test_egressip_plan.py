@@ -113,7 +113,7 @@ def test_cordon_and_disconnect_move_nothing(twin, run_module):
     current = settled(twin, ['payments', 'billing'])
     node = sorted(set(current.values()))[0]
     assert plan(run_module, nodes=[node], trigger='cordon')['what_if'][0]['moved'] == []
-    blackhole = plan(run_module, nodes=[node], trigger='disconnect_nic')['what_if'][0]
+    blackhole = plan(run_module, nodes=[node], trigger='disconnect_nic', carrier_loss='keep')['what_if'][0]
     assert blackhole['effect'] == 'blackhole'
     assert sorted((item['egressip'], item['ip']) for item in blackhole['blackholed']) == sorted(key for key, host in current.items() if host == node)
     twin.core_v1().patch_node(node, {'spec': {'unschedulable': True}})

@@ -8,7 +8,7 @@ from twin.fixture import vcsim_writes
 
 import _egress_cluster as ec
 
-TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 11}
+TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 11, 'carrier_loss': 'keep'}  # ignore-carrier: blackholes
 OBJECTS = [{'name': 'payments', 'egress_ips': ['10.20.0.200', '10.20.0.201'], 'namespace_selector': {'matchLabels': {'team': 'payments'}}}]
 
 

@@ -13,7 +13,7 @@ from twin.fixture import kube_writes, vcsim_writes
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
 import _egress_cluster as ec  # noqa: E402  pylint: disable=wrong-import-position
 
-TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 31}
+TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 31, 'carrier_loss': 'keep'}  # ignore-carrier: blackholes
 PLAYBOOK = 'playbooks/support_report.yml'
 VARIABLES_FILE = '@examples/twin-cluster.yml'
 OUTSIDE = 'outside Red Hat support: secondary-network EgressIP on vSphere'

@@ -17,7 +17,7 @@ from twin.fixture import vcsim_writes
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
 import _egress_cluster as ec  # noqa: E402  pylint: disable=wrong-import-position
 
-TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 21}
+TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 21, 'carrier_loss': 'keep'}  # ignore-carrier: blackholes
 VARIABLES_FILE = '@examples/twin-cluster.yml'
 FAST = {'egressip_verify': {'wire': {'echo_target': ec.ECHO_TARGET}},
         'egressip_drill': {'poll_interval': 0.2, 'observe_seconds': 1.5, 'wait_timeout': 60}}

@@ -30,6 +30,19 @@ def parse_args(argv=None):
     parser.add_argument("--token", help="bearer token clients must send (random by default)")
     parser.add_argument("--echo-target", default="192.0.2.10:8080", help="simulated echo service off the cluster")
     parser.add_argument("--no-controllers", action="store_true", help="serve the API only: no seed state, no controllers")
+    parser.add_argument("--nmstate-version", default=None,
+                        help="nmstate release of the NMState handler (default 2.2.38: routes must name kernel interfaces)")
+    parser.add_argument("--nns-refresh", type=float, default=None,
+                        help="seconds between NodeNetworkState refreshes (default 60, as kubernetes-nmstate)")
+    parser.add_argument("--nmstate-retry-backoff", type=float, default=None,
+                        help="first retry backoff of a failing enactment, newer handlers only (default 1 s)")
+    parser.add_argument("--tuned-delay", type=float, default=None,
+                        help="seconds before TuneD applies a changed Profile (default 3)")
+    parser.add_argument("--carrier-loss", choices=["remove", "keep"], default="remove",
+                        help="NetworkManager when a secondary vNIC loses its carrier: remove its address (default) or keep it "
+                             "(ignore-carrier)")
+    parser.add_argument("--carrier-loss-delay", type=float, default=4.0,
+                        help="seconds before NetworkManager acts on a lost carrier (LINK_DISCONNECT_DELAY, default 4)")
     parser.add_argument("--log-level", default="WARNING")
     return parser.parse_args(argv)
 
@@ -67,7 +80,11 @@ def start_controllers(store, args):
             vcsim_state = json.load(handle)
     vcsim_url = "https://%s:%s" % (vcsim_state["host"], vcsim_state["port"]) if vcsim_state.get("port") else None
     controllers.seed.seed(store, vcsim_state)
-    return controllers.start(store, vcsim_url=vcsim_url, probe_interval=args.probe_interval, echo_target=args.echo_target)
+    importlib.import_module("twin.controllers.hostnet").configure_carrier(args.carrier_loss, args.carrier_loss_delay)
+    nmstate = {key: value for key, value in (("version", args.nmstate_version), ("refresh", args.nns_refresh),
+                                             ("retry_backoff", args.nmstate_retry_backoff)) if value is not None}
+    return controllers.start(store, vcsim_url=vcsim_url, probe_interval=args.probe_interval, echo_target=args.echo_target,
+                             nmstate=nmstate, tuned_options={} if args.tuned_delay is None else {"delay": args.tuned_delay})
 
 
 def main(argv=None):

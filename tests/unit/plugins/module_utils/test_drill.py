@@ -93,7 +93,7 @@ def test_nothing_to_move_cordon_moves_and_wire_findings():
 
 def test_blackhole_prediction_for_a_disconnected_nic_is_not_nothing_to_move():
     nodes, egressips = cluster((('10.20.0.200', 'w0'), ('10.20.0.201', 'w1')))
-    prediction = placement.what_if(placement.snapshot(nodes, egressips), 'w0', 'disconnect_nic')
+    prediction = placement.what_if(placement.snapshot(nodes, egressips), 'w0', 'disconnect_nic', carrier_loss='keep')
     assert prediction['effect'] == 'blackhole'
     assert drill.failure_findings('w0', 'disconnect_nic', prediction, [], []) == []
 

@@ -224,10 +224,31 @@ def test_what_if_cordon_moves_nothing():
     assert result['effect'] == 'none' and result['moved'] == [] and 'nothing moves' in result['notes'][0]
 
 
-def test_what_if_disconnected_nic_is_a_blackhole():
-    result = placement.what_if(settled_three_nodes(), 'w0', 'disconnect_nic')
-    assert result['effect'] == 'blackhole' and result['moved'] == []
+def test_what_if_disconnected_nic_with_ignore_carrier_is_a_blackhole():
+    result = placement.what_if(settled_three_nodes(), 'w0', 'disconnect_nic', carrier_loss='keep')
+    assert result['effect'] == 'blackhole' and result['moved'] == [] and result['carrier_loss'] == 'keep'
     assert result['blackholed'] == [{'egressip': 'a', 'ip': '10.20.0.200'}, {'egressip': 'b', 'ip': '10.20.0.202'}]
+
+
+def test_what_if_disconnected_nic_without_ignore_carrier_moves_like_subnet_gone_and_says_it_assumed_so():
+    snap = settled_three_nodes()
+    result = placement.what_if(snap, 'w0', 'disconnect_nic')
+    gone = placement.what_if(snap, 'w0', 'subnet_gone')
+    assert result['effect'] == 'moves' and result['blackholed'] == [] and result['carrier_loss'] == 'remove'
+    assert result['moved'] == gone['moved'] and result['unassigned'] == gone['unassigned']
+    assert any('assumed' in note for note in result['notes'])
+    assert not any('assumed' in note for note in placement.what_if(snap, 'w0', 'disconnect_nic', carrier_loss='remove')['notes'])
+
+
+def test_what_if_all_takes_a_carrier_loss_per_node_and_refuses_an_unknown_one():
+    results = placement.what_if_all(settled_three_nodes(), 'disconnect_nic', nodes=['w0', 'w1'], carrier_loss={'w0': 'keep'})
+    assert [(item['node'], item['effect']) for item in results] == [('w0', 'blackhole'), ('w1', 'moves')]
+    try:
+        placement.what_if(settled_three_nodes(), 'w0', 'disconnect_nic', carrier_loss='ignore')
+    except ValueError as error:
+        assert 'carrier_loss must be one of keep, remove' in str(error)
+    else:
+        raise AssertionError('an unknown carrier_loss was accepted')
 
 
 def test_what_if_subnet_gone_keeps_primary_network_ips():

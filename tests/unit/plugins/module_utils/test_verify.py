@@ -91,10 +91,12 @@ def test_disconnected_nic_is_a_blackhole_naming_the_nic():
     result = cluster.evaluate()
     assert row(result, '10.20.0.200')['status'] == 'blackhole'
     assert row(result, '10.20.0.201')['status'] == 'ok'
-    assert ids(result) == ['egressip_blackhole']
-    message = result['findings'][0]['message']
+    assert ids(result) == ['blackhole_nic_disconnected', 'egressip_blackhole']  # the node keeps its address: ignore-carrier
+    blackhole = next(item for item in result['findings'] if item['id'] == 'egressip_blackhole')
+    message = blackhole['message']
     assert 'EgressIP payments: 10.20.0.200' in message and 'node w0' in message and mac(0) in message and 'disconnected' in message
-    assert {'kind': 'VirtualMachine', 'name': 'w0'} in result['findings'][0]['objects']
+    assert {'kind': 'VirtualMachine', 'name': 'w0'} in blackhole['objects']
+    assert node_row(result, 'w0')['carrier_loss'] == 'keep'
     assert result['broken_nodes'] == ['w0']
 
 
@@ -169,8 +171,8 @@ def test_idle_labelled_node_with_a_broken_path_is_a_warning():
     cluster = Cluster()
     cluster.vsphere['vms']['w2']['nics'][1]['connected'] = False
     result = cluster.evaluate()
-    assert ids(result) == ['egressip_node_path_broken']
-    assert result['findings'][0]['severity'] == 'warning'
+    assert ids(result) == ['blackhole_nic_disconnected', 'egressip_node_path_broken']
+    assert [item['severity'] for item in result['findings']] == ['warning', 'warning']
     assert result['broken_nodes'] == ['w2']
 
 
@@ -409,3 +411,85 @@ def test_single_point_of_failure_is_a_warning():
     assert ids(result) == ['egressip_single_point_of_failure'] * 2
     assert result['findings'][0]['message'] == 'If node w0 fails, payments 10.20.0.200 stays unassigned.'
     assert verify.summary(result)['ok'] is True
+
+
+# --- carrier loss: failover or blackhole, and the blackhole kinds that stay whatever NetworkManager does ------------
+
+def _address_removed(cluster, name, index):
+    """NetworkManager without ignore-carrier: the vNIC disconnected, the address gone from NodeNetworkState and host-cidrs."""
+    cluster.vsphere['vms'][name]['nics'][1]['connected'] = False
+    cluster.nns[name] = nns(name, index, address=False, state='down')
+    cluster.nodes[index] = node_object(name, index, [])
+
+
+def test_disconnected_nic_whose_address_went_is_a_capacity_loss_not_a_blackhole():
+    cluster = Cluster(status=(('10.20.0.200', 'w1'), ('10.20.0.201', 'w2')))
+    _address_removed(cluster, 'w0', 0)
+    result = cluster.evaluate()
+    w0 = node_row(result, 'w0')
+    assert w0['path'] == 'no_address' and w0['carrier_loss'] == 'remove' and w0['problems'] == []
+    assert ids(result) == ['egressip_node_capacity_lost', 'egressip_single_point_of_failure', 'egressip_single_point_of_failure']
+    assert result['broken_nodes'] == []  # nothing to unlabel: OVN-K places nothing there
+    assert [item['status'] for item in result['egress_ips']] == ['ok', 'ok']
+
+
+def test_ip_still_on_the_node_whose_address_went_is_moving_not_blackholed():
+    cluster = Cluster()
+    _address_removed(cluster, 'w0', 0)
+    result = cluster.evaluate()
+    assert row(result, '10.20.0.200')['status'] == 'node_lacks_network'
+    assert 'blackhole_nic_disconnected' not in ids(result) and 'egressip_blackhole' not in ids(result)
+
+
+def test_vlan_other_than_configured_on_the_vm_host_is_a_named_blackhole():
+    cluster = Cluster()
+    cluster.vsphere['vlan_id'] = 120
+    cluster.vsphere['portgroup_vlans'] = {'H0': 130, 'H1': 120, 'H2': 120}
+    result = cluster.evaluate()
+    assert row(result, '10.20.0.200')['status'] == 'blackhole'
+    finding = next(item for item in result['findings'] if item['id'] == 'blackhole_portgroup_vlan_mismatch')
+    assert 'VLAN 130 on ESXi host H0 where VM w0 runs now, VLAN 120 configured' in finding['message']
+    assert finding['severity'] == 'error' and 'hosting 10.20.0.200' in finding['message']
+
+
+def test_vlan_reference_without_configuration_is_what_most_hosts_have():
+    cluster = Cluster()
+    cluster.vsphere['portgroup_vlans'] = {'H0': 120, 'H1': 130, 'H2': 120}
+    result = cluster.evaluate()
+    assert row(result, '10.20.0.201')['status'] == 'blackhole' and row(result, '10.20.0.200')['status'] == 'ok'
+    assert 'VLAN 120 on the other hosts' in next(item['message'] for item in result['findings']
+                                                 if item['id'] == 'blackhole_portgroup_vlan_mismatch')
+
+
+def test_portgroup_missing_on_the_current_host_is_a_named_blackhole():
+    cluster = Cluster()
+    cluster.vsphere['hosts']['H1'] = ['VM Network']
+    result = cluster.evaluate()
+    assert row(result, '10.20.0.201')['status'] == 'blackhole'
+    assert 'blackhole_portgroup_missing_on_host' in ids(result)
+
+
+def _route(index, gateway='10.20.0.1'):
+    return {'destination': '0.0.0.0/0', 'next-hop-address': gateway, 'next-hop-interface': 'ens224', 'metric': 200, 'table-id': 254}
+
+
+def test_gateway_route_is_checked_only_when_the_gateway_is_given():
+    cluster = Cluster()
+    for index in range(3):
+        cluster.nns['w%d' % index]['status']['currentState']['routes'] = {'config': [_route(index)], 'running': [_route(index)]}
+    cluster.nns['w1']['status']['currentState']['routes'] = {'config': [], 'running': []}
+    assert [item['status'] for item in cluster.evaluate()['egress_ips']] == ['ok', 'ok']
+    result = cluster.evaluate(gateway='10.20.0.1')
+    assert row(result, '10.20.0.201')['status'] == 'blackhole' and row(result, '10.20.0.200')['status'] == 'ok'
+    finding = next(item for item in result['findings'] if item['id'] == 'blackhole_gateway_route_missing')
+    assert 'no route via gateway 10.20.0.1 on interface ens224' in finding['message']
+
+
+def test_carrier_loss_choice_reads_ignore_carrier_from_a_down_link_that_keeps_its_address():
+    cluster = Cluster()
+    assert verify.carrier_loss_choice('w0', nns=cluster.nns)[0] == 'remove'
+    assert 'assumed' in verify.carrier_loss_choice('w0', nns=cluster.nns)[1]
+    cluster.nns['w2'] = nns('w2', 2, state='down')
+    behaviour, how = verify.carrier_loss_choice('w0', nns=cluster.nns)
+    assert behaviour == 'keep' and 'read from node w2' in how and 'ens224 is down and still holds 10.20.0.12/24' in how
+    assert verify.carrier_loss_choice('w0', given='remove', nns=cluster.nns) == ('remove', 'given (carrier_loss=remove)')
