@@ -17,6 +17,8 @@ description:
     C(NodeNetworkState), and whose C(k8s.ovn.org/host-cidrs) annotation (what OVN-Kubernetes places egress IPs by)
     shows that address.
   - Reports the nodes that match O(selector) but are not capable, and why (finding C(node_not_capable)).
+  - With O(state=present), a selector that matches no node is refused before anything is written (finding
+    C(egress_nodes_none_selected)), on a fresh cluster as on an enabled one (where it would remove every label).
   - Removes the label from labelled nodes that are not capable (with O(exclusive=true), also from labelled nodes
     outside O(selector)). Removing it from a node that hosts egress IPs is refused unless every such IP has a
     capable replacement (a node keeping the label that does not already host another IP of the same EgressIP
@@ -195,11 +197,14 @@ diff:
       type: dict
 '''
 
+import json
+
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR, validate_cidr
+from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
@@ -237,11 +242,22 @@ def validate(params):
     return networks, dict((entry['node'], entry['mac']) for entry in entries), findings
 
 
+def none_selected(selector, nodes):
+    return catalogue_finding(
+        'egress_nodes_none_selected', 'selector %s matches none of the %d nodes; nothing was written.'
+        % (json.dumps(selector, sort_keys=True), len(nodes)), objects=[{'kind': 'option', 'name': 'selector'}],
+        remedy='correct the selector (egressip_nodes.selector) to the labels of the egress nodes (oc get nodes --show-labels); '
+               'to remove every label the collection set, use state: absent.')
+
+
 def plan(module, networks, macs):
     params = module.params
     snapshot = read_snapshot(module.k8s)
     result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, params['state'] == 'present',
                                   params['exclusive'], params['force'])
+    # the same refusal on a fresh and on an enabled cluster (there it would strand every label)
+    if params['state'] == 'present' and not result['matching']:
+        raise Refused([none_selected(params['selector'], snapshot['nodes'])])
     if not (params['wait'] and macs and params['state'] == 'present') or module.check_mode:
         return result
     clock = io.Clock(params['wait_timeout'], params['wait_sleep'])
