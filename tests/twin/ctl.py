@@ -127,8 +127,8 @@ def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1
             if value is not None:
                 nmstate_args += [flag, str(value)]
         kube = _spawn([sys.executable, '-m', 'twin.kube', '--listen', '127.0.0.1:0', '--state-dir', state_dir,
-                       '--vcsim-state', os.path.join(state_dir, 'vcsim.json'), '--probe-interval', str(probe_interval)],
-                      kube_log, env=env, cwd=TESTS_DIR)
+                       '--vcsim-state', os.path.join(state_dir, 'vcsim.json'), '--probe-interval', str(probe_interval)]
+                      + nmstate_args, kube_log, env=env, cwd=TESTS_DIR)
         pids['kube'] = kube.pid
         _write_json(os.path.join(state_dir, 'pids.json'), pids)
         kube_state = _wait_for_file(os.path.join(state_dir, 'kube.json'), kube, 'the Kubernetes API emulator', kube_log)
@@ -227,12 +227,13 @@ def main(argv=None):
     parser.add_argument('--masters', type=int, default=3)
     parser.add_argument('--hosts', type=int, default=3)
     parser.add_argument('--probe-interval', type=float, default=1.0, help='OVN-K reachability probe interval, seconds')
+    parser.add_argument('--tuned-delay', type=float, default=None, help='seconds before TuneD applies a changed Profile (default 3)')
     parser.add_argument('--random-seed', type=int, default=None, help='seed of the placement tie-breaker')
-    args = parser.parse_args(argv)
     parser.add_argument('--nmstate-version', default=None, help='nmstate release of the NMState handler (default 2.2.38)')
     parser.add_argument('--nns-refresh', type=float, default=None, help='seconds between NodeNetworkState refreshes (default 60)')
     parser.add_argument('--carrier-loss', choices=['remove', 'keep'], default=None,
                         help='NetworkManager on carrier loss of the secondary vNIC: remove its address (default) or keep it (ignore-carrier)')
+    args = parser.parse_args(argv)
     try:
         if args.action == 'build':
             print(build_vcsim())
