@@ -324,6 +324,18 @@ NODE_CHECKS = {
         'remedy': 'Check that the NMState handler runs on every node (oc get nns -o yaml shows status.handlerNmstateVersion); the '
                   'collection does not depend on the release, but a support case needs it.',
     },
+    'node_hosts_unowned_egress_ips': {
+        'severity': 'error',
+        'title': 'Removing a node\'s label would move an egress IP this collection does not own',
+        'remedy': 'Keep the label: hand it back (oc annotate node <node> egressip.ocp/egress-assignable-, so it counts as set by hand), '
+                  'or move that egress IP first, or set force: true to accept the move.',
+    },
+    'egress_label_set_by_hand': {
+        'severity': 'warning',
+        'title': 'A node carries the egress-assignable label without the record that this collection set it',
+        'remedy': 'Leave it (it is kept), hand it over with adopt: true (egress_nodes_adopt) or '
+                  'oc annotate node <node> egressip.ocp/egress-assignable=ocp.egressip, or remove it by hand.',
+    },
     'node_route_metric_too_low': {
         'severity': 'error',
         'title': 'The secondary gateway route metric is not above the primary default route',
@@ -403,6 +415,12 @@ EGRESSIP_CHECKS = {
         'severity': 'error',
         'title': 'An EgressIP object of that name exists and was not created by this collection',
         'remedy': 'Rename the entry, or set adopt: true to take the object over (its spec is then replaced by the variables file).',
+    },
+    'egressip_delete_assigned': {
+        'severity': 'error',
+        'title': 'Deleting an EgressIP object whose egress IPs are assigned would stop the traffic they carry',
+        'remedy': 'Move the workloads off those egress IPs first, or set force: true (disable_force: true, egressips_force: true) '
+                  'to delete the object and accept that its egress IPs stop carrying traffic.',
     },
     'egressip_unassigned': {
         'severity': 'error',

@@ -47,8 +47,39 @@ def write_atomic(module, path, content):
             os.unlink(temporary)
 
 
+def dest_problem(dest):
+    """Why the reports cannot go to `dest` (checked in check mode too), or None."""
+    if os.path.exists(dest):
+        return None if os.path.isdir(dest) else 'it exists and is not a directory'
+    parent = os.path.dirname(os.path.abspath(dest))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return '%s is not a directory' % parent
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return 'it does not exist and %s is not writable, so it cannot be created' % parent
+    return None
+
+
+def _fail_dest(module, dest, problem):
+    module.fail_json(msg='dest=%s cannot hold the reports: %s. Fix: give a writable directory (egressip_report_dir, or the '
+                         'role\'s *_report_dir / support_report_dir variable); it is created when missing.' % (dest, problem))
+
+
 def write_reports(module, dest, name, contents, mode):
-    """(paths, changed, diffs): the files for [(suffix, text)] in dest; diffs for the text files that change."""
+    """(paths, changed, diffs): the files for [(suffix, text)] in dest; diffs for the text files that change.
+
+    A dest that cannot hold them ends the module with a message naming dest and the fix, never a bare errno."""
+    problem = dest_problem(dest)
+    if problem:
+        _fail_dest(module, dest, problem)
+    try:
+        return _write_reports(module, dest, name, contents, mode)
+    except (IOError, OSError) as exc:
+        _fail_dest(module, dest, '%s (%s)' % (exc.strerror or exc, getattr(exc, 'filename', None) or dest))
+
+
+def _write_reports(module, dest, name, contents, mode):
     paths, changed, diffs = [], False, []
     for suffix, text in contents:
         path = os.path.join(dest, name + suffix)
