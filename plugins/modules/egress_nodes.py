@@ -19,13 +19,21 @@ description:
   - Reports the nodes that match O(selector) but are not capable, and why (finding C(node_not_capable)).
   - With O(state=present), a selector that matches no node is refused before anything is written (finding
     C(egress_nodes_none_selected)), on a fresh cluster as on an enabled one (where it would remove every label).
-  - Removes the label from labelled nodes that are not capable (with O(exclusive=true), also from labelled nodes
-    outside O(selector)). Removing it from a node that hosts egress IPs is refused unless every such IP has a
-    capable replacement (a node keeping the label that does not already host another IP of the same EgressIP
-    object) or O(force=true); nothing is written then.
+  - Writes the label together with the record C(egressip.ocp/egress-assignable=ocp.egressip) (a Node annotation, in the
+    same patch), and only ever removes a label that carries that record. A label without it was set by hand (or by a
+    release of this collection before the record) - it is kept and reported (finding C(egress_label_set_by_hand), with
+    how to hand it over or remove it), unless O(force=true). O(adopt=true) hands over the hand-made labels of capable
+    nodes (writes the record); a record whose label was removed by hand is dropped.
+  - Removes its label from labelled nodes that are not capable (with O(exclusive=true), also from labelled nodes
+    outside O(selector)). Removing it from a node is refused unless O(force=true) (nothing is written then) when the
+    node hosts an egress IP this collection does not own - a primary-network egress IP (outside O(cidr)/O(ipv6_cidr))
+    or one of an EgressIP object without the label C(egressip.ocp/managed-by=ocp.egressip); it would move (finding
+    C(node_hosts_unowned_egress_ips)) - or one of its own egress IPs without a capable replacement (a node keeping the
+    label that does not already host another IP of the same EgressIP object; finding C(node_hosts_egress_ips)).
   - Reads one list of Nodes, NodeNetworkStates and EgressIPs; writes one JSON merge patch per node that changes, in
     parallel. A run that changes nothing costs three requests.
-  - O(state=absent) removes the label (same guard), for example before the secondary network is taken down.
+  - O(state=absent) removes the labels this collection set (same guards), for example before the secondary network is
+    taken down.
 author:
   - ocp.egressip maintainers (!UNKNOWN)
 requirements:
@@ -61,9 +69,26 @@ options:
     type: bool
     default: true
   force:
-    description: Remove the label even from nodes that host egress IPs without a capable replacement.
+    description:
+      - Remove the label even from nodes that host egress IPs without a capable replacement, or egress IPs this
+        collection does not own (they move), and also labels set by hand (without the record; in MachineSet templates
+        too).
     type: bool
     default: false
+  adopt:
+    description:
+      - Hand over to this collection the labels set by hand on the capable nodes (those that match O(selector)) - the
+        record is written beside them, so later runs and the disable playbook manage them. Labels outside O(selector)
+        or on nodes that are not capable are never adopted.
+    type: bool
+    default: false
+  deleted_egressips:
+    description:
+      - Names of EgressIP objects that an earlier step of the same run deletes (the disable role in check mode, where
+        they still exist); their egress IPs do not hold a label back.
+    type: list
+    elements: str
+    default: []
   state:
     description: V(present) labels the capable nodes; V(absent) removes the label.
     type: str
@@ -72,8 +97,9 @@ options:
   machinesets:
     description:
       - Also put the label in the template (C(spec.template.spec.metadata.labels)) of the MachineSets that build the
-        capable nodes, so their new Machines' nodes arrive labelled (with O(state=absent), take it out of every
-        MachineSet template). Only that one label key is changed in a MachineSet.
+        capable nodes, with the record in the template's annotations, so their new Machines' nodes arrive labelled
+        (with O(state=absent), take it out of every MachineSet template that carries it with the record; others only
+        with O(force=true)). Only that label and annotation key are changed in a MachineSet.
       - A new node is still not capable until it has its NIC and address; OVN-Kubernetes does not place a
         secondary-network egress IP on a node whose C(host-cidrs) lacks the subnet, and the next run of this module
         (with O(exclusive=true)) removes the label from a node that stayed incapable.
@@ -106,7 +132,7 @@ attributes:
     details: Nothing is sent but the reads (and, with O(machinesets=true), MachineSet patches with C(dryRun=All)).
   diff_mode:
     support: full
-    details: The sorted list of egress-assignable nodes before and after.
+    details: The sorted lists of egress-assignable nodes and of nodes carrying the record, before and after.
   platform:
     platforms: all
   action_group:
@@ -159,6 +185,18 @@ removed:
   type: list
   elements: str
   sample: []
+adopted:
+  description: Nodes whose hand-made label was handed over (the record written), with O(adopt=true).
+  returned: always
+  type: list
+  elements: str
+  sample: []
+hand_made:
+  description: Nodes carrying the label after this run without the record (set by hand); this collection leaves them as they are.
+  returned: always
+  type: list
+  elements: str
+  sample: [ocp1-infra-0]
 capable:
   description: Nodes that match O(selector) and can host secondary-network egress IPs.
   returned: always
@@ -178,7 +216,7 @@ machinesets_labelled:
   elements: str
   sample: [ocp1-x7k2p-worker-0]
 findings:
-  description: Refusals and warnings (C(node_not_capable), C(node_hosts_egress_ips)).
+  description: Refusals and warnings (C(node_not_capable), C(node_hosts_egress_ips), C(node_hosts_unowned_egress_ips), C(egress_label_set_by_hand)).
   returned: always
   type: list
   elements: dict
@@ -187,10 +225,13 @@ diff:
   description: The egress-assignable nodes before and after.
   returned: when diff mode is on
   type: dict
-  sample: {before: {egress_assignable: [ocp1-worker-0]}, after: {egress_assignable: [ocp1-worker-0, ocp1-worker-1]}}
+  sample: {before: {egress_assignable: [ocp1-worker-0], set_by_collection: [ocp1-worker-0]},
+           after: {egress_assignable: [ocp1-worker-0, ocp1-worker-1], set_by_collection: [ocp1-worker-0, ocp1-worker-1]}}
   contains:
     before:
-      description: C(egress_assignable), the labelled nodes, and C(machinesets) (with O(machinesets=true)) before.
+      description:
+        - C(egress_assignable), the labelled nodes, C(set_by_collection), the nodes carrying the record, and
+          C(machinesets) (with O(machinesets=true)) before.
       type: dict
     after:
       description: The same after.
@@ -254,7 +295,7 @@ def plan(module, networks, macs):
     params = module.params
     snapshot = read_snapshot(module.k8s)
     result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, params['state'] == 'present',
-                                  params['exclusive'], params['force'])
+                                  params['exclusive'], params['force'], params['adopt'], params['deleted_egressips'])
     # the same refusal on a fresh and on an enabled cluster (there it would strand every label)
     if params['state'] == 'present' and not result['matching']:
         raise Refused([none_selected(params['selector'], snapshot['nodes'])])
@@ -264,7 +305,8 @@ def plan(module, networks, macs):
     while [name for name in macs if name not in result['capable']] and not clock.expired():
         clock.sleep()
         snapshot = read_snapshot(module.k8s)
-        result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, True, params['exclusive'], params['force'])
+        result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, True, params['exclusive'], params['force'],
+                                      params['adopt'], params['deleted_egressips'])
     return result
 
 
@@ -274,7 +316,7 @@ def label_machinesets(module, labels, result):
     machines = io.list_namespaced_or_none(k8s, io.MACHINES, io.MACHINE_API_NAMESPACE) or []
     nodes = [{'metadata': {'name': name}} for name in labels['capable']]
     changes, before, after = nn.plan_machineset_labels(labels['capable'], node_machines(nodes, machines, machinesets), machinesets,
-                                                       module.params['state'] == 'present')
+                                                       module.params['state'] == 'present', module.params['force'])
     result['machinesets_labelled'] = after
     result['diff']['before']['machinesets'] = before
     result['diff']['after']['machinesets'] = after
@@ -294,6 +336,8 @@ def main():
             nodes=dict(type='list', elements='dict'),
             exclusive=dict(type='bool', default=True),
             force=dict(type='bool', default=False),
+            adopt=dict(type='bool', default=False),
+            deleted_egressips=dict(type='list', elements='str', default=[]),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             machinesets=dict(type='bool', default=False),
             wait=dict(type='bool', default=False),
@@ -304,24 +348,25 @@ def main():
     )
     if NETADDR_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
-    result = dict(changed=False, egress_assignable=[], added=[], removed=[], capable=[], not_capable=[], findings=[])
+    result = dict(changed=False, egress_assignable=[], added=[], removed=[], adopted=[], hand_made=[], capable=[], not_capable=[], findings=[])
     try:
         networks, macs, findings = validate(module.params)
         if errors(findings):
             raise Refused(findings)
         labels = plan(module, networks, macs)
-        result.update(egress_assignable=labels['after'], added=labels['add'], removed=labels['remove'], capable=labels['capable'],
-                      not_capable=labels['not_capable'], findings=labels['findings'])
+        result.update(egress_assignable=labels['after'], added=labels['add'], removed=labels['remove'], adopted=labels['adopt'],
+                      hand_made=labels['hand_made'], capable=labels['capable'], not_capable=labels['not_capable'], findings=labels['findings'])
         if errors(labels['findings']):
             result['egress_assignable'] = labels['before']
             raise Refused(labels['findings'])
-        changes = [(name, True) for name in labels['add']] + [(name, False) for name in labels['remove']]
+        changes = nn.label_changes(labels)
         result['changed'] = bool(changes)
-        result['diff'] = {'before': {'egress_assignable': labels['before']}, 'after': {'egress_assignable': labels['after']}}
+        result['diff'] = {'before': {'egress_assignable': labels['before'], 'set_by_collection': labels['recorded_before']},
+                          'after': {'egress_assignable': labels['after'], 'set_by_collection': labels['recorded_after']}}
         if changes and not module.check_mode:
             k8s = module.k8s
-            results, failures = io.run_parallel([lambda name=name, add=add: io.patch_node(k8s, name, nn.label_patch(add), False)
-                                                 for name, add in changes])
+            results, failures = io.run_parallel([lambda name=name, body=body: io.patch_node(k8s, name, body, False)
+                                                 for name, body in changes])
             io.raise_failures(failures, len([item for item in results if item is not None]), 'egress-assignable label patches')
         if module.params['machinesets']:
             label_machinesets(module, labels, result)

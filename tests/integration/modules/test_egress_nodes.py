@@ -21,6 +21,7 @@ TWIN_OPTIONS = {'workers': 4, 'carrier_loss': 'keep'}  # ignore-carrier: blackho
 W = ['ocp1-worker-%d' % i for i in range(4)]
 SELECTOR = {'node-role.kubernetes.io/worker': ''}
 CIDR = '10.20.0.0/24'
+OWNED = {nn.MANAGED_BY_LABEL: nn.MANAGED_BY_VALUE}
 NETWORK = {'cidr': CIDR, 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99', 'wait_sleep': 1}
 
 
@@ -91,12 +92,15 @@ def test_full_path_check_mode_then_labels(twin, run_module, macs):
     result = run_module('egress_nodes', args(), check=True, diff=True)
     assert result['_rc'] == 0, result
     assert result['changed'] is True and kube_writes(twin) == 0 and labelled(twin) == []
-    assert result['diff'] == {'before': {'egress_assignable': []}, 'after': {'egress_assignable': [W[0], W[1]]}}
+    assert result['diff'] == {'before': {'egress_assignable': [], 'set_by_collection': []},
+                              'after': {'egress_assignable': [W[0], W[1]], 'set_by_collection': [W[0], W[1]]}}
 
     result = run_module('egress_nodes', args(nodes=nics(macs, W[0], W[1])))
     assert result['_rc'] == 0, result
     assert result['added'] == [W[0], W[1]] and result['capable'] == [W[0], W[1]]
     assert labelled(twin) == [W[0], W[1]]
+    assert all((twin.core_v1().read_node(name).metadata.annotations or {}).get(nn.LABEL_RECORD_ANNOTATION) == 'ocp.egressip'
+               for name in W[:2]), 'the record is written with the label'
     reasons = dict((item['node'], item['reasons']) for item in result['not_capable'])
     # worker-2 has the NIC but no address yet; worker-3 has no NIC at all
     assert reasons[W[2]] == ['k8s.ovn.org/host-cidrs has no address in 10.20.0.0/24', 'no interface holds an address in 10.20.0.0/24']
@@ -124,7 +128,7 @@ def test_wait_for_a_node_whose_address_is_on_its_way(twin, run_module, macs):
 # --- link down, guarded removal ----------------------------------------------------------------------------------
 
 def test_removal_from_a_node_hosting_egress_ips_needs_a_replacement_or_force(twin, run_module, macs):
-    prepare.create_by_hand(twin, 'payments', ['10.20.0.200', '10.20.0.201', '10.20.0.202'])
+    prepare.create_by_hand(twin, 'payments', ['10.20.0.200', '10.20.0.201', '10.20.0.202'], labels=OWNED)
     try:
         twin.wait_for(lambda: len(prepare.assignments(twin, 'payments')) == 3, timeout=30, what='three egress IPs assigned')
         host = prepare.assignments(twin, 'payments')['10.20.0.200']
@@ -148,7 +152,7 @@ def test_removal_from_a_node_hosting_egress_ips_needs_a_replacement_or_force(twi
 
 
 def test_removal_with_a_capable_replacement_is_allowed(twin, run_module, macs):
-    prepare.create_by_hand(twin, 'billing', ['10.20.0.210'])
+    prepare.create_by_hand(twin, 'billing', ['10.20.0.210'], labels=OWNED)
     try:
         twin.wait_for(lambda: prepare.assignments(twin, 'billing'), timeout=30, what='10.20.0.210 assigned')
         host = prepare.assignments(twin, 'billing')['10.20.0.210']
@@ -161,6 +165,22 @@ def test_removal_with_a_capable_replacement_is_allowed(twin, run_module, macs):
         prepare.delete_by_hand(twin, 'billing')
     set_connected(twin, host, macs[host], True)
     assert run_module('egress_nodes', args(nodes=nics(macs, *W[:3]), wait=True, wait_timeout=30))['added'] == [host]
+
+
+def test_removal_from_a_node_hosting_an_egress_ip_of_a_hand_made_object_needs_force(twin, run_module, macs):
+    prepare.create_by_hand(twin, 'legacy', ['10.20.0.220'])  # no managed-by label: not this collection's
+    try:
+        twin.wait_for(lambda: prepare.assignments(twin, 'legacy'), timeout=30, what='10.20.0.220 assigned')
+        host = prepare.assignments(twin, 'legacy')['10.20.0.220']
+        set_connected(twin, host, macs[host], False)
+        twin.reset_kube_requests()
+        result = run_module('egress_nodes', args(nodes=nics(macs, *W[:3])))
+        assert result['_rc'] != 0 and 'node_hosts_unowned_egress_ips' in ids(result), result
+        assert 'would move egress IP 10.20.0.220 of EgressIP legacy, which this collection does not own' in result['msg']
+        assert kube_writes(twin) == 0 and prepare.assignments(twin, 'legacy') == {'10.20.0.220': host}
+    finally:
+        prepare.delete_by_hand(twin, 'legacy')
+        set_connected(twin, host, macs[host], True)
 
 
 # --- MachineSet templates ---------------------------------------------------------------------------------------
@@ -194,7 +214,11 @@ def test_exclusive_decides_about_labels_outside_the_selector(twin, run_module):
     prepare.label(twin, 'ocp1-master-0')
     result = run_module('egress_nodes', args(exclusive=False))
     assert result['_rc'] == 0 and result['changed'] is False and 'ocp1-master-0' in labelled(twin)
-    result = run_module('egress_nodes', args(), diff=True)
+    # set by hand (no record beside it): exclusive keeps it and says so; force removes it
+    result = run_module('egress_nodes', args())
+    assert result['_rc'] == 0 and result['changed'] is False and result['hand_made'] == ['ocp1-master-0'], result
+    assert 'egress_label_set_by_hand' in ids(result) and 'ocp1-master-0' in labelled(twin)
+    result = run_module('egress_nodes', args(force=True), diff=True)
     assert result['_rc'] == 0 and result['removed'] == ['ocp1-master-0']
     assert result['diff']['before']['egress_assignable'] == ['ocp1-master-0'] + W[:3]
     assert labelled(twin) == W[:3]

@@ -40,6 +40,7 @@ def test_desired_policy_matches_nic_by_mac_with_static_address_and_gateway_route
                          'mac-address': '00:50:56:AA:BB:01',
                          'ipv4': {'enabled': True, 'dhcp': False, 'address': [{'ip': '10.20.0.10', 'prefix-length': 24}]},
                          'ipv6': {'enabled': False}}
+    # the route names the kernel interface, never the profile name: nmstate < 2.2.43 would roll the whole policy back
     assert result['spec']['desiredState']['routes'] == {'config': [
         {'destination': '0.0.0.0/0', 'next-hop-address': '10.20.0.1', 'next-hop-interface': 'ens224', 'metric': 200, 'table-id': 254}]}
     # no DNS, and nothing touches br-ex or the primary default route
@@ -222,23 +223,27 @@ def test_no_node_network_state():
     assert 'no NodeNetworkState' in nn.node_capability(['10.20.0.10/24'], None, CIDRS)[0]
 
 
-def eip(name, items):
-    return {'metadata': {'name': name}, 'status': {'items': [{'node': node, 'egressIP': ip} for node, ip in items]}}
+def eip(name, items, owned=True):
+    labels = {nn.MANAGED_BY_LABEL: nn.MANAGED_BY_VALUE} if owned else {}
+    return {'metadata': {'name': name, 'labels': labels}, 'status': {'items': [{'node': node, 'egressIP': ip} for node, ip in items]}}
 
 
 def test_plan_labels_adds_capable_and_removes_the_rest():
-    add, remove, findings = nn.plan_labels(labelled=['w-0', 'gone'], capable=['w-0', 'w-1'], matching=['w-0', 'w-1', 'w-2'], egressips=[])
+    add, remove, findings = nn.plan_labels(labelled=['w-0', 'gone'], capable=['w-0', 'w-1'], matching=['w-0', 'w-1', 'w-2'], egressips=[],
+                                           recorded=['w-0', 'gone'])
     assert (add, remove, findings) == (['w-1'], ['gone'], [])
 
 
 def test_plan_labels_not_exclusive_keeps_labels_outside_the_selector():
-    add, remove, _findings = nn.plan_labels(labelled=['other', 'w-2'], capable=['w-0'], matching=['w-0', 'w-2'], egressips=[], exclusive=False)
+    add, remove, _findings = nn.plan_labels(labelled=['other', 'w-2'], capable=['w-0'], matching=['w-0', 'w-2'], egressips=[], exclusive=False,
+                                            recorded=['other', 'w-2'])
     assert (add, remove) == (['w-0'], ['w-2'])
 
 
 def test_removal_refused_without_capable_replacement():
     eips = [eip('payments', [('w-0', '10.20.0.200'), ('w-1', '10.20.0.201')])]
-    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1'], matching=['w-0', 'w-1'], egressips=eips)
+    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1'], matching=['w-0', 'w-1'], egressips=eips,
+                                            recorded=['w-0', 'w-1'], networks=['10.20.0.0/24'])
     assert remove == ['w-0']
     assert [f['id'] for f in findings] == ['node_hosts_egress_ips']
     assert ('removing k8s.ovn.org/egress-assignable from node w-0 would strand egress IP 10.20.0.200 of EgressIP payments: '
@@ -247,9 +252,11 @@ def test_removal_refused_without_capable_replacement():
 
 def test_removal_allowed_with_a_capable_replacement_or_force():
     eips = [eip('payments', [('w-0', '10.20.0.200'), ('w-1', '10.20.0.201')])]
-    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1', 'w-2'], matching=['w-0', 'w-1', 'w-2'], egressips=eips)
+    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1', 'w-2'], matching=['w-0', 'w-1', 'w-2'], egressips=eips,
+                                            recorded=['w-0', 'w-1'])
     assert (remove, findings) == (['w-0'], [])
-    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1'], matching=['w-0', 'w-1'], egressips=eips, force=True)
+    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1'], matching=['w-0', 'w-1'], egressips=eips, force=True,
+                                            recorded=['w-0', 'w-1'])
     assert (remove, findings) == (['w-0'], [])
 
 
@@ -393,6 +400,8 @@ def test_plan_egress_nodes():
              node('w-2'),
              node('m-0', labels={'node-role.kubernetes.io/worker': None, 'k8s.ovn.org/egress-assignable': ''})]
     nodes[3]['metadata']['labels'].pop('node-role.kubernetes.io/worker')
+    for item in (nodes[0], nodes[3]):
+        item['metadata']['annotations'] = dict(item['metadata'].get('annotations') or {}, **{nn.LABEL_RECORD_ANNOTATION: nn.MANAGED_BY_VALUE})
     states = [state('w-0', addresses=['10.20.0.10/24']), state('w-1', addresses=['10.20.0.11/24'], up='down'), state('w-2')]
     plan = nn.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {'w-0': MAC}, snapshot(nodes=nodes, states=states))
     assert (plan['add'], plan['remove'], plan['capable']) == ([], ['m-0'], ['w-0'])
@@ -418,5 +427,9 @@ def test_plan_machineset_labels():
     rows = [{'node': 'w-0', 'machineset': 'ms-a'}, {'node': 'w-1', 'machineset': 'ms-b'}, {'node': 'w-2', 'machineset': 'ms-c'},
             {'node': 'm-0', 'machineset': None}]
     assert nn.plan_machineset_labels(['w-0', 'w-1', 'm-0'], rows, sets) == ([('ms-b', True)], ['ms-a'], ['ms-a', 'ms-b'])
+    assert nn.plan_machineset_labels([], rows, sets, present=False) == ([], ['ms-a'], ['ms-a']), 'labelled by hand: kept'
+    assert nn.plan_machineset_labels([], rows, sets, present=False, force=True) == ([('ms-a', False)], ['ms-a'], [])
+    sets[0]['spec']['template']['spec']['metadata']['annotations'] = {nn.LABEL_RECORD_ANNOTATION: nn.MANAGED_BY_VALUE}
     assert nn.plan_machineset_labels([], rows, sets, present=False) == ([('ms-a', False)], ['ms-a'], [])
-    assert nn.machineset_label_patch(False) == {'spec': {'template': {'spec': {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': None}}}}}}
+    assert nn.machineset_label_patch(False) == {'spec': {'template': {'spec': {'metadata': {
+        'labels': {'k8s.ovn.org/egress-assignable': None}, 'annotations': {nn.LABEL_RECORD_ANNOTATION: None}}}}}}
