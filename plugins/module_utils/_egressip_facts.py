@@ -125,3 +125,26 @@ def egressip_facts(nodes, egressips):
         egress_assignable_nodes=assignable,
         notes=notes,
     )
+
+
+MANAGED_BY = ('egressip.ocp/managed-by', 'ocp.egressip')  # the label of the objects this collection creates
+
+
+def unowned_on_node(node, egressips, owner=MANAGED_BY):
+    """[(object, IP, why)] hosted by ``node`` that this collection does not own: a primary-network egress IP (inside the
+    node's ``node-primary-ifaddr`` subnet) or one of an object without its managed-by label. Moving them is not the
+    collection's call (the failover drill asks for a confirmation)."""
+    name = (node.get('metadata') or {}).get('name')
+    networks = node_networks_from_node(node)
+    found = []
+    for egressip in egressips:
+        metadata = egressip.get('metadata') or {}
+        owned = (metadata.get('labels') or {}).get(owner[0]) == owner[1]
+        for item in _status_items(egressip):
+            if item['node'] != name:
+                continue
+            address = parse_ip(item['egress_ip'])
+            primary = address is not None and any(address.version == cidr.version and address in cidr for cidr in networks.primary_ifaddrs)
+            if primary or not owned:
+                found.append((metadata.get('name'), item['egress_ip'], 'primary network' if primary else 'object not created by this collection'))
+    return sorted(found)

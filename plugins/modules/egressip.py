@@ -28,6 +28,9 @@ description:
     set are kept.
   - Objects it creates carry the label C(egressip.ocp/managed-by=ocp.egressip). An object of the same name without
     that label is never changed or deleted unless O(adopt=true).
+  - Deleting an object whose egress IPs are assigned (C(status.items) not empty; O(state=absent) or O(exclusive)) stops
+    the traffic they carry, so it is refused before any write unless O(force=true) (finding C(egressip_delete_assigned)
+    naming each IP and its node). RV(stops_carrying) lists those egress IPs, in check mode too.
   - With O(wait=true), waits until C(status.items) lists every IP of the objects in O(objects), each on a node whose
     C(host-cidrs) hold O(network.cidr). On timeout, fails naming each IP that is not where it should be together with
     the Warning events OVN-Kubernetes recorded for its object (C(NoMatchingNodeFound), C(EgressIPConflict),
@@ -104,6 +107,12 @@ options:
         C(oc apply)); the ownership label is added and their spec replaced by the entry.
     type: bool
     default: false
+  force:
+    description:
+      - Delete objects whose egress IPs are assigned (O(state=absent), or owned objects not in O(objects) with
+        O(exclusive=true)); those egress IPs stop carrying traffic.
+    type: bool
+    default: false
   allow_insufficient_capacity:
     description:
       - Turn the capacity refusal (fewer capable nodes than IPs per object + 1) into a warning in RV(findings).
@@ -178,10 +187,11 @@ EXAMPLES = r'''
     exclusive: true
     adopt: true
 
-- name: Remove an object
+- name: Remove an object (refused while its egress IPs are assigned, unless force)
   ocp.egressip.egressip:
     objects: [{name: payments}]
     state: absent
+    force: true
 '''
 
 RETURN = r'''
@@ -209,6 +219,14 @@ egressips:
       type: list
       elements: dict
       sample: [{egressIP: 10.20.0.200, node: ocp1-worker-0}, {egressIP: 10.20.0.201, node: ocp1-worker-1}]
+stops_carrying:
+  description:
+    - The assigned egress IPs of the objects this run deletes (or would delete, in check mode, or refused to delete without
+      O(force)) - what stops carrying traffic.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{egressip: payments, ip: 10.20.0.200, node: ocp1-worker-0}]
 placement:
   description:
     - Where OVN-Kubernetes puts or will put each IP of O(objects), as M(ocp.egressip.egressip_plan) predicts it for the
@@ -347,7 +365,23 @@ def plan_changes(objects, existing, state, exclusive, adopt):
 
 
 def _delete(name, current):
-    return {'name': name, 'action': 'delete', 'before': managed_view(current), 'after': None}
+    return {'name': name, 'action': 'delete', 'before': managed_view(current), 'after': None,
+            'assigned': [{'egressip': name, 'ip': item.get('egressIP'), 'node': item.get('node')}
+                         for item in (current.get('status') or {}).get('items') or [] if item.get('node')]}
+
+
+def delete_guard(changes, force):
+    """(stops_carrying, refusals): the assigned egress IPs of the deletes, refused (one finding per object) unless force."""
+    stops, refusals = [], []
+    for change in changes:
+        assigned = change.get('assigned') or []
+        stops += assigned
+        if assigned and not force:
+            refusals.append(catalogue_finding(
+                'egressip_delete_assigned', 'deleting EgressIP %s would stop the traffic its assigned egress IP(s) carry: %s.'
+                % (change['name'], ', '.join('%s on %s' % (item['ip'], item['node']) for item in assigned)),
+                objects=[{'kind': 'EgressIP', 'name': change['name']}] + [{'kind': 'Node', 'name': item['node']} for item in assigned]))
+    return stops, refusals
 
 
 def _drops_ips(before, after):
@@ -496,7 +530,8 @@ def run(module, result):
     if present:
         findings += validation.validate(entries, params['network'], snap, others_ignored=deleted,
                                         allow_insufficient_capacity=params['allow_insufficient_capacity'])
-    findings += refusals
+    result['stops_carrying'], assigned_refusals = delete_guard(changes, params['force'])
+    findings += refusals + assigned_refusals
     result['findings'] = findings
     if errors(findings):
         raise Refused(findings)
@@ -555,6 +590,7 @@ def main():
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             exclusive=dict(type='bool', default=False),
             adopt=dict(type='bool', default=False),
+            force=dict(type='bool', default=False),
             allow_insufficient_capacity=dict(type='bool', default=False),
             wait=dict(type='bool', default=True),
             wait_timeout=dict(type='int', default=120),
@@ -564,7 +600,7 @@ def main():
     )
     if not HAS_NETADDR:
         module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
-    result = dict(changed=False, egressips=[], findings=[])
+    result = dict(changed=False, egressips=[], stops_carrying=[], findings=[])
     try:
         run(module, result)
     except Refused as refusal:

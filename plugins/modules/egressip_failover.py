@@ -58,6 +58,14 @@ options:
         at once, like a host failure.
     type: bool
     default: false
+  confirm_unowned_moves:
+    description:
+      - Must be V(true) for O(state=failed) with any trigger but V(cordon) when O(node) hosts egress IPs this collection
+        does not own - a primary-network egress IP, or one of an EgressIP object without the label
+        C(egressip.ocp/managed-by=ocp.egressip). The trigger (or, after V(disconnect_nic), the remediation that removes
+        the label) moves them too; without it the step is refused before any write, naming them.
+    type: bool
+    default: false
   wait:
     description: Wait and measure (O(state=failed)), or watch for moves back (O(state=restored)). V(false) only triggers.
     type: bool
@@ -76,14 +84,6 @@ options:
         restore (no failback).
     type: float
     default: 10
-  datacenter:
-    description: The vSphere datacenter of the node VMs (C(egressip_vsphere.datacenter)); required for V(disconnect_nic) and V(power_off).
-    type: str
-  portgroup:
-    description: The secondary port group (C(egressip_vsphere.portgroup)); required for V(disconnect_nic).
-    type: dict
-    suboptions:
-      name:
   carrier_loss:
     description:
       - For O(trigger=disconnect_nic), what NetworkManager on the node is expected to do when the vNIC loses its carrier -
@@ -95,6 +95,14 @@ options:
     type: str
     choices: [auto, keep, remove]
     default: auto
+  datacenter:
+    description: The vSphere datacenter of the node VMs (C(egressip_vsphere.datacenter)); required for V(disconnect_nic) and V(power_off).
+    type: str
+  portgroup:
+    description: The secondary port group (C(egressip_vsphere.portgroup)); required for V(disconnect_nic).
+    type: dict
+    suboptions:
+      name:
         description: Name of the port group.
         type: str
         required: true
@@ -209,14 +217,6 @@ reassignment_seconds:
   returned: when O(state=failed)
   type: float
   sample: 1.02
-comparison:
-  description: Each moved IP against the prediction - C(predicted), C(actual), C(ok).
-  returned: when O(state=failed)
-  type: list
-  elements: dict
-  sample: [{egressip: payments, ip: 10.20.0.200, predicted: [ocp1-worker-2], actual: ocp1-worker-2, ok: true}]
-wire:
-  description:
 carrier_loss:
   description:
     - With O(trigger=disconnect_nic) and O(state=failed) - C(predicted) (C(remove) or C(keep)), C(source) (given, read from
@@ -225,6 +225,14 @@ carrier_loss:
   returned: when O(trigger=disconnect_nic) and O(state=failed)
   type: dict
   sample: {predicted: remove, source: "assumed: remove", observed: remove, observed_seconds: 4.6}
+comparison:
+  description: Each moved IP against the prediction - C(predicted), C(actual), C(ok).
+  returned: when O(state=failed)
+  type: list
+  elements: dict
+  sample: [{egressip: payments, ip: 10.20.0.200, predicted: [ocp1-worker-2], actual: ocp1-worker-2, ok: true}]
+wire:
+  description:
     - With O(wire), per object with moved IPs - C(ips) (the moved ones), C(seen) (each IP the echo target saw, with the
       seconds since the trigger), C(ok) (every moved IP seen), C(seconds) (when the last moved IP was first seen),
       C(source_ip), C(expected), C(attempts) (probe pods), C(last) probe answer.
@@ -281,7 +289,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils import _drill, _place
 from ansible_collections.ocp.egressip.plugins.module_utils import _drill_io as dio
 from ansible_collections.ocp.egressip.plugins.module_utils import _verify, _verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils._egressip_facts import is_egress_assignable, is_ready
+from ansible_collections.ocp.egressip.plugins.module_utils._egressip_facts import is_egress_assignable, is_ready, unowned_on_node
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils._verify import validate_wire
@@ -297,10 +305,12 @@ def argument_spec():
         trigger=dict(type='str', choices=sorted(_drill.TRIGGERS), default='unlabel'),
         state=dict(type='str', choices=['failed', 'restored'], default='failed'),
         confirm_power_off=dict(type='bool', default=False),
+        confirm_unowned_moves=dict(type='bool', default=False),
         wait=dict(type='bool', default=True),
         wait_timeout=dict(type='int', default=120),
         poll_interval=dict(type='float', default=1.0),
         observe_seconds=dict(type='float', default=10),
+        carrier_loss=dict(type='str', choices=['auto', 'keep', 'remove'], default='auto'),
         datacenter=dict(type='str'),
         portgroup=dict(type='dict', options=dict(
             name=dict(type='str', required=True),
@@ -310,7 +320,6 @@ def argument_spec():
         )),
     )
     spec.update(vio.wire_argument_spec())
-        carrier_loss=dict(type='str', choices=['auto', 'keep', 'remove'], default='auto'),
     spec.update(vsphere_nested_argument_spec())
     return spec
 
@@ -350,6 +359,7 @@ class Step(object):
         self.trigger = self.params['trigger']
         self._vcenter = None
         self._target = None
+        self._snap = None
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -359,7 +369,6 @@ class Step(object):
         node = next((item for item in nodes if item['metadata']['name'] == self.params['node']), None)
         if node is None:
             raise ModuleFailure('node=%s: no such node in the cluster (nodes: %s).'
-        self._snap = None
                                 % (self.params['node'], ', '.join(sorted(item['metadata']['name'] for item in nodes))), reason='not_found')
         return nodes, egressips, node
 
@@ -424,6 +433,7 @@ class Step(object):
         result = {'node': self.params['node'], 'trigger': self.trigger, 'state': self.params['state'],
                   'action': '+'.join(action for action, _key, _value in todo) or 'none', 'before': _drill.assignment_list(before),
                   'unexpected_moves': [], 'findings': []}
+        self.guard_unowned(node, egressips, todo)
         if self.params['state'] == 'failed':
             snap = _placement.snapshot(nodes, egressips)
             result['prediction'] = self.predict(snap, result)
@@ -446,16 +456,6 @@ class Step(object):
             self.measure_restore(result, before, effective)
         return True, result
 
-    def measure_failure(self, result, before, nodes, started):
-        node = self.params['node']
-        prediction = result['prediction']
-        watched = dict((key, node) for key in _drill.on_node(before, node))
-        tracker = _drill.MoveTracker(watched, [node])
-        if not self.params['wait']:
-            result['moves'] = tracker.moves()
-            result['after'] = result['before']
-            return
-        if prediction['effect'] == 'moves' and watched:
     def guard_unowned(self, node, egressips, todo):
         """Refuse (before any write) a failure that would move egress IPs this collection does not own, unless confirmed."""
         if not todo or self.params['state'] != 'failed' or self.trigger == 'cordon' or self.params['confirm_unowned_moves']:
@@ -504,11 +504,21 @@ class Step(object):
                                                  % (result['carrier_loss']['predicted'], result['carrier_loss']['source'], observed))
         return result['prediction']
 
+    def measure_failure(self, result, before, nodes, started):
+        node = self.params['node']
+        prediction = result['prediction']
+        if self.trigger == 'disconnect_nic' and self.params['wait']:
+            prediction = self.observe_carrier(result, started)
+        watched = dict((key, node) for key in _drill.on_node(before, node))
+        tracker = _drill.MoveTracker(watched, [node])
+        if not self.params['wait']:
+            result['moves'] = tracker.moves()
+            result['after'] = result['before']
+            return
+        if prediction['effect'] == 'moves' and watched:
             egressips = vio.watch_moves(self.k8s, tracker, started, self.params['wait_timeout'], self.params['poll_interval'], self.clock)
             result['comparison'] = _placement.compare(prediction, _placement.snapshot(nodes, egressips))
             result['reassignment_seconds'] = tracker.slowest() if tracker.done() else None
-        if self.trigger == 'disconnect_nic' and self.params['wait']:
-            prediction = self.observe_carrier(result, started)
             if self.params['wire'] and tracker.done():
                 result['wire'] = self.wire_until_seen(sorted(watched), started)
         else:
@@ -556,6 +566,11 @@ class Step(object):
             self.clock.sleep(self.params['poll_interval'])
 
 
+def _address_back(trigger, node):
+    """After reconnect_nic: the node holds a secondary subnet in host-cidrs again (NetworkManager autoconnect); else True."""
+    return trigger != 'disconnect_nic' or bool(_placement.snapshot([node], [])['nodes'][node['metadata']['name']]['secondary'])
+
+
 def main():
     module = K8sModule(argument_spec=argument_spec(), supports_check_mode=True)
     if not HAS_NETADDR:
@@ -566,11 +581,6 @@ def main():
     try:
         changed, result = Step(module).run()
     except ModuleFailure as failure:
-def _address_back(trigger, node):
-    """After reconnect_nic: the node holds a secondary subnet in host-cidrs again (NetworkManager autoconnect); else True."""
-    return trigger != 'disconnect_nic' or bool(_placement.snapshot([node], [])['nodes'][node['metadata']['name']]['secondary'])
-
-
         module.fail_failure(failure)
     module.exit_json(changed=changed, **result)
 

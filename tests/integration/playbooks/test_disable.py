@@ -1,6 +1,7 @@
 """playbooks/disable.yml end to end on the twin: enable first, then the orderly removal.
 
-The tests of this module run in order on one twin (enable takes about 30 s): refusals, check mode, a run whose NIC
+The tests of this module run in order on one twin (enable takes about 30 s): refusals (an assigned EgressIP is deleted only
+with disable_delete_assigned_egressips; check mode lists what would stop carrying traffic), check mode, a run whose NIC
 step fails for one VM (the Machines of the others are aligned right away, the failed one keeps matching its VM), the
 rerun that completes it (Machine API devices, VM NICs, port group), and a rerun that changes nothing.
 """
@@ -12,6 +13,7 @@ from twin.fixture import kube_writes, vcsim_writes
 pytestmark = pytest.mark.slow
 
 VARIABLES = '@examples/twin-cluster.yml'
+CONFIRMED = [VARIABLES, {'disable_delete_assigned_egressips': True}]  # payments is assigned: deleting it needs the confirmation
 PORTGROUP = 'ocp-egress-120'
 WORKERS = ['ocp1-worker-0', 'ocp1-worker-1', 'ocp1-worker-2']
 SECONDARY = '10.20.0.'
@@ -79,6 +81,22 @@ def test_enable_puts_everything_in_place(twin, run_playbook):
     assert enabled['machine_api'] == ['machines/' + name for name in WORKERS] + machinesets and len(machinesets) == 1
 
 
+def test_deleting_assigned_egressips_is_refused_without_the_confirmation(twin, run_playbook):
+    before = state(twin)
+    reset(twin)
+    run = run_playbook('playbooks/disable.yml', VARIABLES)
+    assert run.rc != 0, run
+    assert 'Refused - deleting the EgressIP object(s) of this collection would stop the traffic of these assigned egress IP(s): ' \
+           '10.20.0.200 of payments on ocp1-worker-' in run.stdout, run
+    assert '10.20.0.201 of payments on ocp1-worker-' in run.stdout and 'disable_delete_assigned_egressips: true' in run.stdout, run
+    assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
+    assert state(twin) == before
+    check = run_playbook('playbooks/disable.yml', VARIABLES, check=True)
+    assert check.rc != 0 and 'Check mode: a real run refuses - deleting the EgressIP object(s)' in check.stdout, check
+    assert '10.20.0.200 of payments on ocp1-worker-' in check.stdout, check
+    assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
+
+
 def test_keeping_the_egressips_is_refused_at_the_labels(twin, run_playbook):
     before = state(twin)
     reset(twin)
@@ -98,10 +116,11 @@ def test_check_mode_stops_where_an_egress_ip_of_another_owner_stays(twin, run_pl
                   timeout=30, what='the egress IP of legacy assigned')
     before = state(twin)
     reset(twin)
-    run = run_playbook('playbooks/disable.yml', VARIABLES, check=True)
+    run = run_playbook('playbooks/disable.yml', CONFIRMED, check=True)
     assert run.rc != 0, run
     assert 'A real run deletes EgressIP object(s) payments first; these egress IPs stay' in run.stdout, run
-    assert 'of EgressIP legacy on ocp1-worker-' in run.stdout and 'would strand egress IP 10.20.0.210 of EgressIP legacy' in run.stdout, run
+    # legacy has no managed-by label: removing the label of its node would move it
+    assert 'of EgressIP legacy on ocp1-worker-' in run.stdout and 'would move egress IP 10.20.0.210 of EgressIP legacy' in run.stdout, run
     assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
     assert state(twin) == before
     objects.delete_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', 'legacy')
@@ -110,11 +129,13 @@ def test_check_mode_stops_where_an_egress_ip_of_another_owner_stays(twin, run_pl
 def test_check_mode_plans_every_step_and_writes_nothing(twin, run_playbook):
     before = state(twin)
     reset(twin)
-    run = run_playbook('playbooks/disable.yml', VARIABLES, check=True, diff=True)
+    run = run_playbook('playbooks/disable.yml', CONFIRMED, check=True, diff=True)
     assert run.rc == 0, run
     # EgressIPs, labels, addresses, forwarding, MachineSet template, NICs, Machines (named: no NIC is removed), port group
     assert run.changed == 8, run
-    assert 'Would remove: 1 EgressIP object(s), the egress-assignable label of 3 node(s), the secondary address of 3 node(s), ' \
+    assert 'Check mode: a real run stops the traffic of these assigned egress IP(s): 10.20.0.200 of payments on ocp1-worker-' in run.stdout, run
+    assert 'Would remove: 1 EgressIP object(s) - 2 assigned egress IP(s) stopped carrying traffic, ' \
+           'the egress-assignable label of 3 node(s), the secondary address of 3 node(s), ' \
            'the IP forwarding, the port group from 1 MachineSet template(s) and 3 Machine(s), the NIC of 3 VM(s), the port group.' \
            in run.stdout, run
     assert 'out of spec.providerSpec.value.network.devices of Machine(s) ocp1-worker-0, ocp1-worker-1, ocp1-worker-2 once' in run.stdout, run
@@ -124,7 +145,7 @@ def test_check_mode_plans_every_step_and_writes_nothing(twin, run_playbook):
 
 def test_check_mode_without_machine_api_leaves_it_out(twin, run_playbook):
     reset(twin)
-    run = run_playbook('playbooks/disable.yml', [VARIABLES, {'disable_machine_api': False}], check=True)
+    run = run_playbook('playbooks/disable.yml', CONFIRMED + [{'disable_machine_api': False}], check=True)
     assert run.rc == 0, run
     assert run.changed == 6, run  # EgressIPs, labels, addresses, forwarding, NICs, port group
     assert 'the port group from 0 MachineSet template(s) and 0 Machine(s), the NIC of 3 VM(s)' in run.stdout, run
@@ -135,7 +156,7 @@ def test_nic_step_failing_for_one_vm_leaves_every_machine_matching_its_vm(twin, 
     failing = next(vm for vm in twin.inventory()['vms'] if vm['name'] == 'ocp1-worker-1')
     twin.inject_vcsim_fault(method='ReconfigVM_Task', this=failing['moid'], count=1, fault='the VM is locked (test)')
     try:
-        run = run_playbook('playbooks/disable.yml', VARIABLES)
+        run = run_playbook('playbooks/disable.yml', CONFIRMED)
     finally:
         twin.clear_vcsim_faults()
     assert run.rc != 0, run

@@ -26,12 +26,13 @@ def test_enable_then_disable_a_distributed_port_group(twin, run_playbook):
     assert run.rc == 0, run
     assert standard.state(twin)['nics'] == standard.WORKERS and distributed_portgroups(twin) == [standard.PORTGROUP]
     standard.reset(twin)
-    check = run_playbook('playbooks/disable.yml', VARIABLES, check=True, diff=True)
+    check = run_playbook('playbooks/disable.yml', VARIABLES + [{'disable_delete_assigned_egressips': True}], check=True, diff=True)
     assert check.rc == 0 and check.changed == 8, check
     assert kube_writes(twin) == 0 and vcsim_writes(twin) == {}
-    run = run_playbook('playbooks/disable.yml', VARIABLES)
+    run = run_playbook('playbooks/disable.yml', VARIABLES + [{'disable_delete_assigned_egressips': True}])
     assert run.rc == 0 and run.changed == 8, run
-    assert 'Removed: 1 EgressIP object(s), the egress-assignable label of 3 node(s), the secondary address of 3 node(s), ' \
+    assert 'Removed: 1 EgressIP object(s) - 2 assigned egress IP(s) stopped carrying traffic, ' \
+           'the egress-assignable label of 3 node(s), the secondary address of 3 node(s), ' \
            'the IP forwarding, the port group from 1 MachineSet template(s) and 3 Machine(s), the NIC of 3 VM(s), the port group.' \
            in run.stdout, run
     after = standard.state(twin)
