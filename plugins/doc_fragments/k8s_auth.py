@@ -28,6 +28,10 @@ options:
       - A kubeconfig user with a token, a token file, a client certificate or a user name and password is read by
         the collection itself. A user with an C(exec) or C(auth-provider) credential plugin needs the Python
         library C(kubernetes), which runs the plugin.
+      - Given as a dictionary, its credentials (C(token), C(password), C(client-key-data), C(client-certificate-data), the
+        token and secret values of C(auth-provider) and of C(exec) environment variables) are masked in all output,
+        errors and C(-vvv) included. Certificate and key data are written to files only this user reads, under
+        C(<tmp>/ocp-egressip-k8s-<uid>/<pid>-*), removed at exit; after a C(SIGKILL) the next run removes them.
     type: raw
   context:
     description:
@@ -105,6 +109,10 @@ options:
           - A kubeconfig user with a token, a token file, a client certificate or a user name and password is read by
             the collection itself. A user with an C(exec) or C(auth-provider) credential plugin needs the Python
             library C(kubernetes), which runs the plugin.
+          - Given as a dictionary, its credentials (C(token), C(password), C(client-key-data), C(client-certificate-data), the
+            token and secret values of C(auth-provider) and of C(exec) environment variables) are masked in all output,
+            errors and C(-vvv) included. Certificate and key data are written to files only this user reads, under
+            C(<tmp>/ocp-egressip-k8s-<uid>/<pid>-*), removed at exit; after a C(SIGKILL) the next run removes them.
         type: raw
       context:
         description:

@@ -410,6 +410,31 @@ class K8sClient(object):
             raise
 
 
+# Keys of a kubeconfig user whose values are credentials; auth-provider config keys holding tokens or secrets too.
+SECRET_USER_KEYS = ('token', 'password', 'client-key-data', 'client-certificate-data')
+SECRET_WORDS = ('token', 'secret', 'password', 'key')
+
+
+def kubeconfig_secrets(kubeconfig):
+    """The credentials of a kubeconfig given as a dict (its users), for the module's no_log values: the option is
+    ``raw`` (a path or a dict), so Ansible cannot mask it, and a failure (an unknown context) or -vvv would show it.
+    Only credentials: masking every string of the dict would mask words such as v1 everywhere in the output."""
+    secrets = set()
+    if not isinstance(kubeconfig, dict):
+        return secrets
+    for item in kubeconfig.get('users') or []:
+        user = item.get('user') if isinstance(item, dict) else None
+        if not isinstance(user, dict):
+            continue
+        secrets.update(str(user[key]) for key in SECRET_USER_KEYS if user.get(key))
+        provider = (user.get('auth-provider') or {}).get('config') or {}
+        secrets.update(str(value) for key, value in provider.items() if value and any(word in key.lower() for word in SECRET_WORDS))
+        for env in (user.get('exec') or {}).get('env') or []:
+            if isinstance(env, dict) and env.get('value') and any(word in str(env.get('name', '')).lower() for word in SECRET_WORDS):
+                secrets.add(str(env['value']))
+    return secrets
+
+
 def k8s_client_for(module, params):
     """A K8sClient for a module, from ``params``; ends the module on a missing library or a connection failure.
 
@@ -417,6 +442,7 @@ def k8s_client_for(module, params):
     """
     if not HAS_K8S_LIBS:
         module.fail_json(msg=missing_required_lib('urllib3 (pip install kubernetes brings it)'), exception=K8S_LIBS_ERROR)
+    module.no_log_values.update(kubeconfig_secrets(params.get('kubeconfig')))
     try:
         client = K8sClient.from_params(params)
     except ModuleFailure as failure:
@@ -432,6 +458,7 @@ class K8sModule(AnsibleModule):
         spec = k8s_argument_spec()
         spec.update(argument_spec or {})
         super(K8sModule, self).__init__(argument_spec=spec, **kwargs)
+        self.no_log_values.update(kubeconfig_secrets(self.params.get('kubeconfig')))  # before any output, -vvv's included
         if not HAS_K8S_LIBS:
             self.fail_json(msg=missing_required_lib('urllib3 (pip install kubernetes brings it)'), exception=K8S_LIBS_ERROR)
         self._k8s = None

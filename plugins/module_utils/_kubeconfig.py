@@ -21,8 +21,10 @@ __metaclass__ = type
 import atexit
 import base64
 import binascii
+import errno
 import os
 import shutil
+import stat
 import tempfile
 
 # Where a Pod finds its service account (kubernetes "Accessing the API from a Pod").
@@ -164,15 +166,60 @@ def _decoded(entry, key, owner):
 
 
 _TEMP_DIR = []
+# <tempdir>/ocp-egressip-k8s-<uid>/<pid>-<random>/: a run killed by SIGKILL skips atexit, so the next run removes
+# the directories of processes that are gone.
+TEMP_BASE_PREFIX = 'ocp-egressip-k8s-'
+
+
+def temp_base(root=None):
+    """The per-user directory of the per-run directories, or None when it is not this user's alone (then a fresh
+    mkdtemp is used, as before: never trust a directory someone else could have made)."""
+    base = os.path.join(root or tempfile.gettempdir(), '%s%d' % (TEMP_BASE_PREFIX, os.getuid()))
+    try:
+        os.mkdir(base, 0o700)
+    except OSError:
+        pass
+    try:
+        info = os.lstat(base)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return base
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except OSError as exc:
+        return exc.errno != errno.ESRCH
+    return True
+
+
+def remove_stale_run_dirs(base):
+    """Remove the per-run directories under ``base`` whose process is gone (a run killed before its atexit)."""
+    for name in os.listdir(base):
+        pid = name.split('-', 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+            shutil.rmtree(os.path.join(base, name), True)
+
+
+def _run_dir():
+    base = temp_base()
+    if base is None:
+        return tempfile.mkdtemp(prefix=TEMP_BASE_PREFIX)  # mode 0700
+    remove_stale_run_dirs(base)
+    return tempfile.mkdtemp(prefix='%d-' % os.getpid(), dir=base)  # mode 0700
 
 
 def _private_file(content):
-    """A file only this user reads, holding ``content`` (a client key or certificate given as data), removed at exit.
+    """A file only this user reads, holding ``content`` (a client key or certificate given as data), removed at exit
+    (or, after a SIGKILL, by the next run: see ``remove_stale_run_dirs``).
 
     Python's ssl module loads client certificates from files only (the kubernetes library writes such files too).
     """
     if not _TEMP_DIR:
-        _TEMP_DIR.append(tempfile.mkdtemp(prefix='ocp-egressip-k8s-'))  # mode 0700
+        _TEMP_DIR.append(_run_dir())
         atexit.register(shutil.rmtree, _TEMP_DIR[0], True)
     handle, path = tempfile.mkstemp(dir=_TEMP_DIR[0])  # mode 0600
     with os.fdopen(handle, 'wb') as out:

@@ -201,9 +201,40 @@ def test_client_certificate_and_key_data_become_private_files(tmp_path, private_
             assert handle.read() == content
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
         directory = os.path.dirname(path)
-        assert os.path.dirname(directory) == str(private_dir)
+        # <tmp>/ocp-egressip-k8s-<uid>/<pid>-<random>: where the next run finds what a SIGKILL left behind
+        assert os.path.dirname(directory) == str(private_dir / ('ocp-egressip-k8s-%d' % os.getuid()))
+        assert os.path.basename(directory).startswith('%d-' % os.getpid())
         assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+        assert stat.S_IMODE(os.stat(os.path.dirname(directory)).st_mode) == 0o700
     assert connection.cert_file != connection.key_file
+
+
+def _dead_pid():
+    import subprocess
+    proc = subprocess.Popen(['true'])
+    proc.wait()
+    return proc.pid
+
+
+def test_run_dirs_of_gone_processes_are_removed_by_the_next_run(tmp_path, private_dir):
+    base = private_dir / ('ocp-egressip-k8s-%d' % os.getuid())
+    base.mkdir(mode=0o700)
+    stale = base / ('%d-abcd' % _dead_pid())
+    stale.mkdir()
+    (stale / 'key').write_bytes(b'left behind by a SIGKILL')
+    alive = base / ('%d-efgh' % os.getppid())
+    alive.mkdir()
+    connect(tmp_path, simple(user={'client-certificate-data': b64('cert'), 'client-key-data': b64('key')}))
+    assert not stale.exists()
+    assert alive.exists()
+
+
+def test_a_base_directory_others_could_write_is_not_used(tmp_path, private_dir):
+    base = private_dir / ('ocp-egressip-k8s-%d' % os.getuid())
+    base.mkdir()
+    os.chmod(str(base), 0o777)
+    connection = connect(tmp_path, simple(user={'client-certificate-data': b64('cert'), 'client-key-data': b64('key')}))
+    assert os.path.dirname(os.path.dirname(connection.cert_file)) == str(private_dir)
 
 
 def test_client_certificate_data_wins_over_the_file(tmp_path, private_dir):
