@@ -12,8 +12,10 @@ feeds both in. DOMAIN.md section 7 holds the facts the drill shows:
   that each IP landed in its set (``_placement.compare``);
 - cordon (``spec.unschedulable``) moves nothing, and a restored node gets nothing back (no
   failback): any move while nothing should move is reported;
-- a disconnected secondary vNIC moves nothing either: the IPs are blackholed until someone
-  removes the label (verify with remediation does, and the drill measures that too).
+- a disconnected secondary vNIC depends on NetworkManager (DOMAIN.md section 6): without
+  ``ignore-carrier`` the address goes and the IPs move (measured like a label removal); with it
+  nothing moves and the IPs are blackholed until someone removes the label (verify with
+  remediation does, and the drill measures that too).
 
 Private module_util: no API promise outside this collection.
 """
