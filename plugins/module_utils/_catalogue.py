@@ -71,7 +71,9 @@ PLATFORM_CHECKS = {
     'machine_nic_count_mismatch': {
         'severity': 'error',
         'title': 'A Machine lists a different number of network devices than its VM has NICs (invalid network count)',
-        'remedy': 'Align the Machine providerSpec network.devices with the VM NICs (machineset_network align_machines), or remove the extra NIC.',
+        'remedy': 'When the VM has the extra egress NIC, align the Machine providerSpec network.devices with the VM NICs (machineset_network '
+                  'align_machines); when the VM lost the egress NIC the Machine lists, run enable (vsphere_vm_nic adds it again); '
+                  'otherwise remove the extra NIC.',
     },
     'machineset_missing_secondary_device': {
         'severity': 'warning',
@@ -204,6 +206,18 @@ VSPHERE_CHECKS = {
         'title': 'The NIC on the egress network is not vmxnet3',
         'remedy': 'Replace it: remove it (state=absent), then add it again; the new NIC gets a new MAC.',
     },
+    'vsphere_vm_nic_move_refused': {
+        'severity': 'error',
+        'title': "The collection's NIC is on another network and cannot be moved to the egress port group safely",
+        'remedy': 'Keep one NIC for the egress network: remove the other one by hand (the MAC the NMState policy egressip-<node> '
+                  'names is the one carrying the node address), then rerun.',
+    },
+    'vsphere_vm_nic_duplicate_removed': {
+        'severity': 'warning',
+        'title': 'Another writer added an egress NIC at the same time: the duplicate this run added was removed',
+        'remedy': 'Nothing to do for the VM; find the other writer (a second job, or a module left running by a killed '
+                  'ansible-playbook) and let one run at a time.',
+    },
     'vsphere_vm_nic_hosts_egress_ips': {
         'severity': 'error',
         'title': 'The NIC is not removed because its node hosts egress IPs',
@@ -225,6 +239,11 @@ VSPHERE_CHECKS = {
         'severity': 'error',
         'title': 'The MachineSet template already lists 10 network devices',
         'remedy': 'Remove a device from spec.template.spec.providerSpec.value.network.devices that the nodes do not need.',
+    },
+    'machine_api_device_rename_ambiguous': {
+        'severity': 'error',
+        'title': 'A MachineSet or Machine lists several devices on earlier names of the egress port group',
+        'remedy': 'Edit the devices by hand so one names the egress port group (keep the order), then rerun.',
     },
     'machine_api_providerspec_unexpected': {
         'severity': 'error',

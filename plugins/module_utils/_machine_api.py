@@ -62,10 +62,12 @@ def new_device(network_name, options=None):
     return device
 
 
-def plan_devices_append(obj, path, network_name, device_options=None):
+def plan_devices_append(obj, path, network_name, device_options=None, previous=()):
     """Append the port group after the existing devices, never reordering or dropping any.
 
-    Returns {'object', 'action': append|none|refused, 'before', 'after', 'patch', 'findings'}.
+    previous: names the egress port group had before (renamed in vCenter, or another one configured): a device naming
+    one of them is renamed in place (action replace) instead of a second egress device being appended.
+    Returns {'object', 'action': append|replace|none|refused, 'before', 'after', 'patch', 'findings'}.
     `patch` is an RFC 6902 list whose `test` makes a concurrent edit fail instead of being lost.
     """
     devices = _dig(obj, path)
@@ -78,6 +80,19 @@ def plan_devices_append(obj, path, network_name, device_options=None):
         return dict(entry, action='refused')
     if any(device_matches(device, network_name) for device in devices):
         return dict(entry, action='none')
+    stale = [index for index, device in enumerate(devices)
+             if isinstance(device, dict) and any(device_matches(device, old) for old in previous if old and old != network_name)]
+    if len(stale) > 1:
+        entry['findings'].append(catalogue_finding(
+            'machine_api_device_rename_ambiguous', '%s %s lists %d devices on earlier names of the egress port group (%s): which one '
+            'to rename to %s cannot be told.' % (entry['object']['kind'], name, len(stale), ', '.join(devices[i].get('networkName') for i in stale),
+                                                 network_name), objects=[entry['object']]))
+        return dict(entry, action='refused')
+    if stale:
+        pointer = '%s/%d/networkName' % (_pointer(path), stale[0])
+        entry['after'][stale[0]]['networkName'] = network_name
+        entry['patch'] = [{'op': 'test', 'path': _pointer(path), 'value': devices}, {'op': 'replace', 'path': pointer, 'value': network_name}]
+        return dict(entry, action='replace')
     if len(devices) >= MAX_DEVICES:
         entry['findings'].append(catalogue_finding(
             'machineset_device_limit', '%s %s already lists %d network devices, the limit is %d.'
@@ -90,8 +105,20 @@ def plan_devices_append(obj, path, network_name, device_options=None):
     return dict(entry, action='append')
 
 
-def plan_machineset(machineset, network_name, device_options=None):
-    return plan_devices_append(machineset, TEMPLATE_DEVICES_PATH, network_name, device_options)
+def plan_machineset(machineset, network_name, device_options=None, previous=()):
+    return plan_devices_append(machineset, TEMPLATE_DEVICES_PATH, network_name, device_options, previous)
+
+
+def secondary_devices(obj, path):
+    """The devices after the first: the first is the node's primary network, never the collection's."""
+    devices = _dig(obj, path)
+    return [device for device in devices[1:] if isinstance(device, dict)] if isinstance(devices, list) else []
+
+
+def stale_device_names(obj, path, network_names):
+    """networkName of the secondary devices that name no network of the datacenter (a port group renamed or removed in vCenter)."""
+    return [device.get('networkName') for device in secondary_devices(obj, path) if device.get('networkName')
+            and not any(device_matches(device, name) for name in network_names)]
 
 
 def matching_indexes(devices, network_name):
@@ -232,14 +259,18 @@ def machine_vm(machine, vms_by_instance_uuid, vms_by_name):
     return vms_by_instance_uuid.get(uid) or vms_by_name.get(meta.get('name'))
 
 
-def plan_machine(machine, vm, network_name, nic_on_network, align):
+def plan_machine(machine, vm, network_name, nic_on_network, align, previous=()):
     """Compare the Machine's device count with its VM's NIC count; plan the append when it fixes the mismatch.
 
-    nic_on_network: whether the VM has a NIC on the port group.
-    Returns {'object', 'vm', 'expected', 'current', 'mismatch', 'action': append|none|report, 'patch', 'findings'}.
+    nic_on_network: whether the VM has a NIC on the port group. previous: earlier names of the port group; with align,
+    a consistent Machine listing one of them has that device renamed (action replace), as its MachineSet's template.
+    Returns {'object', 'vm', 'expected', 'current', 'mismatch', 'action': append|replace|none|report, 'patch', 'findings'}.
     """
     entry = _machine_entry(machine, vm)
     if not entry['mismatch']:
+        rename = plan_devices_append(machine, MACHINE_DEVICES_PATH, network_name, previous=previous) if align and previous else None
+        if rename and rename['action'] == 'replace' and nic_on_network:
+            return dict(entry, action='replace', patch=rename['patch'], after=rename['after'])
         return dict(entry, action='none')
     append = plan_devices_append(machine, MACHINE_DEVICES_PATH, network_name)
     # Appending fixes the count only when our NIC is the one extra NIC the VM has.
@@ -247,8 +278,19 @@ def plan_machine(machine, vm, network_name, nic_on_network, align):
     if fixable and align:
         return dict(entry, action='append', patch=append['patch'], after=append['after'])
     hint = ' Set align_machines=true to append the port group to its providerSpec.' if fixable else ''
+    if not nic_on_network and append['action'] == 'none' and entry['expected'] == entry['current'] + 1:
+        hint = (' The VM lost its NIC on %s, which the Machine lists: run enable (its vSphere network step, vsphere_vm_nic, adds the '
+                'NIC again); align_machines cannot help here.' % network_name)
     entry['findings'].append(_mismatch_finding(entry, hint))
     return dict(entry, action='report')
+
+
+def machine_nic_agrees(machine, vm, network_name):
+    """A Machine with one device per NIC of its VM that does not list the port group (so one of its devices names the
+    egress NIC's network under another name)."""
+    devices = _dig(machine, MACHINE_DEVICES_PATH)
+    return (isinstance(devices, list) and len(devices) == nic_count(vm)
+            and not any(device_matches(device, network_name) for device in devices if isinstance(device, dict)))
 
 
 def nic_count(vm):

@@ -546,6 +546,27 @@ def _machines_enable_aligns(ctx):
     return set((_dig(row['machine'], 'metadata', 'namespace'), _name(row['machine'])) for row in rows if row['machine'])
 
 
+def _enable_readds_nic(ctx, machine, entry, on_network, portgroup):
+    """Plan mode: the Machine of a selected egress node lists the port group, its VM lost that NIC (removed by hand) and
+    nothing else: enable's vSphere network step adds the NIC again, which ends the mismatch."""
+    selected = set(_name(node) for node in ctx.selected_nodes)
+    return (ctx.mode == PLAN and bool(portgroup) and entry['mismatch'] and not on_network
+            and _dig(machine, 'status', 'nodeRef', 'name') in selected
+            and _machine_api.lists_network(machine, _machine_api.MACHINE_DEVICES_PATH, portgroup)
+            and entry['expected'] == entry['current'] + 1)
+
+
+def _readd_notice(entry, portgroup):
+    return catalogue_finding(
+        'machine_nic_count_mismatch',
+        'Machine %s lists %d network device(s), its VM %s has %d NIC(s), none on %s, which the Machine lists (Machine API reports '
+        '"invalid network count: expected=%d current=%d"): enable will add the NIC again in its vSphere network step (a new MAC; '
+        'the node address step keeps the node\'s address and moves it to the new MAC).'
+        % (entry['object']['name'], entry['expected'], entry['vm'], entry['current'], portgroup, entry['expected'], entry['current']),
+        objects=[entry['object'], {'kind': 'VirtualMachine', 'name': entry['vm']}], severity=INFO,
+        remedy='Nothing to do before enable, which adds the NIC again.')
+
+
 def check_machine_nic_counts(ctx):
     """Machine API fails reconcile with `invalid network count` when devices != VM NICs.
 
@@ -566,7 +587,11 @@ def check_machine_nic_counts(ctx):
         on_network = any(nic.get('network') == portgroup for nic in vm.get('nics') or [])
         align = (_dig(machine, 'metadata', 'namespace'), _name(machine)) in aligned
         entry = _machine_api.plan_machine(machine, vm, portgroup, on_network, align=align)
+        if _enable_readds_nic(ctx, machine, entry, on_network, portgroup):
+            findings.append(_readd_notice(entry, portgroup))
+            continue
         if entry['action'] == 'append':
+
             findings.append(catalogue_finding(
                 'machine_nic_count_mismatch',
                 'Machine %s lists %d network device(s), its VM %s has %d NIC(s), the extra one on %s (Machine API reports '

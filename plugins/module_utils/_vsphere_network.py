@@ -317,22 +317,28 @@ def planned_nic_view(vm):
             'start_connected': True}
 
 
-def plan_vm_nic(target, network, state='present', force=False, egress_ips=()):
-    """Plan one VM: add, connect, remove, none or refused (with findings).
+def plan_vm_nic(target, network, state='present', force=False, egress_ips=(), own_macs=()):
+    """Plan one VM: add, move, connect, remove, none or refused (with findings).
 
     target: {'vm': snapshot, 'node': name or None}; egress_ips: egress IPs its node hosts.
+    own_macs: MACs of the collection's NIC for this VM's node (its NMState policy, own_macs_by_node): a NIC with one
+    of them on another network is moved (same device, same MAC) instead of a second NIC being added.
     """
     vm = target['vm']
     on_network = [nic for nic in vm['nics'] if nic_on_network(nic, network)]
     entry = {'vm': vm['name'], 'moid': vm['moid'], 'uuid': vm['uuid'], 'instance_uuid': vm.get('instance_uuid'), 'node': target['node'],
              'power_state': vm['power_state'], 'nics': on_network, 'nic_count': len(vm['nics']), 'findings': [],
-             'before': [nic_view(nic) for nic in on_network]}
+             'before': [nic_view(nic) for nic in on_network], 'change_version': vm.get('change_version')}
     if state == 'absent':
         return _plan_removal(entry, vm, network, force, egress_ips)
     if len(on_network) > 1:
         return _refuse(entry, 'vsphere_vm_nic_ambiguous',
                        'VM %s has %d NICs on %s (MACs %s): which one carries the egress network is ambiguous.'
                        % (vm['name'], len(on_network), network['name'], ', '.join(normalize_mac(nic['mac']) for nic in on_network)))
+    wanted_macs = set(normalize_mac(mac) for mac in own_macs or ())
+    own = [nic for nic in vm['nics'] if normalize_mac(nic['mac']) in wanted_macs and nic not in on_network]
+    if own:
+        return _plan_move(entry, vm, own, network)
     if not on_network:
         if len(vm['nics']) >= MAX_VM_NICS:
             return _refuse(entry, 'vsphere_vm_nic_limit',
@@ -348,6 +354,37 @@ def plan_vm_nic(target, network, state='present', force=False, egress_ips=()):
         wanted['connected'] = True  # a powered-off VM reports every NIC disconnected
     action = 'connect' if wanted != nic_view(nic) else 'none'
     return dict(entry, action=action, after=[wanted])
+
+
+def _plan_move(entry, vm, own, network):
+    """The collection's NIC is on another network (port group renamed, or another one configured): move its backing.
+
+    Refused when the move cannot be told safe: another NIC is already on the network, several NICs carry the
+    collection's MACs, the NIC is the VM's only one (it would be the primary network), or it is not vmxnet3.
+    """
+    macs = ', '.join(normalize_mac(nic['mac']) for nic in own)
+    where = ', '.join('%s on %s' % (normalize_mac(nic['mac']), nic.get('network') or 'an unknown network') for nic in own)
+    if entry['nics']:
+        return _refuse(entry, 'vsphere_vm_nic_move_refused',
+                       'VM %s has NIC %s on %s, and the NIC its node\'s NMState policy names (%s) is on another network: '
+                       'two NICs would carry the egress network.' % (vm['name'], normalize_mac(entry['nics'][0]['mac']), network['name'], where))
+    if len(own) > 1:
+        return _refuse(entry, 'vsphere_vm_nic_move_refused',
+                       'VM %s has %d NICs with MACs the collection\'s NMState policies name (%s): which one to move to %s cannot be told.'
+                       % (vm['name'], len(own), where, network['name']))
+    nic = own[0]
+    if len(vm['nics']) < 2:
+        return _refuse(entry, 'vsphere_vm_nic_move_refused',
+                       'VM %s has only NIC %s, which its node\'s NMState policy names: moving it to %s would take the VM off '
+                       'its primary network.' % (vm['name'], macs, network['name']))
+    if nic.get('adapter') != NIC_ADAPTER:
+        return _refuse(entry, 'vsphere_vm_nic_adapter',
+                       'VM %s has a %s NIC (MAC %s) on %s, not %s.' % (vm['name'], nic.get('adapter'), macs, nic.get('network'), NIC_ADAPTER))
+    after = dict(nic_view(nic), network=network['name'], start_connected=True)
+    if vm['power_state'] == 'poweredOn':
+        after['connected'] = True
+    return dict(entry, action='move', nics=[nic], previous_network=nic.get('network'),
+                before=[dict(nic_view(nic), network=nic.get('network'))], after=[after])
 
 
 def _plan_removal(entry, vm, network, force, egress_ips):
@@ -368,10 +405,37 @@ def _refuse(entry, finding_id, message):
     return dict(entry, action='refused', after=entry['before'])
 
 
-def plan_vm_nics(targets, network, state='present', force=False, egress_ips_by_node=None):
+def plan_vm_nics(targets, network, state='present', force=False, egress_ips_by_node=None, own_macs_by_node=None):
     egress_ips_by_node = egress_ips_by_node or {}
-    return [plan_vm_nic(target, network, state, force, egress_ips_by_node.get(target['node'], ()))
+    own_macs_by_node = own_macs_by_node or {}
+    return [plan_vm_nic(target, network, state, force, egress_ips_by_node.get(target['node'], ()),
+                        own_macs_by_node.get(target['node'], ()))
             for target in targets]
+
+
+def own_macs_by_node(allocations):
+    """{node: [MACs]} of the NICs the collection's NMState policies name (allocations: _node_network.policy_allocation)."""
+    macs = {}
+    for allocation in allocations:
+        if allocation and allocation.get('node') and allocation.get('mac'):
+            macs.setdefault(allocation['node'], []).append(normalize_mac(allocation['mac']))
+    return macs
+
+
+def duplicate_nics(nics_before, nics_after, network, own_macs=()):
+    """After a write: (kept, to_remove) when a VM has more than one NIC on the network, else (None, []).
+
+    Another writer that ignored the lock (or a server that ignored changeVersion) may have added one at the same time.
+    Every run keeps the same NIC (the one an NMState policy names, else the lowest device key), and removes only the
+    ones it added itself, so two runs cleaning up at once never remove each other's keeper.
+    """
+    on_network = [nic for nic in nics_after if nic_on_network(nic, network)]
+    if len(on_network) < 2:
+        return None, []
+    wanted = set(normalize_mac(mac) for mac in own_macs or ())
+    kept = sorted(on_network, key=lambda nic: (normalize_mac(nic['mac']) not in wanted, nic.get('key') or 0))[0]
+    known = set(normalize_mac(nic['mac']) for nic in nics_before)
+    return kept, [nic for nic in on_network if nic is not kept and normalize_mac(nic['mac']) not in known]
 
 
 def egress_ips_by_node(egressips, networks=None):
@@ -398,6 +462,8 @@ def vm_result(entry, nic, changed, failed=None, nic_count=None):
               'instance_uuid': entry.get('instance_uuid'), 'action': entry['action'], 'changed': changed,
               'mac': normalize_mac(nic['mac']) if nic else None, 'device_key': nic['key'] if nic else None,
               'nic_count': entry.get('nic_count') if nic_count is None else nic_count}
+    if entry.get('previous_network'):
+        result['previous_network'] = entry['previous_network']
     if failed:
         result['failed'] = True
         result['error'] = failed

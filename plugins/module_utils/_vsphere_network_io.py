@@ -44,7 +44,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_network impo
 # View field -> vSphere security policy property.
 SECURITY_PROPERTIES = {'promiscuous': 'allowPromiscuous', 'mac_changes': 'macChanges', 'forged_transmits': 'forgedTransmits'}
 VM_INDEX_PATHS = ['name', 'config.uuid', 'config.instanceUuid']
-VM_DEVICE_PATHS = ['config.hardware.device', 'runtime.powerState']
+VM_DEVICE_PATHS = ['config.hardware.device', 'config.changeVersion', 'runtime.powerState']
 TASK_PATHS = ['info.state', 'info.error']
 POLL_FIRST, POLL_MAX = 0.05, 2.0
 
@@ -300,7 +300,8 @@ def read_vm_devices(client, vms, networks):
             continue  # deleted since the index was read
         devices = details[vm['moid']].get('config.hardware.device') or []
         snapshot = dict(vm, power_state=details[vm['moid']].get('runtime.powerState'), nics=vm_nics(devices, portgroups_by_key),
-                        devices=dict((device.key, device) for device in devices))
+                        devices=dict((device.key, device) for device in devices),
+                        change_version=details[vm['moid']].get('config.changeVersion') or None)
         snapshots.append(snapshot)
     return snapshots
 
@@ -320,8 +321,11 @@ def nic_device_change(entry, vm, network):
         nic.connectable = vim.vm.device.VirtualDevice.ConnectInfo(startConnected=True, connected=entry['after'][0]['connected'],
                                                                   allowGuestControl=True)
         return [change(operation='add', device=nic)]
-    if entry['action'] == 'connect':
+    if entry['action'] in ('connect', 'move'):
+        # the VM's own device object: same key and MAC (a new object without macAddress would get a new MAC)
         device = vm['devices'][entry['nics'][0]['key']]
+        if entry['action'] == 'move':
+            device.backing = _nic_backing(network)
         device.connectable = device.connectable or vim.vm.device.VirtualDevice.ConnectInfo(allowGuestControl=True)
         device.connectable.startConnected = True
         device.connectable.connected = entry['after'][0]['connected']
@@ -329,9 +333,20 @@ def nic_device_change(entry, vm, network):
     return [change(operation='remove', device=vm['devices'][nic['key']]) for nic in entry['nics']]
 
 
+def remove_nics_change(vm, nics):
+    """The deviceChange removing these NICs (the duplicates a concurrent writer left) from the VM snapshot."""
+    return [vim.vm.device.VirtualDeviceSpec(operation='remove', device=vm['devices'][nic['key']]) for nic in nics]
+
+
 def start_reconfigure(client, vm, device_change):
+    """ReconfigVM_Task guarded by the changeVersion read with the VM: vCenter applies it only if nobody changed the VM since."""
     return client.call('ReconfigVM_Task', 'reconfiguring the NICs of VM %s' % vm['name'], vm['ref'].ReconfigVM_Task,
-                       spec=vim.vm.ConfigSpec(deviceChange=device_change))
+                       spec=vim.vm.ConfigSpec(deviceChange=device_change, changeVersion=vm.get('change_version')))
+
+
+def concurrent_change(error):
+    """Whether a reconfigure failed because the VM changed since it was read (stale changeVersion: ConcurrentAccess)."""
+    return bool(error) and error.startswith('ConcurrentAccess')
 
 
 # --- tasks: bounded parallel starts, one read per poll ----------------------------------------------
@@ -393,6 +408,8 @@ def task_error_text(error):
     if error is None:
         return 'the task failed without a fault from vCenter'
     fault = getattr(error, 'fault', None)
+    if fault is None and isinstance(error, vim.MethodFault):
+        fault = error  # pyVmomi hands info.error over as the fault itself, its message in msg
     text = fault_text(fault) if fault is not None else 'Fault'
     message = getattr(error, 'localizedMessage', None)
     if message and message not in text:

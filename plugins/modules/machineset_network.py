@@ -128,8 +128,21 @@ options:
         log in to vCenter; a Machine whose VM is not in the list is read from vCenter as without this option.
       - The ocp.egressip.vsphere_network role passes them. Pass only entries of the same run, after the NICs changed;
         older counts would make the Machine comparison wrong.
+      - An entry's C(previous_network) (the network vsphere_vm_nic moved the VM's NIC from) counts as in O(previous_networks).
     type: list
     elements: dict
+  previous_networks:
+    description:
+      - Names the egress port group had before (renamed in vCenter, or O(network) now names another port group). With
+        O(state=present), a template (and, with O(align_machines), a consistent Machine) that lists one of them and not
+        O(network) has that device renamed in place (action C(replace)); same position, same fields, so Machine API builds
+        a replacement with one egress NIC, not two. More than one such device is refused (C(machine_api_device_rename_ambiguous)).
+      - Found without this option too, from O(vms) (C(previous_network)), and for a port group renamed in vCenter (a
+        distributed port group keeps its key, so no NIC moves) from a device that names no network of O(datacenter) and
+        that the selected nodes' Machines list for their egress NIC (their VM has the NIC and one NIC per device).
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - ocp.egressip.egress_cidr
   - ocp.egressip.k8s_auth
@@ -215,7 +228,7 @@ machine_api:
   type: bool
 machinesets:
   description: >-
-    Per MachineSet handled, C(name), C(namespace), C(action) (C(append), C(remove), C(none), C(refused)), the resulting
+    Per MachineSet handled, C(name), C(namespace), C(action) (C(append), C(replace), C(remove), C(none), C(refused)), the resulting
     C(devices) and C(nodes) (the nodes of its Machines).
   returned: always
   type: list
@@ -223,7 +236,7 @@ machinesets:
 machines:
   description: >-
     Per Machine of the selected nodes, C(name), C(node), C(machineset), C(vm), C(expected) (providerSpec devices),
-    C(current) (VM NICs), C(mismatch), C(action) (C(append), C(none), C(report); with O(state=absent) C(remove),
+    C(current) (VM NICs), C(mismatch), C(action) (C(append), C(replace), C(none), C(report); with O(state=absent) C(remove),
     C(pending) (the VM still has the NIC), C(refused)).
   returned: always
   type: list
@@ -255,7 +268,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_netwo
 GROUP = 'machine.openshift.io'
 VERSION = 'v1beta1'
 JSON_PATCH = 'application/json-patch+json'
-WRITES = ('append', 'remove')
+WRITES = ('append', 'replace', 'remove')
 
 
 def argument_spec():
@@ -275,6 +288,7 @@ def argument_spec():
         cidr=dict(type='str'),
         ipv6_cidr=dict(type='str'),
         vms=dict(type='list', elements='dict'),
+        previous_networks=dict(type='list', elements='str', default=[]),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
@@ -342,18 +356,29 @@ def vm_counts(module, machines):
     return [vm if vm is not None else next(read) for vm in given], network
 
 
-def _read_vm_counts(module, machines):
-    # vCenter code (pyVmomi) is loaded only when the VMs are not given: 0.1 s of every run otherwise.
+def _vcenter(module):
+    """The vCenter session, datacenter and its networks, read once per run (and only when needed)."""
+    # vCenter code (pyVmomi) is loaded only when vCenter is read: 0.1 s of every run otherwise.
     # pylint: disable=import-outside-toplevel
     from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import connect_vsphere
     from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
+    if not hasattr(module, '_egress_vcenter'):
+        try:
+            client = connect_vsphere(module.params['vsphere'])
+        except ModuleFailure as failure:
+            module.fail_failure(failure)
+        datacenter = io.find_datacenter(client, module.params['datacenter'])
+        module._egress_vcenter = (io, client, datacenter, io.read_networks(client, datacenter))  # pylint: disable=protected-access
+    return module._egress_vcenter  # pylint: disable=protected-access
+
+
+def _network_names(module):
+    return [network['name'] for network in _vcenter(module)[3]]
+
+
+def _read_vm_counts(module, machines):
     params = module.params
-    try:
-        client = connect_vsphere(params['vsphere'])
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    datacenter = io.find_datacenter(client, params['datacenter'])
-    networks = io.read_networks(client, datacenter)
+    io, client, datacenter, networks = _vcenter(module)
     network, _findings = io.find_network(networks, params['network'], params['switch'])
     index = io.read_vm_index(client, datacenter)
     by_uuid = dict((vm['instance_uuid'], vm) for vm in index if vm['instance_uuid'])
@@ -408,21 +433,43 @@ def run(module):
     return result
 
 
+def previous_names(module, chosen, row_machines, vms, network):
+    """Earlier names of the egress port group: the option, the networks vsphere_vm_nic moved NICs from, and a name renamed
+    in vCenter (a distributed port group keeps its key, so no NIC moves): a template device naming no network of the
+    datacenter that a selected node's Machine also lists while its VM has the egress NIC and one NIC per device.
+    vCenter is read for that only when such a Machine exists."""
+    params = module.params
+    names = list(params['previous_networks'])
+    names += [item['previous_network'] for item in params['vms'] or [] if isinstance(item, dict) and item.get('previous_network')]
+    lacking = [obj for obj in chosen if not mapi.lists_network(obj, mapi.TEMPLATE_DEVICES_PATH, params['network'])]
+    if lacking and not any(mapi.lists_network(obj, mapi.TEMPLATE_DEVICES_PATH, name) for obj in lacking for name in names):
+        evidence = set()
+        for row, vm in zip(row_machines, vms):
+            if vm and on_network(vm, network) and mapi.machine_nic_agrees(row['machine'], vm, params['network']):
+                evidence.update(device.get('networkName') for device in mapi.secondary_devices(row['machine'], mapi.MACHINE_DEVICES_PATH))
+        candidates = [device.get('networkName') for obj in lacking for device in mapi.secondary_devices(obj, mapi.TEMPLATE_DEVICES_PATH)
+                      if device.get('networkName') in evidence]
+        if candidates:
+            names += [name for name in candidates if not any(mapi.device_matches({'networkName': name}, other) for other in _network_names(module))]
+    return sorted(set(name for name in names if name and name != params['network']))
+
+
 def plan_append(module, chosen, machines, row_machines):
-    """state=present: append to the templates (refusals raise before vCenter is read), align Machines on request."""
+    """state=present: append to (or rename in) the templates (refusals raise before any write), align Machines on request."""
     params = module.params
     device_options = dict((key, value) for key, value in (params['device'] or {}).items() if value)
     members = mapi.machineset_members(machines)
-    set_plans = [dict(mapi.plan_machineset(obj, params['network'], device_options),
+    vms, network = vm_counts(module, [row['machine'] for row in row_machines])
+    previous = previous_names(module, chosen, row_machines, vms, network)
+    set_plans = [dict(mapi.plan_machineset(obj, params['network'], device_options, previous),
                       nodes=sorted(set(node for _machine, node in members.get(obj['metadata']['name'], []) if node)))
                  for obj in chosen]
     findings = [item for entry in set_plans for item in entry['findings']]
     if errors(findings):
         raise ModuleFailure(failure_message(findings, 'machineset_network'), findings=findings)
-    vms, network = vm_counts(module, [row['machine'] for row in row_machines])
     machine_plans = []
     for row, vm in zip(row_machines, vms):
-        entry = mapi.plan_machine(row['machine'], vm, params['network'], on_network(vm, network), params['align_machines'])
+        entry = mapi.plan_machine(row['machine'], vm, params['network'], on_network(vm, network), params['align_machines'], previous)
         machine_plans.append(dict(entry, node=row['node'], machineset=row['machineset']))
         findings.extend(entry['findings'])
     return set_plans, machine_plans, findings

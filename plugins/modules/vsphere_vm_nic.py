@@ -27,6 +27,22 @@ description:
     a NIC whose node hosts egress IPs) are listed for every offending VM before anything is written.
   - With O(state=absent) the NICs on the network are removed; a VM whose node hosts egress IPs
     (EgressIP C(status.items)) is refused unless O(force=true).
+  - 'The collection knows its NIC by MAC: the one its NMState policy (C(egressip-<node>)) matches. With O(node_names) or
+    O(node_selector) the module reads those policies (one list of NodeNetworkConfigurationPolicies with the label
+    C(egressip.ocp/managed-by: ocp.egressip)) and, when the VM has no NIC on O(network) but has the policy''s NIC on another
+    network (the port group was renamed in vCenter, or the variables now name another one), moves that NIC (action
+    C(move): its backing is changed, the device and the MAC stay, so the node keeps its address) instead of adding a
+    second one. It refuses (C(vsphere_vm_nic_move_refused)) when it cannot tell which NIC is the collection''s: another
+    NIC already on O(network), several NICs with the policies'' MACs, or the policy''s NIC being the VM''s only NIC.
+    The module reads the policies itself rather than taking the MACs as an option, so a caller cannot pass stale
+    ones and every caller (the vsphere_network role, a playbook of its own) gets the same protection; VMs given only
+    by name, UUID or moid are not matched to nodes, so no NIC is moved for them.'
+  - Every reconfigure carries the VM's C(changeVersion) as read; vCenter applies it only if nobody changed the VM in
+    between, so a concurrent writer that ignores the cluster lock cannot make a VM get two NICs. A VM refused that way
+    (C(ConcurrentAccess)) is read and planned again (up to 3 times). Right after its writes the module reads the VMs
+    back; a VM with more than one NIC on O(network) (a server that ignores C(changeVersion)) keeps the NIC every run
+    keeps (the one a policy names, else the lowest device key) and loses the ones this run added, reported as finding
+    C(vsphere_vm_nic_duplicate_removed).
 author:
   - ocp.egressip maintainers (!UNKNOWN)
 requirements:
@@ -82,7 +98,8 @@ options:
     default: []
   state:
     description:
-      - V(present) ensures one NIC on the network per VM; V(absent) removes the VMs' NICs on the network.
+      - V(present) ensures one NIC on the network per VM (moving the collection's NIC there when it is on another network);
+        V(absent) removes the VMs' NICs on the network.
     type: str
     choices: [present, absent]
     default: present
@@ -198,9 +215,14 @@ vms:
       type: str
       sample: ocp1-worker-0
     action:
-      description: C(add), C(connect), C(remove), C(none), or C(refused).
+      description: C(add), C(move) (the collection's NIC moved from another network), C(connect), C(remove), C(none), or C(refused).
       type: str
       sample: add
+    previous_network:
+      description: With C(action=move), the network the NIC was on (M(ocp.egressip.machineset_network) renames that device).
+      type: str
+      returned: when the NIC was moved
+      sample: ocp-egress-old
     changed:
       description: Whether this VM was (or would be) reconfigured.
       type: bool
@@ -240,7 +262,9 @@ findings:
   type: list
   elements: dict
 diff:
-  description: Per VM name, the NICs on the network before and after (C(key), C(mac), C(adapter), C(connected), C(start_connected)).
+  description:
+    - Per VM name, the NICs on the network before and after (C(key), C(mac), C(adapter), C(connected), C(start_connected)).
+    - A moved NIC also shows its C(network) on both sides.
   returned: when diff mode is on
   type: dict
 '''
@@ -251,14 +275,16 @@ from ansible_collections.ocp.egressip.plugins.module_utils._errors import Module
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import k8s_client_for, k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import custom_path, k8s_client_for, k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils._node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE, policy_allocation
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import VsphereModule
 from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as node_io
 
 MAX_PARALLEL = 64
-CHANGING = ('add', 'connect', 'remove')
+CHANGING = ('add', 'move', 'connect', 'remove')
+RETRIES = 3  # re-plans of a VM another writer changed between our read and our write
 
 
 def argument_spec():
@@ -328,6 +354,25 @@ def read_nodes(module):
     return (selected if (params['node_names'] or selector) else []), everything
 
 
+def own_macs(module):
+    """{node: [MACs]} of the collection's NICs: the MAC each of its NMState policies matches (one list, by the managed-by label).
+
+    None of them when the nodes are not read (VMs given by name, UUID or moid only) or NMState is not installed.
+    """
+    params = module.params
+    if not (params['node_names'] or params['node_selector']):
+        return {}
+    k8s = k8s_client_for(module, params['kubernetes'])
+    try:
+        found = k8s.request('list', 'nodenetworkconfigurationpolicies.nmstate.io', custom_path(**node_io.NNCP),
+                            query={'labelSelector': '%s=%s' % (MANAGED_BY_LABEL, MANAGED_BY_VALUE)})
+    except ModuleFailure as failure:
+        if failure.details.get('status') == 404:
+            return {}
+        raise
+    return plan.own_macs_by_node(policy_allocation(policy) for policy in found.get('items') or [])
+
+
 def egress_ips(module):
     """{node: [egress IPs]} from EgressIP status (one list); none when the EgressIP API is not served."""
     items = node_io.list_objects_or_none(k8s_client_for(module, module.params['kubernetes']), node_io.EGRESSIPS)
@@ -377,14 +422,30 @@ def run(module):
     targets = [dict(target, vm=snapshots[target['vm']['moid']], node=target['node'] or node_of.get(target['vm']['uuid']))
                for target in targets if target['vm']['moid'] in snapshots]
     hosted = egress_ips(module) if params['state'] == 'absent' else {}
-    entries = plan.plan_vm_nics(targets, network, params['state'], params['force'], hosted)
+    owned = own_macs(module) if params['state'] == 'present' else {}
+    entries = plan.plan_vm_nics(targets, network, params['state'], params['force'], hosted, owned)
     for entry in entries:
         findings.extend(entry['findings'])
     if errors(findings) and not params['continue_on_error']:
         raise ModuleFailure(failure_message(findings, 'vsphere_vm_nic'), findings=findings,
                             vms=[plan.vm_result(entry, _current_nic(entry), False, _refusal(entry)) for entry in entries])
-    results = apply(module, client, entries, snapshots, network) if not module.check_mode else {}
+    results = {}
+    if not module.check_mode:
+        replan = _replanner(client, targets, networks, network, params, hosted, owned)
+        results = apply(module, client, entries, snapshots, network, replan, owned)
+        findings.extend(results.pop('findings'))
     return report(module, entries, results, findings, network)
+
+
+def _replanner(client, targets, networks, network, params, hosted, owned):
+    """Read these VMs again and plan them again (after another writer changed them): [(snapshot, entry)]."""
+    by_moid = dict((target['vm']['moid'], target) for target in targets)
+
+    def replan(moids):
+        fresh = io.read_vm_devices(client, [by_moid[moid]['vm'] for moid in moids], networks)
+        again = [dict(by_moid[vm['moid']], vm=vm) for vm in fresh]
+        return list(zip(fresh, plan.plan_vm_nics(again, network, params['state'], params['force'], hosted, owned)))
+    return replan
 
 
 def _current_nic(entry):
@@ -395,27 +456,82 @@ def _refusal(entry):
     return ' '.join(item['message'] for item in entry['findings']) or None
 
 
-def apply(module, client, entries, snapshots, network):
-    """Start every reconfigure (bounded), wait for all, read the changed VMs back: {moid: (nic, error)}."""
+def apply(module, client, entries, snapshots, network, replan, owned):
+    """Reconfigure (bounded, in parallel), each spec guarded by the VM's changeVersion; re-plan and retry the VMs another
+    writer changed meanwhile; read the changed VMs back and remove a duplicate NIC a writer that ignored both the lock
+    and changeVersion added at the same time. Returns {moid: (nic, error, count)} and 'findings'."""
     params = module.params
-    changing = [entry for entry in entries if entry['action'] in CHANGING]
-    jobs = []
+    outcomes, pending = {}, [entry for entry in entries if entry['action'] in CHANGING]
+    for attempt in range(RETRIES + 1):
+        outcomes.update(_reconfigure(client, pending, snapshots, network, params))
+        stale = [entry['moid'] for entry in pending if io.concurrent_change(outcomes.get(entry['moid']))]
+        if not stale or attempt == RETRIES:
+            break
+        pending = []
+        for vm, entry in replan(stale):
+            snapshots[vm['moid']] = vm
+            entries[[item['moid'] for item in entries].index(vm['moid'])] = entry
+            outcomes.pop(vm['moid'], None)
+            if entry['action'] in CHANGING:
+                pending.append(entry)
+    changing = [entry for entry in entries if entry['action'] in CHANGING and entry['moid'] in outcomes]
+    done = [snapshots[entry['moid']] for entry in changing if outcomes[entry['moid']] is None]
+    after = dict((vm['moid'], vm) for vm in io.read_vm_devices(client, done, [network])) if done else {}
+    kept, findings = _remove_duplicates(client, entries, snapshots, after, network, params, owned)
+    results = {'findings': findings}
     for entry in changing:
+        error, vm_after = outcomes[entry['moid']], after.get(entry['moid'])
+        nic = kept.get(entry['moid'])
+        if nic is None and error is None and entry['action'] != 'remove' and vm_after:
+            nic = plan.new_nic(snapshots[entry['moid']]['nics'], vm_after['nics'], network)
+        results[entry['moid']] = (nic, error, len(vm_after['nics']) if vm_after else None)
+    return results
+
+
+def _reconfigure(client, entries, snapshots, network, params):
+    jobs = []
+    for entry in entries:
         vm = snapshots[entry['moid']]
         change = io.nic_device_change(entry, vm, network)
         jobs.append((entry['moid'], lambda vm=vm, change=change: io.start_reconfigure(client, vm, change)))
-    outcomes = io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'waiting for the NIC reconfigure tasks')
-    done = [snapshots[moid] for moid, error in outcomes.items() if error is None]
-    after = dict((vm['moid'], vm) for vm in io.read_vm_devices(client, done, [network])) if done else {}
-    results = {}
-    for entry in changing:
+    return io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'waiting for the NIC reconfigure tasks')
+
+
+def _remove_duplicates(client, entries, snapshots, after, network, params, owned):
+    """Take out the NICs on the network this run added next to another one (see plan.duplicate_nics); one finding per VM.
+
+    `after` is updated in place with each cleaned VM as read back. Returns ({moid: kept NIC}, findings).
+    """
+    findings, jobs, kept_by_moid = [], [], {}
+    for entry in entries:
+        vm_after = after.get(entry['moid'])
+        if entry['action'] not in ('add', 'move') or vm_after is None:
+            continue
+        kept, extra = plan.duplicate_nics(snapshots[entry['moid']]['nics'], vm_after['nics'], network, owned.get(entry['node'], ()))
+        if kept is None:
+            continue
+        kept_by_moid[entry['moid']] = (kept, extra, len([nic for nic in vm_after['nics'] if plan.nic_on_network(nic, network)]))
+        if extra:
+            change = io.remove_nics_change(vm_after, extra)
+            jobs.append((entry['moid'], lambda vm=vm_after, change=change: io.start_reconfigure(client, vm, change)))
+    outcomes = io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'removing duplicate NICs') if jobs else {}
+    if outcomes:
+        cleaned = [after[moid] for moid in outcomes]
+        after.update((vm['moid'], vm) for vm in io.read_vm_devices(client, cleaned, [network]))
+    for entry in entries:
+        if entry['moid'] not in kept_by_moid:
+            continue
+        kept, extra, count = kept_by_moid[entry['moid']]
         error = outcomes.get(entry['moid'])
-        nic = None
-        if error is None and entry['action'] != 'remove' and entry['moid'] in after:
-            nic = plan.new_nic(snapshots[entry['moid']]['nics'], after[entry['moid']]['nics'], network)
-        count = len(after[entry['moid']]['nics']) if entry['moid'] in after else None
-        results[entry['moid']] = (nic, error, count)
-    return results
+        removed = ', '.join(plan.normalize_mac(nic['mac']) for nic in extra) or 'none (the other writer added the extra one)'
+        findings.append(catalogue_finding(
+            'vsphere_vm_nic_duplicate_removed',
+            'VM %s had %d NICs on %s right after this run wrote (another writer added one at the same time): kept %s, removed %s%s.'
+            % (entry['vm'], count, network['name'], plan.normalize_mac(kept['mac']),
+               removed, '; the removal failed: %s' % error if error else ''),
+            objects=[{'kind': 'VirtualMachine', 'name': entry['vm'], 'moid': entry['moid']}],
+            severity='error' if error else 'warning'))
+    return dict((moid, item[0]) for moid, item in kept_by_moid.items()), findings
 
 
 def report(module, entries, results, findings, network):

@@ -130,6 +130,7 @@ func main() {
 	tw := newTwin()
 	syncStandardNetworks()
 	tw.versionNewPortgroups()
+	versionVMs()
 
 	// Credentials are enforced by SessionManager.Login against Service.Listen.User.
 	model.Service.Listen = &url.URL{

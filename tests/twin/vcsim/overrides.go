@@ -100,6 +100,9 @@ func (t *twin) serveOverride(w http.ResponseWriter, r *http.Request, body []byte
 		_, _ = w.Write(rec.Body.Bytes())
 		return true
 	}
+	if method == "ReconfigVM_Task" && t.serveReconfig(w, r, body) {
+		return true // changeversion.go (NIC specs completed there too)
+	}
 	if nicMethods[method] {
 		return t.serveNICSpec(w, r, body) // false: vcsim answers the original request
 	}

@@ -455,7 +455,12 @@ def _no_portgroup_configured(snap):
     del snap['config']['vsphere']['portgroup']
 
 
-@pytest.mark.parametrize('mutate', [_vm_extra_nic_elsewhere, _vm_two_extra_nics, _vm_extra_nics_on_both, _machine_lists_more_devices,
+def _machine_lists_two_more_devices(snap):
+    devices = snap['machines'][0]['spec']['providerSpec']['value']['network']['devices']
+    devices += [{'networkName': 'ocp-egress-120'}, {'networkName': 'storage'}]
+
+
+@pytest.mark.parametrize('mutate', [_vm_extra_nic_elsewhere, _vm_two_extra_nics, _vm_extra_nics_on_both, _machine_lists_two_more_devices,
                                     _machine_of_unselected_node, _no_portgroup_configured])
 def test_nic_count_mismatch_enable_does_not_fix_stays_an_error_in_plan_mode(mutate):
     snap = base_snapshot()
@@ -463,6 +468,16 @@ def test_nic_count_mismatch_enable_does_not_fix_stays_an_error_in_plan_mode(muta
     found = _nic_count_findings(snap)
     assert [item['severity'] for item in found] == ['error']
     assert 'enable will align' not in found[0]['message']
+
+
+def test_egress_nic_removed_by_hand_is_what_enable_adds_again_in_plan_mode_an_error_in_audit_mode():
+    """The Machine lists the port group, its VM lost that NIC: enable's vSphere step re-adds it (issue 13), not a stop."""
+    snap = base_snapshot()
+    _machine_lists_more_devices(snap)
+    [found] = _nic_count_findings(snap)
+    assert found['severity'] == 'info' and 'enable will add the NIC again' in found['message'], found
+    [audit] = _nic_count_findings(snap, mode='audit')
+    assert audit['severity'] == 'error' and 'vsphere_vm_nic' in audit['message'] and 'align_machines cannot help' in audit['message']
 
 
 def test_machineset_of_other_nodes_is_not_checked():

@@ -1,0 +1,108 @@
+"""Three vsphere_vm_nic runs at once (writers that take no lock): still one egress NIC per VM.
+
+The twin holds each reconfigure for a second (a slow vCenter) so the three runs read every VM before any of them
+writes. With the ReconfigVM_Task guarded by changeVersion, vCenter refuses the stale writes (ConcurrentAccess) and the
+losers read again and find the NIC; on a server that ignores changeVersion the duplicate is caught right after the
+write and removed by the run that added it.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from pyVim.task import WaitForTask
+from pyVmomi import vim
+
+TWIN_OPTIONS = {'workers': 4}
+WORKERS = ['ocp1-worker-%d' % i for i in range(4)]
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+COLLECTIONS_DIR = os.path.join(REPO_ROOT, '.build')  # as tests/conftest.py lays it out
+
+
+def _portgroup(twin, name, vlan):
+    si = twin.vsphere()
+    content = si.RetrieveContent()
+    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.DistributedVirtualSwitch], True)
+    dvs = next(item for item in view.view if item.name == 'DSwitch1')
+    view.DestroyView()
+    spec = vim.dvs.DistributedVirtualPortgroup.ConfigSpec(
+        name=name, type='earlyBinding', numPorts=8, autoExpand=True,
+        defaultPortConfig=vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
+            vlan=vim.dvs.VmwareDistributedVirtualSwitch.VlanIdSpec(vlanId=vlan, inherited=False)))
+    WaitForTask(dvs.AddDVPortgroup_Task([spec]))
+    return next(pg for item in twin.inventory()['dvs'] for pg in item['portgroups'] if pg['name'] == name)
+
+
+def _nics_on(twin, name, portgroup):
+    vm = next(item for item in twin.inventory()['vms'] if item['name'] == name)
+    return [nic for nic in vm['nics'] if nic['portgroup_key'] == portgroup['key']]
+
+
+def _run_at_once(twin, tmp_path, network, count=3):
+    """Start `count` vsphere_vm_nic processes together; their parsed results."""
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_DIR, PYTHONPATH=COLLECTIONS_DIR)
+    env.pop('KUBECONFIG', None)
+    env.update(dict((key, str(value)) for key, value in twin.env.items() if value is not None))
+    args = {'datacenter': 'DC0', 'network': network, 'switch': 'DSwitch1',
+            'node_selector': {'node-role.kubernetes.io/worker': ''}, '_ansible_check_mode': False, '_ansible_diff': False}
+    procs = []
+    for index in range(count):
+        path = tmp_path / ('args-%s-%d.json' % (network, index))
+        path.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': args}))
+        procs.append(subprocess.Popen([sys.executable, '-m', 'ansible_collections.ocp.egressip.plugins.modules.vsphere_vm_nic', str(path)],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        try:
+            result = json.loads(out)
+        except ValueError:
+            pytest.fail('vsphere_vm_nic printed no JSON (rc %s):\n%s\n%s' % (proc.returncode, out, err))
+        result['_rc'] = proc.returncode
+        results.append(result)
+    return results
+
+
+@pytest.fixture
+def slow_vcenter(twin):
+    twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 1.0})  # pylint: disable=protected-access
+    yield
+    twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 0, 'change_version_check': True})  # pylint: disable=protected-access
+
+
+def _assert_one_nic_per_vm(twin, results, portgroup, refusal_allowed=False):
+    for result in results:
+        # a run that read a VM between another run's write and its clean-up refuses the two NICs it saw, writing nothing
+        refused = refusal_allowed and result['findings'] and all(item['id'] == 'vsphere_vm_nic_ambiguous' for item in result['findings'])
+        assert result['_rc'] == 0 or refused, (result.get('msg'), result.get('vms'))
+    results = [result for result in results if result['_rc'] == 0]
+    for name in WORKERS:
+        [nic] = _nics_on(twin, name, portgroup)
+        reported = set(vm['mac'] for result in results for vm in result['vms'] if vm['name'] == name)
+        assert reported == {nic['mac'].lower()}, (name, reported, nic)
+
+
+def test_three_writers_at_once_give_each_vm_one_nic(twin, tmp_path, slow_vcenter):
+    portgroup = _portgroup(twin, 'ocp-egress-120', 120)
+    twin.reset_vcsim_requests()
+    results = _run_at_once(twin, tmp_path, 'ocp-egress-120')
+    _assert_one_nic_per_vm(twin, results, portgroup)
+    # each VM was changed by exactly one run; the other two found its NIC after their stale write was refused
+    for name in WORKERS:
+        changed = [vm for result in results for vm in result['vms'] if vm['name'] == name and vm['changed']]
+        assert [vm['action'] for vm in changed] == ['add'], (name, changed)
+    assert twin.vcsim_requests()['counts']['ReconfigVM_Task'] > len(WORKERS), 'the writers did not overlap'
+    assert not [item for result in results for item in result['findings']]
+
+
+def test_a_server_ignoring_change_version_still_ends_with_one_nic(twin, tmp_path, slow_vcenter):
+    twin._vcsim('POST', '/_twin/options', {'change_version_check': False})  # pylint: disable=protected-access
+    portgroup = _portgroup(twin, 'ocp-egress-130', 130)
+    results = _run_at_once(twin, tmp_path, 'ocp-egress-130')
+    _assert_one_nic_per_vm(twin, results, portgroup, refusal_allowed=True)
+    duplicates = [item for result in results for item in result['findings'] if item['id'] == 'vsphere_vm_nic_duplicate_removed']
+    assert duplicates and all(item['severity'] == 'warning' for item in duplicates), results
+    assert set(obj['name'] for item in duplicates for obj in item['objects']) == set(WORKERS)

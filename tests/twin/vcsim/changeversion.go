@@ -1,0 +1,204 @@
+package main
+
+// VirtualMachineConfigInfo.changeVersion and the ReconfigVM_Task guard on it.
+//
+// vSphere API reference:
+//   - VirtualMachineConfigSpec.changeVersion (vim.vm.ConfigSpec): "If specified, the changes
+//     are only applied if the current changeVersion matches the specified changeVersion. This
+//     field can be used to guard against updates that have happened between when configInfo
+//     is read and when it is applied."
+//   - VirtualMachineConfigInfo.changeVersion: "a unique identifier for a given version of the
+//     configuration. Each change to the configuration updates this value ... a client should
+//     always treat this as an opaque string."
+//   - ConcurrentAccess is among ReconfigVM_Task's faults, "thrown when an operation fails
+//     because another operation has modified the datastructure" (vim.fault.ConcurrentAccess).
+//     That a stale changeVersion fails the task with ConcurrentAccess is an inference from
+//     that list (unconfirmed).
+//
+// vcsim 0.24 neither sets nor checks it (config.changeVersion stays empty); recent vcsim
+// (simulator/virtual_machine.go updateLastModifiedAndChangeVersion, read at
+// fd06160642a8) sets it on every successful reconfigure and still does not check it.
+//
+// The twin gives every VM a changeVersion (a timestamp, as vCenter's look), and for every
+// ReconfigVM_Task, under one lock spanning the check, vcsim's change and the new version:
+// a spec whose changeVersion is set and differs from the VM's current one fails as a task
+// with ConcurrentAccess (nothing applied); a task that succeeds gives the VM a new version.
+// POST /_twin/options {"change_version_check": false} models a server that ignores the
+// field (vcsim itself): versions still change, nothing is refused. {"reconfigure_delay": s}
+// holds every ReconfigVM_Task s seconds before it is applied (outside the lock: a slow
+// vCenter, whose reconfigure tasks take seconds), so tests can make writers overlap.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+type changeVersions struct {
+	mu     sync.Mutex // held across a whole ReconfigVM_Task; taken before the MAC allocator's lock
+	last   time.Time
+	ignore bool          // the server ignores spec.changeVersion (option change_version_check=false)
+	delay  time.Duration // option reconfigure_delay
+}
+
+var vmVersions = &changeVersions{}
+
+// next returns a new version, strictly later than the last one. Caller holds mu.
+func (c *changeVersions) next() string {
+	now := time.Now().UTC()
+	if !now.After(c.last) {
+		now = c.last.Add(time.Microsecond)
+	}
+	c.last = now
+	return now.Format("2006-01-02T15:04:05.000000Z")
+}
+
+func (c *changeVersions) setChecking(check bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ignore = !check
+}
+
+func (c *changeVersions) options() map[string]interface{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return map[string]interface{}{"change_version_check": !c.ignore, "reconfigure_delay": c.delay.Seconds()}
+}
+
+func (c *changeVersions) setDelay(seconds float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.delay = time.Duration(seconds * float64(time.Second))
+}
+
+func (c *changeVersions) currentDelay() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.delay
+}
+
+// versionVMs gives every VM without a changeVersion one (at start-up, and for VMs created since).
+func versionVMs() {
+	vmVersions.mu.Lock()
+	defer vmVersions.mu.Unlock()
+	versionVMsLocked()
+}
+
+func versionVMsLocked() {
+	for _, e := range simulator.Map.All("VirtualMachine") {
+		vm, ok := e.(*simulator.VirtualMachine)
+		if !ok {
+			continue
+		}
+		simulator.Map.WithLock(vm, func() {
+			if vm.Config != nil && vm.Config.ChangeVersion == "" {
+				vm.Config.ChangeVersion = vmVersions.next()
+			}
+		})
+	}
+}
+
+var taskRef = regexp.MustCompile(`<returnval type="Task">([^<]+)</returnval>`)
+
+// serveReconfig handles every ReconfigVM_Task of a known VM within a session; it returns
+// false (having written nothing) otherwise, and vcsim answers.
+func (t *twin) serveReconfig(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	m, err := simulator.UnmarshalBody(types.TypeFunc(), body)
+	if err != nil {
+		return false
+	}
+	req, ok := m.Body.(*types.ReconfigVM_Task)
+	if !ok {
+		return false
+	}
+	vm, ok := simulator.Map.Get(req.This).(*simulator.VirtualMachine)
+	if !ok || !t.authenticated(r) {
+		return false
+	}
+	c := vmVersions
+	if d := c.currentDelay(); d > 0 {
+		time.Sleep(d)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	versionVMsLocked()
+	var current string
+	simulator.Map.WithLock(vm, func() { current = vm.Config.ChangeVersion })
+	if !c.ignore && req.Spec.ChangeVersion != "" && req.Spec.ChangeVersion != current {
+		var task *simulator.Task
+		simulator.Map.WithLock(vm, func() {
+			task = simulator.CreateTask(vm, "reconfigVm", func(*simulator.Task) (types.AnyType, types.BaseMethodFault) {
+				return nil, &types.ConcurrentAccess{}
+			})
+			task.Run()
+		})
+		// vCenter's wording for a concurrent modification (pyvmomi issue #538); vcsim would say "*types.ConcurrentAccess"
+		simulator.Map.WithLock(task, func() {
+			if task.Info.Error != nil {
+				task.Info.Error.LocalizedMessage = "Cannot complete operation due to concurrent modification by another operation."
+			}
+		})
+		writeSOAPBody(w, &methods.ReconfigVM_TaskBody{Res: &types.ReconfigVM_TaskResponse{Returnval: task.Self}})
+		return true
+	}
+	rec := httptest.NewRecorder()
+	if !t.serveNICSpec(rec, r, body) {
+		t.inner.ServeHTTP(rec, r)
+	}
+	if rec.Code == http.StatusOK && taskSucceeded(rec.Body.Bytes()) {
+		simulator.Map.WithLock(vm, func() { vm.Config.ChangeVersion = c.next() })
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+	return true
+}
+
+// taskSucceeded reads the task a ReconfigVM_Task answer names (vcsim runs it within the call).
+func taskSucceeded(answer []byte) bool {
+	match := taskRef.FindSubmatch(answer)
+	if match == nil {
+		return false
+	}
+	task, ok := simulator.Map.Get(types.ManagedObjectReference{Type: "Task", Value: string(match[1])}).(*simulator.Task)
+	if !ok {
+		return false
+	}
+	state := types.TaskInfoStateError
+	simulator.Map.WithLock(task, func() { state = task.Info.State })
+	return state == types.TaskInfoStateSuccess
+}
+
+// serveOptions: GET or POST /_twin/options {"change_version_check": bool, "reconfigure_delay": seconds}.
+func (t *twin) serveOptions(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		var body struct {
+			ChangeVersionCheck *bool    `json:"change_version_check"`
+			ReconfigureDelay   *float64 `json:"reconfigure_delay"`
+		}
+		dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("bad options: %v", err)})
+			return
+		}
+		if body.ChangeVersionCheck != nil {
+			vmVersions.setChecking(*body.ChangeVersionCheck)
+		}
+		if body.ReconfigureDelay != nil {
+			vmVersions.setDelay(*body.ReconfigureDelay)
+		}
+	}
+	writeJSON(w, http.StatusOK, vmVersions.options())
+}
