@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 say() { printf '\n==> %s\n' "$*"; }
 
 apt_packages=(golang-go golang-github-vmware-govmomi-dev openssl make git python3-venv shellcheck)
+# kubectl, a real client the twin's self-tests run (Debian 12 packages it as kubernetes-client); any kubectl on PATH will do
+command -v kubectl >/dev/null 2>&1 || apt_packages+=(kubernetes-client)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

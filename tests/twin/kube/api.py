@@ -6,7 +6,7 @@ import time
 
 import yaml
 
-from . import discovery
+from . import discovery, openapi
 from . import patch as patching
 from .errors import ApiError, bad_request, method_not_allowed, unconditional_update, unsupported_media_type
 from .errors import not_found as resource_not_found
@@ -55,12 +55,15 @@ class ResourceApi:
         self.store = store
         self.server_address = server_address
         self.shutting_down = None  # threading.Event set by the server on shutdown (ends watches)
+        self.openapi = openapi.OpenApi(store.registry)
 
     # ------------------------------------------------------------------ discovery
 
-    def discovery(self, target):
+    def discovery(self, target, query=None, headers=None):
         registry = self.store.registry
         path = target.path.rstrip("/") or "/"
+        if path.startswith("/openapi/"):
+            return self._openapi(path, (headers or {}).get("Accept") or "")
         if path == "/version":
             return Response(200, dict(discovery.VERSION))
         if path in ("/healthz", "/livez", "/readyz"):
@@ -80,6 +83,20 @@ class ResourceApi:
         if doc is None:
             raise not_found()
         return Response(200, doc)
+
+    def _openapi(self, path, accept):
+        """/openapi/v2 (gnostic protobuf when asked for, as kubectl does, else JSON), /openapi/v3[/<group-version>]."""
+        if path == "/openapi/v2":
+            if any(mime in accept for mime in openapi.PROTOBUF_ACCEPTED):
+                return Response(200, self.openapi.v2_protobuf(), openapi.PROTOBUF)
+            return Response(200, self.openapi.v2_json())
+        if path == "/openapi/v3":
+            return Response(200, self.openapi.v3_index())
+        doc = self.openapi.v3(path[len("/openapi/v3/"):]) if path.startswith("/openapi/v3/") else None
+        if doc is None:
+            raise not_found()
+        # served at a hash-named URL: immutable, as the apiserver marks it
+        return Response(200, doc, headers={"Cache-Control": "public, immutable"})
 
     # ------------------------------------------------------------------ dispatch
 
@@ -125,14 +142,22 @@ class ResourceApi:
             obj["kind"] = target.rtype.kind
         return obj
 
-    def _write_options(self, target, query):
+    def _field_manager(self, target, query, headers):
+        """{"manager", "api_version", "force"}: fieldManager, else the User-Agent up to its first "/" (prefixFromUserAgent)."""
+        manager = _one(query, "fieldManager") or (headers.get("User-Agent") or "").split("/")[0][:128]
+        if len(manager) > 128:
+            raise ApiError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be longer than 128')
+        return {"manager": manager, "api_version": target.rtype.api_version(target.version), "force": _one(query, "force") == "true"}
+
+    def _write_options(self, target, query, headers=None):
         dry_run = query.get("dryRun") or []
         if any(v != "All" for v in dry_run):
             raise bad_request("Invalid dry run value: %s, valid values are: All" % ",".join(dry_run))
         validation = _one(query, "fieldValidation")
         if validation and validation not in FIELD_VALIDATION:
             raise bad_request("invalid fieldValidation directive: %s" % validation)
-        return {"dry_run": bool(dry_run), "field_validation": validation or "Warn", "warnings": []}
+        return {"dry_run": bool(dry_run), "field_validation": validation or "Warn", "warnings": [],
+                "fields": self._field_manager(target, query, headers or {})}
 
     @staticmethod
     def _warned(response, options):
@@ -194,13 +219,13 @@ class ResourceApi:
         return Response(200, self._out(target, obj))
 
     def _create(self, target, query, headers, body):
-        options = self._write_options(target, query)
+        options = self._write_options(target, query, headers)
         obj = self._check_body(target, _decode(body, headers.get("Content-Type")))
         created = self.store.create(target.rtype.key, obj, **options)
         return self._warned(Response(201, self._out(target, created)), options)
 
     def _update(self, target, query, headers, body):
-        options = self._write_options(target, query)
+        options = self._write_options(target, query, headers)
         obj = self._check_body(target, _decode(body, headers.get("Content-Type")))
         meta = obj["metadata"]
         if meta.get("name") and meta["name"] != target.name:
@@ -215,7 +240,7 @@ class ResourceApi:
         return self._warned(Response(200 if existed else 201, self._out(target, updated)), options)
 
     def _patch(self, target, query, headers, body):
-        options = self._write_options(target, query)
+        options = self._write_options(target, query, headers)
         rtype = target.rtype
         ctype = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
         accepted = ["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"]

@@ -250,19 +250,4 @@ def apply_patch(resource, target, patch, patch_type):
         return json_patch(target, patch)
     if patch_type == STRATEGIC:
         return strategic_merge_patch(resource, target, patch)
-    if patch_type == APPLY:
-        return apply_configuration(resource, target, patch)
     raise bad_request("unknown patch type %r" % patch_type)
-
-
-def apply_configuration(resource, target, config):
-    """Minimal server-side apply: the applied configuration is merged into the live object.
-
-    Maps merge, keyed lists of built-ins merge by key, other lists are replaced. There is no
-    field ownership (managedFields), no conflict detection, and fields dropped from an
-    applied configuration are not removed: a documented simplification.
-    """
-    if not isinstance(config, dict):
-        raise bad_request("apply patch must be a YAML or JSON object")
-    config = {k: v for k, v in config.items() if v is not None}
-    return strategic_merge_patch(resource, target, config)

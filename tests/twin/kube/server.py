@@ -154,7 +154,7 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(fault.seconds)
             raise fault.error(target.rtype, target.name)
         if target.discovery:
-            return self.server.api.discovery(target)
+            return self.server.api.discovery(target, query, self.headers)
         if target.verb == "delete" and body:
             entry["dry_run"] = entry["dry_run"] or "All" in (_json_or_empty(body).get("dryRun") or [])
         return self.server.api.handle(target, method, query, self.headers, body)
@@ -163,7 +163,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _headers(self, response):
         self.send_header("Content-Type", response.content_type)
-        self.send_header("Cache-Control", "no-cache, private")
+        if "Cache-Control" not in response.headers:
+            self.send_header("Cache-Control", "no-cache, private")
         self.send_header("Audit-Id", str(uuid.uuid4()))
         for name, value in response.headers.items():
             self.send_header(name, value)
@@ -172,7 +173,9 @@ class Handler(BaseHTTPRequestHandler):
         if response.stream is not None:
             self._send_stream(response)
             return
-        if isinstance(response.body, (dict, list)):
+        if isinstance(response.body, bytes):
+            payload = response.body
+        elif isinstance(response.body, (dict, list)):
             payload = json.dumps(response.body).encode("utf-8")
         else:
             payload = (response.body or "").encode("utf-8")

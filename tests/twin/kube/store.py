@@ -41,6 +41,7 @@ import threading
 import time
 import uuid
 
+from . import managedfields
 from . import patch as patching
 from . import strategy
 from .errors import ApiError, bad_request, conflict, invalid, not_found, already_exists, stale
@@ -84,6 +85,13 @@ def decode_continue(token):
     if data["rv"] == 0:
         raise bad_request("invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
     return data["rv"], data["start"]
+
+
+def _without_managed_fields(obj):
+    """The object with its managedFields' timestamps left out."""
+    meta = dict(obj["metadata"])
+    meta["managedFields"] = [{k: v for k, v in e.items() if k != "time"} for e in meta.get("managedFields") or []]
+    return dict(obj, metadata=meta)
 
 
 def now():
@@ -202,7 +210,8 @@ class Store:
 
     # ------------------------------------------------------------------ writes
 
-    def create(self, resource, obj, dry_run=False, field_validation=None, warnings=None):
+    def create(self, resource, obj, dry_run=False, field_validation=None, warnings=None, fields=None, managed=None):
+        """`fields`: {"manager", "api_version"} of an HTTP write (managedFields are tracked); `managed`: an apply's."""
         rtype = self.registry.get(resource)
         obj = self._normalise(rtype, obj)
         meta = obj["metadata"]
@@ -221,13 +230,17 @@ class Store:
             if rtype.is_custom:
                 meta["generation"] = 1
             obj["apiVersion"] = rtype.api_version()
+            if managed is None and fields:
+                managed = managedfields.update(rtype, None, obj, fields["manager"], fields["api_version"])
+            if managed:
+                meta["managedFields"] = managed
             if dry_run:
                 return copy.deepcopy(obj)
             event = self._commit(rtype, "ADDED", obj, None)
         self._dispatch([event])
         return copy.deepcopy(obj)
 
-    def update(self, resource, obj, subresource=None, dry_run=False, field_validation=None, warnings=None):
+    def update(self, resource, obj, subresource=None, dry_run=False, field_validation=None, warnings=None, fields=None):
         rtype = self.registry.get(resource)
         obj = self._normalise(rtype, obj)
         self._check_subresource(rtype, subresource)
@@ -237,29 +250,39 @@ class Store:
             if old is None and not (rtype.allow_create_on_update and not subresource):
                 raise not_found(rtype, meta.get("name"))
             if old is not None:
-                result, events = self._update_locked(rtype, old, obj, subresource, dry_run, field_validation, warnings)
+                result, events = self._update_locked(rtype, old, obj, subresource, dry_run, field_validation, warnings,
+                                                     fields=fields)
         if old is None:
             # events: PUT creates (AllowCreateOnUpdate); outside the lock so subscribers never run under it
-            return self.create(resource, obj, dry_run, field_validation, warnings)
+            return self.create(resource, obj, dry_run, field_validation, warnings, fields=fields)
         self._dispatch(events)
         return result
 
     def patch(self, resource, name, patch, patch_type="merge", namespace=None, subresource=None, dry_run=False,
-              field_validation=None, warnings=None, version=None):
-        """`version`: the API version the patch is written against (HTTP URL); default the storage version."""
+              field_validation=None, warnings=None, version=None, fields=None):
+        """`version`: the API version the patch is written against (HTTP URL); default the storage version.
+
+        `fields` {"manager", "api_version", "force"}: the field manager of an HTTP write; server-side apply needs one.
+        """
         rtype = self.registry.get(resource)
         self._check_subresource(rtype, subresource)
         with self._lock:
             old = self._objects[rtype.key].get((self._ns(rtype, namespace), name))
             if old is None and not (patch_type == patching.APPLY and not subresource):
                 raise not_found(rtype, name)
-            if old is not None:
+            if old is not None and patch_type == patching.APPLY:
+                patched, managed = self._applied(rtype, old, patch, version, subresource, fields)
+                result, events = self._update_locked(rtype, old, patched, subresource, dry_run, field_validation, warnings,
+                                                     managed=managed)
+            elif old is not None:
                 patched = self._patched(rtype, old, patch, patch_type, version)
-                result, events = self._update_locked(rtype, old, patched, subresource, dry_run, field_validation, warnings)
+                result, events = self._update_locked(rtype, old, patched, subresource, dry_run, field_validation, warnings,
+                                                     fields=fields)
         if old is None:
             # server-side apply creates a missing object
             obj = dict(patch, metadata=dict(patch.get("metadata") or {}, name=name, namespace=namespace))
-            return self.create(resource, obj, dry_run, field_validation, warnings)
+            obj, managed = self._applied(rtype, {"metadata": {}}, obj, version, None, fields)
+            return self.create(resource, obj, dry_run, field_validation, warnings, managed=managed)
         self._dispatch(events)
         return result
 
@@ -369,6 +392,21 @@ class Store:
             raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
         return patched
 
+    def _applied(self, rtype, live, config, version, subresource, fields):
+        """(merged object, managedFields) of a server-side apply (managedfields.apply)."""
+        if not isinstance(config, dict) or not isinstance(config.get("metadata", {}), dict):
+            raise bad_request("the applied configuration must be an object")
+        fields = fields or {"manager": "twin", "force": False}
+        api_version = rtype.api_version(version if version in rtype.versions else None)
+        current = dict(copy.deepcopy(live), apiVersion=api_version)
+        merged, managed = managedfields.apply(rtype, current, config, fields["manager"], api_version, fields.get("force"),
+                                              subresource, version)
+        merged["apiVersion"] = api_version
+        merged = self._normalise(rtype, merged)
+        if live.get("metadata") and merged["metadata"].get("namespace", "") != live["metadata"].get("namespace", ""):
+            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        return merged, managed
+
     def _require_namespace(self, namespace):
         if ("", namespace) not in self._objects["namespaces"]:
             raise not_found(self.registry.get("namespaces"), namespace)
@@ -385,7 +423,7 @@ class Store:
         if errors:
             raise invalid(rtype, obj["metadata"].get("name") or obj["metadata"].get("generateName") or "", errors)
 
-    def _update_locked(self, rtype, old, obj, subresource, dry_run, field_validation, warnings):
+    def _update_locked(self, rtype, old, obj, subresource, dry_run, field_validation, warnings, fields=None, managed=None):
         given = obj["metadata"].get("resourceVersion")
         if given and given != old["metadata"]["resourceVersion"]:
             raise stale(rtype, old["metadata"]["name"])
@@ -395,6 +433,10 @@ class Store:
         self._validate(rtype, new, old, field_validation, warnings)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         strategy.bump_generation(rtype, old, new)
+        self._track(rtype, old, new, subresource, fields, managed)
+        if _without_managed_fields(new) == _without_managed_fields(old):
+            # a write that changes nothing but managedFields timestamps is no change (IgnoreManagedFieldsTimestampsTransformer)
+            return copy.deepcopy(old), []
         if new == old:
             return copy.deepcopy(old), []
         if dry_run:
@@ -405,6 +447,18 @@ class Store:
             return result, events + more
         event = self._commit(rtype, "MODIFIED", new, old)
         return copy.deepcopy(new), [event]
+
+    @staticmethod
+    def _track(rtype, old, new, subresource, fields, managed):
+        """managedFields of the new object: an apply's, a tracked HTTP write's, or (store callers) the old ones."""
+        if managed is None and fields:
+            managed = managedfields.update(rtype, old, new, fields["manager"], fields["api_version"], subresource)
+        elif managed is None:
+            managed = old["metadata"].get("managedFields")
+        if managed:
+            new["metadata"]["managedFields"] = managed
+        else:
+            new["metadata"].pop("managedFields", None)
 
     def _delete_locked(self, rtype, old):
         meta = old["metadata"]

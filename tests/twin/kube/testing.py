@@ -64,6 +64,16 @@ class Emulator:
         except urllib.error.HTTPError as err:
             return err.code, err.headers, err.read()
 
+    def raw_accept(self, path, accept):
+        """GET with an Accept header: (status, headers, body bytes)."""
+        request = urllib.request.Request(self.info["url"] + path, headers={"Authorization": "Bearer " + self.info["token"],
+                                                                           "Accept": accept})
+        try:
+            with urllib.request.urlopen(request, context=self.ssl_context(), timeout=30) as response:
+                return response.status, response.headers, response.read()
+        except urllib.error.HTTPError as err:
+            return err.code, err.headers, err.read()
+
     def twin(self, method, path, body=None, token=None):
         """Call a /_twin/ endpoint; returns (status, parsed JSON)."""
         status, _headers, payload = self.raw(method, path, body, token)

@@ -105,7 +105,7 @@ def test_kubectl_replace_reads_the_version_first_and_raw_put_is_refused(kubectl,
     custom.create_cluster_custom_object(*EIP, egressip("eip-kubectl-put"))
     manifest = tmp_path / "eip.json"
     manifest.write_text(json.dumps(egressip("eip-kubectl-put", ["192.168.20.12"])))
-    code, out, err = kubectl("replace", "--validate=false", "-f", str(manifest))
+    code, out, err = kubectl("replace", "-f", str(manifest))
     assert code == 0, err
     assert custom.get_cluster_custom_object(*EIP, "eip-kubectl-put")["spec"]["egressIPs"] == ["192.168.20.12"]
     manifest.write_text(json.dumps(egressip("eip-kubectl-put", ["192.168.20.13"])))
@@ -163,3 +163,139 @@ def test_kubectl_get_pages_with_chunk_size(kubectl, emu, core):
     assert code == 0, err
     assert sorted(out.split()) == expected
     assert len(requests(emu, "list")) == (len(expected) + 1) // 2
+
+
+# ---------------------------------------------------------------- OpenAPI v2 / v3
+
+def test_openapi_v2_json_and_protobuf(emu):
+    status, headers, body = emu.raw("GET", "/openapi/v2")
+    assert status == 200 and headers["Content-Type"] == "application/json"
+    definitions = json.loads(body)["definitions"]
+    eip = definitions["org.ovn.k8s.v1.EgressIP"]
+    assert eip["x-kubernetes-group-version-kind"] == [{"group": "k8s.ovn.org", "kind": "EgressIP", "version": "v1"}]
+    assert eip["properties"]["metadata"]["$ref"] == "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    assert eip["required"] == ["spec"] and "egressIPs" in eip["properties"]["spec"]["properties"]
+    assert definitions["io.k8s.api.core.v1.Node"]["x-kubernetes-group-version-kind"][0]["kind"] == "Node"
+    assert "org.ovn.k8s.v1.EgressIPList" in definitions and "io.k8s.api.core.v1.PodList" in definitions
+    # ToStructuralOpenAPIV2: no junctors or nullable anywhere
+    text = json.dumps(definitions)
+    assert '"nullable"' not in text and '"anyOf"' not in text and '"oneOf"' not in text
+    status, headers, body = emu.raw_accept("/openapi/v2", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+    assert status == 200 and headers["Content-Type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    assert body.startswith(b"\n\x032.0")  # Document.swagger = "2.0"
+
+
+def test_openapi_v3_index_and_group_version_documents(emu):
+    status, _headers, body = emu.raw("GET", "/openapi/v3")
+    paths = json.loads(body)["paths"]
+    assert {"api/v1", "apis/k8s.ovn.org/v1", "apis/nmstate.io/v1", "apis/nmstate.io/v1beta1"} <= set(paths)
+    status, headers, body = emu.raw("GET", paths["apis/k8s.ovn.org/v1"]["serverRelativeURL"])
+    assert status == 200 and "immutable" in headers["Cache-Control"]
+    doc = json.loads(body)
+    assert doc["openapi"] == "3.0.0"
+    eip = doc["components"]["schemas"]["org.ovn.k8s.v1.EgressIP"]
+    assert eip["properties"]["metadata"]["allOf"] == [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]
+    patch = doc["paths"]["/apis/k8s.ovn.org/v1/egressips/{name}"]["patch"]
+    assert patch["x-kubernetes-group-version-kind"] == {"group": "k8s.ovn.org", "kind": "EgressIP", "version": "v1"}
+    assert "fieldValidation" in [p["name"] for p in patch["parameters"]]
+    assert emu.raw("GET", "/openapi/v3/apis/nothing.example.com/v1")[0] == 404
+
+
+def test_kubectl_explain_reads_the_crd_schema(kubectl):
+    code, out, err = kubectl("explain", "egressip.spec")
+    assert code == 0, err
+    assert "egressIPs" in out and "namespaceSelector" in out and "EgressIP" in out
+    code, out, err = kubectl("explain", "nodenetworkconfigurationpolicies.spec.desiredState")
+    assert code == 0, err
+
+
+def test_kubectl_apply_validates_against_the_schema(kubectl, emu, custom, tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text(json.dumps(egressip("eip-apply")))
+    code, out, err = kubectl("apply", "-f", str(good))
+    assert code == 0, err
+    assert "eip-apply" in out and custom.get_cluster_custom_object(*EIP, "eip-apply")["spec"]["egressIPs"]
+    bad = egressip("eip-apply-bad")
+    bad["spec"]["bogus"] = 1
+    (tmp_path / "bad.yaml").write_text(json.dumps(bad))
+    code, out, err = kubectl("apply", "-f", str(tmp_path / "bad.yaml"))
+    # kubectl < 1.27 validates on the client from /openapi/v2; later ones ask the server (fieldValidation=Strict)
+    assert code != 0 and 'unknown field "bogus"' in err or 'unknown field "spec.bogus"' in err, err
+    assert failure(custom.get_cluster_custom_object, *EIP, "eip-apply-bad")[0] == 404
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-applied", "labels": {"a": "b"}}}
+    (tmp_path / "node.yaml").write_text(json.dumps(node))
+    code, out, err = kubectl("apply", "-f", str(tmp_path / "node.yaml"))
+    assert code == 0, err
+
+
+# ---------------------------------------------------------------- server-side apply
+
+def apply(emu, name, body, manager, force=False):
+    query = "?fieldManager=%s%s" % (manager, "&force=true" if force else "")
+    status, _headers, payload = emu.raw("PATCH", "/apis/k8s.ovn.org/v1/egressips/%s%s" % (name, query), body,
+                                        content_type="application/apply-patch+yaml")
+    return status, json.loads(payload)
+
+
+def managers(obj):
+    return {(m["manager"], m["operation"]): m["fieldsV1"] for m in obj["metadata"]["managedFields"]}
+
+
+def test_apply_records_managed_fields_per_manager(emu, custom):
+    status, obj = apply(emu, "eip-ssa", egressip("eip-ssa"), "alice")
+    assert status == 201
+    [entry] = obj["metadata"]["managedFields"]
+    assert (entry["manager"], entry["operation"], entry["apiVersion"], entry["fieldsType"]) == ("alice", "Apply", "k8s.ovn.org/v1", "FieldsV1")
+    assert entry["fieldsV1"] == {"f:spec": {".": {}, "f:egressIPs": {}, "f:namespaceSelector": {".": {}, "f:matchLabels": {".": {}, "f:env": {}}}}}
+    custom.patch_cluster_custom_object(*EIP, "eip-ssa", {"metadata": {"labels": {"team": "a"}}})
+    updated = custom.get_cluster_custom_object(*EIP, "eip-ssa")
+    # a merge patch is an Update by the client's User-Agent prefix, owning only what it added
+    assert managers(updated)[("OpenAPI-Generator", "Update")] == {"f:metadata": {"f:labels": {".": {}, "f:team": {}}}}
+
+
+def test_a_conflicting_apply_is_409_unless_forced(emu, custom):
+    apply(emu, "eip-conflict", egressip("eip-conflict"), "alice")
+    status, body = apply(emu, "eip-conflict", egressip("eip-conflict", ["192.168.20.99"]), "bob")
+    assert status == 409 and body["reason"] == "Conflict"
+    assert body["message"] == 'Apply failed with 1 conflict: conflict with "alice": .spec.egressIPs'
+    assert body["details"]["causes"] == [{"reason": "FieldManagerConflict", "message": 'conflict with "alice"', "field": ".spec.egressIPs"}]
+    assert custom.get_cluster_custom_object(*EIP, "eip-conflict")["spec"]["egressIPs"] == ["192.168.20.10"]
+    # the same value is no conflict: both own it
+    status, body = apply(emu, "eip-conflict", egressip("eip-conflict"), "bob")
+    assert status == 200 and "f:egressIPs" in managers(body)[("alice", "Apply")]["f:spec"]
+    status, body = apply(emu, "eip-conflict", egressip("eip-conflict", ["192.168.20.99"]), "bob", force=True)
+    assert status == 200 and body["spec"]["egressIPs"] == ["192.168.20.99"]
+    assert "f:egressIPs" not in managers(body)[("alice", "Apply")]["f:spec"]  # force took it over
+    # an Update that changed a field alice applied: alice's next apply of another value conflicts with it
+    custom.patch_cluster_custom_object(*EIP, "eip-conflict", {"spec": {"namespaceSelector": {"matchLabels": {"env": "dev"}}}})
+    status, body = apply(emu, "eip-conflict", egressip("eip-conflict", ["192.168.20.99"]), "alice")
+    assert status == 409 and body["message"].startswith(
+        'Apply failed with 1 conflict: conflict with "OpenAPI-Generator" using k8s.ovn.org/v1 at ')
+    assert body["message"].endswith(": .spec.namespaceSelector.matchLabels.env")
+
+
+def test_fields_dropped_from_an_applied_configuration_are_removed_unless_owned_elsewhere(emu, custom):
+    first = egressip("eip-prune")
+    first["metadata"]["labels"] = {"a": "1", "b": "2"}
+    first["spec"]["podSelector"] = {"matchLabels": {"app": "web"}}
+    apply(emu, "eip-prune", first, "alice")
+    apply(emu, "eip-prune", {"apiVersion": "k8s.ovn.org/v1", "kind": "EgressIP", "metadata": {"name": "eip-prune", "labels": {"b": "2"}}}, "bob")
+    second = egressip("eip-prune")
+    status, body = apply(emu, "eip-prune", second, "alice")
+    assert status == 200
+    assert "podSelector" not in body["spec"]  # only alice had it
+    assert body["metadata"]["labels"] == {"b": "2"}  # bob still applies b; a went with alice's configuration
+
+
+def test_kubectl_apply_server_side(kubectl, emu, custom, tmp_path):
+    manifest = tmp_path / "eip.json"
+    manifest.write_text(json.dumps(egressip("eip-kubectl-ssa")))
+    code, out, err = kubectl("apply", "--server-side", "-f", str(manifest))
+    assert code == 0 and "serverside-applied" in out, err
+    assert managers(custom.get_cluster_custom_object(*EIP, "eip-kubectl-ssa"))[("kubectl", "Apply")]
+    manifest.write_text(json.dumps(egressip("eip-kubectl-ssa", ["192.168.20.77"])))
+    code, out, err = kubectl("apply", "--server-side", "--field-manager=other", "-f", str(manifest))
+    assert code != 0 and 'conflict with "kubectl": .spec.egressIPs' in err, err
+    code, out, err = kubectl("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", str(manifest))
+    assert code == 0, err
+    assert custom.get_cluster_custom_object(*EIP, "eip-kubectl-ssa")["spec"]["egressIPs"] == ["192.168.20.77"]
