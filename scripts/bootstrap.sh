@@ -7,13 +7,11 @@ cd "$(dirname "$0")/.."
 say() { printf '\n==> %s\n' "$*"; }
 
 apt_packages=(golang-go golang-github-vmware-govmomi-dev openssl make git python3-venv shellcheck)
-# kubectl, a real client the twin's self-tests run (Debian 12 packages it as kubernetes-client); any kubectl on PATH will do
-command -v kubectl >/dev/null 2>&1 || apt_packages+=(kubernetes-client)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
-# kubectl for the twin's self-tests (tests/twin/selftest/test_kube_lease.py); Debian's package is kubernetes-client.
+# kubectl for the twin's self-tests (tests/twin/selftest/test_kube_lease.py, test_kube_api_clients.py); Debian's package is kubernetes-client.
 # Any kubectl already on PATH (for example the kubectl package of Google's repository) is kept: both ship /usr/bin/kubectl.
 command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
 if [ ${#missing[@]} -gt 0 ]; then
