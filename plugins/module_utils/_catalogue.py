@@ -23,6 +23,21 @@ PLATFORM_CHECKS = {
         'title': 'Preflight could not read some kinds; the checks that need them were skipped',
         'remedy': 'Give the credentials read (get/list) access to the kinds named, or accept that those checks did not run.',
     },
+    'variables_unknown_key': {
+        'severity': 'error',
+        'title': 'The variables file has a variable or key the collection does not know (a misspelling is silently ignored otherwise)',
+        'remedy': 'Rename the key to the one suggested, or remove it; docs/variables.md lists every variable and key.',
+    },
+    'variables_invalid': {
+        'severity': 'error',
+        'title': 'A value of the variables file has the wrong type, is out of bounds or is malformed',
+        'remedy': 'Correct the named variable as the message says (docs/variables.md gives each type and range) and run again.',
+    },
+    'egress_nodes_selector_empty': {
+        'severity': 'error',
+        'title': 'The egress node selector is empty or missing: it would select every node, control plane included',
+        'remedy': 'Set egressip_nodes.selector to the labels of the egress nodes, e.g. {node-role.kubernetes.io/worker: ""}.',
+    },
     'platform_not_vsphere': {
         'severity': 'error',
         'title': 'The cluster does not run on VMware vSphere',

@@ -62,6 +62,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils import (
     _egressip_validation,
     _machine_api,
     _node_network,
+    _variables_schema,
     _vsphere_network,
 )
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
@@ -189,9 +190,11 @@ class PreflightContext:
         self.nodes_by_name = dict((_name(node), node) for node in self.nodes)
         # {node: (primary subnet texts, secondary subnet texts)} from the OVN-K annotations
         self.networks = dict((_name(node), _subnets(node)) for node in self.nodes)
-        selector = (self.config.get('nodes') or {}).get('selector')
-        self.selected_nodes = ([node for node in self.nodes if _node_network.selector_matches(selector, _labels(node))]
-                               if self.requested() else [])
+        self.selector = (self.config.get('nodes') or {}).get('selector')
+        # a malformed selector is a finding of check_node_selector, never an exception here
+        self.selector_ok = not _variables_schema.node_selector_problems('egressip_nodes.selector', self.selector or {})
+        self.selected_nodes = ([node for node in self.nodes if _node_network.selector_matches(self.selector, _labels(node))]
+                               if self.requested() and self.selector_ok and self.selector else [])
         self.vsphere = snapshot.get('vsphere')
         self.vms = (self.vsphere or {}).get('vms') or []
         self.vms_by_uuid = dict((_vsphere_network.normalize_uuid(vm.get('uuid')), vm) for vm in self.vms if vm.get('uuid'))
@@ -442,9 +445,6 @@ def check_nmstate(ctx):
         objects=[{'kind': 'NMState', 'name': 'nmstate'}])]
 
 
-def _policy_addresses(policy):
-    for interface in _dig(policy, 'spec', 'desiredState', 'interfaces') or []:
-        for family in ('ipv4', 'ipv6'):
 def check_nmstate_version(ctx):
     """The NMState handler's nmstate release per node (NodeNetworkState), for the report and support cases."""
     if not ctx.requested() or not ctx.kind('nns'):
@@ -471,6 +471,9 @@ def check_nmstate_version(ctx):
     return findings
 
 
+def _policy_addresses(policy):
+    for interface in _dig(policy, 'spec', 'desiredState', 'interfaces') or []:
+        for family in ('ipv4', 'ipv6'):
             for entry in (interface.get(family) or {}).get('address') or []:
                 if entry.get('ip'):
                     yield interface.get('name') or '', str(entry['ip'])
@@ -591,7 +594,6 @@ def check_machine_nic_counts(ctx):
             findings.append(_readd_notice(entry, portgroup))
             continue
         if entry['action'] == 'append':
-
             findings.append(catalogue_finding(
                 'machine_nic_count_mismatch',
                 'Machine %s lists %d network device(s), its VM %s has %d NIC(s), the extra one on %s (Machine API reports '
@@ -811,15 +813,49 @@ def _primary_and_host_subnets(ctx):
 
 
 def check_address_plan(ctx):
-    """The address plan's own validation (`_address_plan.py`): cidr, gateway, range, host subnet overlaps."""
+    """The address plan's own validation (`_address_plan.py`): cidr, gateway, range (both families of a dual-stack
+    network), host subnet overlaps; in plan mode also the node step's allocation for the selected nodes."""
     if not ctx.network_config.get('cidr'):
         return []
-    network, findings = _address_plan.parse_network(ctx.network_config.get('cidr'), ctx.network_config.get('gateway'),
-                                                    ctx.network_config.get('node_address_range'), field_prefix='egressip_network.')
-    if network is not None:
-        primary, host = _primary_and_host_subnets(ctx)
+    config = ctx.network_config
+    networks, findings = _address_plan.parse_networks(config.get('cidr'), config.get('gateway'), config.get('node_address_range'),
+                                                      config.get('ipv6'), field_prefix='egressip_network.')
+    primary, host = _primary_and_host_subnets(ctx)
+    for network in networks:
         findings += _address_plan.check_host_subnets(network, primary, host)
-    return findings
+    if findings or ctx.mode != PLAN or not ctx.selected_nodes:
+        return findings
+    return findings + _node_address_plan(ctx, networks)
+
+
+# found by other checks of preflight from the same rules (route_metric_findings, check_host_subnets)
+_NODE_PLAN_OWN_CHECKS = ('node_route_metric_too_low', 'node_network_overlaps_host_subnet')
+
+
+def _node_address_plan(ctx, networks):
+    """The refusals of the node address step (`_node_network.plan_nic_addresses`) for the nodes enable will address:
+    range too small, address in use, allocation fixed, policy not owned. The MACs are not known before the NICs exist."""
+    snapshot = {'nodes': ctx.nodes, 'policies': ctx.kind('nncps') or [], 'enactments': [], 'states': ctx.kind('nns') or [],
+                'egressips': ctx.kind('egressips') or []}
+    entries = [{'node': _name(node), 'mac': None, 'address': None, 'ipv6_address': None} for node in ctx.selected_nodes]
+    plan = _node_network.plan_nic_addresses(entries, networks, ctx.network_config.get('route_metric') or 200, 'egressip0', snapshot)
+    return [item for item in plan['findings'] if item['severity'] == ERROR and item['id'] not in _NODE_PLAN_OWN_CHECKS]
+
+
+def check_variables(ctx):
+    """The variables file against the public schema (`_variables_schema.py`): unknown keys, types, bounds.
+    config['variables'] holds the egressip_* variables as the role passes them; absent for module options."""
+    if ctx.config.get('variables') is None:
+        return []
+    return _variables_schema.validate(ctx.config['variables'])
+
+
+def check_bounds(ctx):
+    """Bounds and formats of the public schema (`_variables_schema.py`) for values given as module options."""
+    values = (('egressip_network.route_metric', ctx.network_config.get('route_metric')),
+              ('egressip_vsphere.portgroup.name', ctx.portgroup_config.get('name')),
+              ('egressip_vsphere.portgroup.vlan_id', ctx.portgroup_config.get('vlan_id')))
+    return [item for path, value in values if value is not None for item in _variables_schema.field_findings(path, value)]
 
 
 def check_route_metric(ctx):
@@ -831,6 +867,8 @@ def check_route_metric(ctx):
         metric = int(metric)
     except (TypeError, ValueError):
         return []
+    if not 0 <= metric <= _variables_schema.ROUTE_METRIC_MAX:
+        return []  # check_bounds
     versions = (ctx.cidr.version,) if ctx.cidr is not None else (4,)
     selected = set(_name(node) for node in ctx.selected_nodes)
     nns_by_node = dict((_name(nns), nns) for nns in ctx.kind('nns') or [] if _name(nns) in selected)
@@ -860,8 +898,20 @@ def check_reachability(ctx):
 
 # --- egress nodes and capacity ---------------------------------------------------------------
 
+def check_node_selector(ctx):
+    """The egress node selector is well formed (the shared LabelSelector rules) and not empty when egress is requested."""
+    problems = _variables_schema.node_selector_problems('egressip_nodes.selector', ctx.selector if ctx.selector is not None else {})
+    if problems or not ctx.requested() or ctx.selector:
+        return problems
+    return [catalogue_finding(
+        'egress_nodes_selector_empty',
+        'egressip_nodes.selector is %s: it would select every node of the cluster, control plane included, and give each a '
+        'secondary NIC, an address and the %s label.' % ('empty ({})' if ctx.selector == {} else 'missing', EGRESS_ASSIGNABLE),
+        objects=[{'kind': 'option', 'name': 'egressip_nodes.selector'}])]
+
+
 def check_egress_nodes(ctx):
-    if not ctx.requested() or ctx.kind('nodes') is None or ctx.selected_nodes:
+    if not ctx.requested() or ctx.kind('nodes') is None or ctx.selected_nodes or not ctx.selector_ok or not ctx.selector:
         return []
     selector = (ctx.config.get('nodes') or {}).get('selector') or {}
     return [catalogue_finding(
@@ -871,8 +921,8 @@ def check_egress_nodes(ctx):
 
 
 def check_capacity(ctx):
-    if not ctx.objects or ctx.kind('nodes') is None:
-        return []
+    if not ctx.objects or ctx.kind('nodes') is None or (ctx.mode == PLAN and not (ctx.selector_ok and ctx.selector)):
+        return []  # plan mode counts the selected nodes: a selector finding comes first
     capable = ctx.capable_nodes()
     if ctx.mode == AUDIT:
         how = 'capable node(s) (labelled %s, Ready, holding %s in host-cidrs)' % (EGRESS_ASSIGNABLE, ctx.cidr)
@@ -1014,6 +1064,8 @@ def check_unreadable(ctx):
 
 CHECKS = (
     check_unreadable,
+    check_variables,
+    check_bounds,
     check_platform,
     check_network_type,
     check_openshift_version,
@@ -1021,6 +1073,7 @@ CHECKS = (
     check_ip_forwarding,
     check_node_networking,
     check_nmstate,
+    check_nmstate_version,
     check_egress_ips_in_policies,
     check_vsphere_read,
     check_node_vms,
@@ -1033,6 +1086,7 @@ CHECKS = (
     check_address_plan,
     check_route_metric,
     check_reachability,
+    check_node_selector,
     check_egress_nodes,
     check_capacity,
     check_egressip_plan,
@@ -1074,7 +1128,6 @@ def cluster_facts(snapshot):
         'nodes': len(nodes),
         'egress_assignable_nodes': sorted(_name(node) for node in nodes if EGRESS_ASSIGNABLE in _labels(node)),
         'machine_api': bool(snapshot.get('machines')),
-    check_nmstate_version,
         'nmstate': snapshot.get('nncps') is not None,
         'egressips': len(snapshot.get('egressips') or []),
     }

@@ -287,6 +287,11 @@ CASES = [
      _existing_egressip(['10.99.0.5']), 'plan'),
     ('primary_egressips_affected_by_labels', 'warning', _existing_egressip(['192.168.10.200']),
      _both(_existing_egressip(['192.168.10.200']), _label_workers), 'plan'),
+    ('variables_unknown_key', 'error', _set(('config', 'variables'), {'egressip_objcts': []}),
+     _set(('config', 'variables'), {'egressip_objects': []}), 'plan'),
+    ('variables_invalid', 'error', _set(('config', 'network', 'route_metric'), 2 ** 40),
+     _set(('config', 'network', 'route_metric'), 4294967295), 'plan'),
+    ('egress_nodes_selector_empty', 'error', _selector({}), _selector({'node-role.kubernetes.io/worker': ''}), 'plan'),
 ]
 
 
@@ -721,3 +726,32 @@ def test_nmstate_handler_release_is_reported_and_an_unreadable_one_is_a_warning(
 
 
 # --- refusals of later steps known to preflight (issue 13) ---------------------------------------
+
+def _ids_and_messages(snap):
+    return [(item['id'], item['message']) for item in findings_of(snap) if item['severity'] == 'error']
+
+
+def test_node_address_range_too_small_for_the_selected_nodes_is_refused_by_preflight():
+    snap = base_snapshot()
+    snap['config']['network']['node_address_range'] = '10.20.0.10-10.20.0.11'
+    found = [message for finding_id, message in _ids_and_messages(snap) if finding_id == 'node_address_range_too_small']
+    assert found and 'egressip_network.node_address_range' in found[0] and '3 of the 3 node(s)' in found[0]
+
+
+def test_node_address_range_without_a_dash_is_refused():
+    snap = base_snapshot()
+    snap['config']['network']['node_address_range'] = '10.20.0.10'
+    assert any(finding_id == 'node_network_input_invalid' and 'egressip_network.node_address_range' in message
+               and 'first-last' in message for finding_id, message in _ids_and_messages(snap))
+
+
+def test_ipv6_family_that_is_not_ipv6_is_refused():
+    snap = base_snapshot()
+    snap['config']['network']['ipv6'] = {'cidr': '10.30.0.0/24', 'gateway': '10.30.0.1', 'node_address_range': '10.30.0.10-10.30.0.99'}
+    assert any('egressip_network.ipv6.cidr' in message and 'IPv6' in message for _id, message in _ids_and_messages(snap))
+
+
+def test_selector_with_an_unknown_operator_is_a_finding_not_an_exception():
+    snap = base_snapshot()
+    snap['config']['nodes']['selector'] = {'matchExpressions': [{'key': 'a', 'operator': 'Equals', 'values': ['b']}]}
+    assert [finding_id for finding_id, _message in _ids_and_messages(snap)] == ['variables_invalid']
