@@ -139,8 +139,24 @@ class Twin:
 
 
 def kube_writes(twin):
-    """Number of successful, non-dry-run writes in the emulator's request log."""
-    return twin.kube_requests()['writes']
+    """Successful, non-dry-run writes in the emulator's request log, writes to Leases (the cluster lock) not counted.
+
+    A real run of a writing playbook takes and releases the cluster lock (cluster_lock, docs/reliability.md) even when
+    it refuses before its first change; lock_writes() counts those. Check mode writes neither: the log's 'writes'
+    (twin.kube_requests()['writes']) counts everything.
+    """
+    log = twin.kube_requests()
+    return log['writes'] - _lease_writes(log)
+
+
+def lock_writes(twin):
+    """Successful writes to Leases (the collection's cluster lock) in the emulator's request log."""
+    return _lease_writes(twin.kube_requests())
+
+
+def _lease_writes(log):
+    return sum(1 for entry in log['requests'] if entry.get('resource') == 'leases.coordination.k8s.io' and not entry.get('dry_run')
+               and entry['verb'] in ('create', 'update', 'patch', 'delete', 'deletecollection') and 200 <= entry.get('code', 0) < 300)
 
 
 def vcsim_writes(twin):
