@@ -890,10 +890,13 @@ def remediated_findings(moves):
 def summary(result):
     rows = result['egress_ips']
     counts = summarize(result['findings'])
-    return {'ok': not errors(result['findings']), 'egress_ips': len(rows), 'assigned': len([row for row in rows if row['node']]),
-            'healthy': len([row for row in rows if row['status'] == OK]),
-            'blackholed': len([row for row in rows if row['status'] == BLACKHOLE]),
-            'errors': counts[ERROR], 'warnings': counts[WARNING], 'info': counts[INFO]}
+    counted = {'ok': not errors(result['findings']), 'egress_ips': len(rows), 'assigned': len([row for row in rows if row['node']]),
+               'healthy': len([row for row in rows if row['status'] == OK]),
+               'blackholed': len([row for row in rows if row['status'] == BLACKHOLE]),
+               'errors': counts[ERROR], 'warnings': counts[WARNING], 'info': counts[INFO]}
+    if 'wire' in result:  # the wire probe's own API writes (pods, namespaces): a changed=0 run is not a 0-write run
+        counted['wire_writes'] = sum(probe.get('writes') or 0 for probe in result['wire'])
+    return counted
 
 
 def report(result, network=None, portgroup=None, remediation=None, initial=None):

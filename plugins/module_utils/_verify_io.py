@@ -73,7 +73,6 @@ def read_cluster(k8s, with_nns=True):
     return nodes, egressips, nns, notes
 
 
-def relevant_nodes(nodes, egressips):
 def read_nns(k8s):
     """({node: NodeNetworkState} or None when the kind cannot be read (HTTP 403/404), note or None): one list."""
     try:
@@ -85,6 +84,7 @@ def read_nns(k8s):
     return dict(((item.get('metadata') or {}).get('name'), item) for item in items), None
 
 
+def relevant_nodes(nodes, egressips):
     """Nodes whose VMs verify reads: labelled egress nodes and nodes named in an EgressIP status."""
     hosting = set(_drill.assignments(egressips).values())
     return [node for node in nodes if (node.get('metadata') or {}).get('name') in hosting or is_egress_assignable(node)]
@@ -126,7 +126,9 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
 
     wire: {'echo_target', 'image', 'timeout', 'probes', 'namespaces': {object: namespace}, 'create_namespace'}.
     A probe that cannot be created or never starts is ``not_run``; nothing here fails the module
-    except a failure to list pods (the API itself is unusable then).
+    except a failure to list pods (the API itself is unusable then). The round's API writes (probe pods and namespaces
+    created and deleted) are counted in ``writes`` of its first outcome (0 on the others), so that their sum over the
+    outcomes is what a "0 writes" claim must account for.
     """
     names = [egressip['metadata']['name'] for egressip in egressips]
     if check_mode:
@@ -155,10 +157,13 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
                 outcomes.append(_not_run(name, reason, namespace=namespace))
                 break
             bodies.append(body)
+    writes = [len(created_namespaces)]
     try:
-        outcomes += _run_pods(k8s, bodies, run_id, wire['timeout'], clock, interval)
+        outcomes += _run_pods(k8s, bodies, run_id, wire['timeout'], clock, interval, writes)
     finally:
-        _clean_up(k8s, bodies, run_id, created_namespaces)
+        writes.append(_clean_up(k8s, bodies, run_id, created_namespaces))
+    for index, outcome in enumerate(outcomes):
+        outcome['writes'] = sum(writes) if index == 0 else 0
     return outcomes
 
 
@@ -182,12 +187,13 @@ def _create_pod(k8s, body):
         return None, failure.msg
 
 
-def _run_pods(k8s, bodies, run_id, timeout, clock, interval):
+def _run_pods(k8s, bodies, run_id, timeout, clock, interval, writes):
     created, _failures = io.run_parallel([lambda body=body: _create_pod(k8s, body) for body in bodies])
     outcomes = [_not_run(body['metadata']['labels'][_verify.PROBE_OBJECT_LABEL], 'the probe pod could not be created: %s' % failure,
                          namespace=body['metadata']['namespace'])
                 for body, (_pod, failure) in zip(bodies, created) if failure]
     count = len([pod for pod, _failure in created if pod is not None])
+    writes.append(count)
     if not count:
         return outcomes
     pods = _wait_pods(k8s, run_id, count, timeout, clock, interval)
@@ -218,19 +224,24 @@ def _log(k8s, pod):
 
 
 def _clean_up(k8s, bodies, run_id, namespaces):
-    """Delete the probe pods (one request per namespace) and the probe namespaces this run created; errors are ignored."""
+    """Delete the probe pods (one request per namespace) and the probe namespaces this run created; errors are ignored.
+    Returns the number of delete requests that succeeded."""
     selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
+    deleted = 0
     for namespace in sorted(set(body['metadata']['namespace'] for body in bodies)):
         try:
             k8s.request('delete', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace,
                         query={'labelSelector': selector, 'gracePeriodSeconds': 0})
+            deleted += 1
         except ModuleFailure:
             pass  # activeDeadlineSeconds ends a leftover pod; its labels name the run
     for namespace in namespaces:
         try:
             k8s.request('delete', 'namespaces %s' % namespace, '/api/v1/namespaces/%s' % namespace)
+            deleted += 1
         except ModuleFailure:
             pass
+    return deleted
 
 
 def probe_until_seen(k8s, targets, wire, started, deadline, clock, interval):
