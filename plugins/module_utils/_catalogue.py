@@ -395,6 +395,24 @@ NODE_CHECKS = {
         'title': 'IP forwarding is not enabled on the secondary NIC of an egress node',
         'remedy': 'Run ip_forwarding (per_interface or global); without forwarding, egress traffic is silently dropped.',
     },
+    'node_forwarding_degraded': {
+        'severity': 'error',
+        'title': 'TuneD reported an error applying the forwarding profile on a node (Profile Degraded)',
+        'remedy': 'Read the TuneD message in the finding (oc -n openshift-cluster-node-tuning-operator get profile <node> -o yaml and the '
+                  'tuned pod log of that node), fix its cause, and run again; forwarding stays off on that node until then.',
+    },
+    'node_forwarding_timeout': {
+        'severity': 'error',
+        'title': 'The forwarding profile was not reported applied on a node in time',
+        'remedy': 'Check the Profile of the node (which profile the operator recommends, the Applied message) and the tuned pod of '
+                  'that node, or raise wait_timeout; a Tuned with a lower priority number for the node wins over this one.',
+    },
+    'node_forwarding_hosts_egress_ips': {
+        'severity': 'error',
+        'title': 'IP forwarding is not removed from a NIC whose node hosts egress IPs of the secondary network',
+        'remedy': 'Delete the EgressIP objects or move their IPs off those nodes first (the disable role deletes them before this '
+                  'step), or set force: true to accept that their traffic is dropped once forwarding is off.',
+    },
     'node_not_capable': {
         'severity': 'warning',
         'title': 'A node matches the egress node selector but cannot host secondary-network egress IPs',
@@ -478,6 +496,12 @@ EGRESSIP_CHECKS = {
         'title': 'An egress IP is still listed on a node that is not Ready or no longer egress-assignable',
         'remedy': 'OVN-Kubernetes moves it within seconds: run verify again. If it stays, read the ovnkube-cluster-manager logs '
                   'in openshift-ovn-kubernetes.',
+    },
+    'blackhole_forwarding_off': {
+        'severity': 'error',
+        'title': 'IP forwarding is off on the secondary NIC of a node hosting an egress IP, so its traffic is dropped (blackhole)',
+        'remedy': 'Run ip_forwarding (node_network role) and wait until the node\'s Profile reports the profile applied; if its '
+                  'Profile is Degraded, fix what TuneD reports. OVN-Kubernetes does not check forwarding and never moves the IP.',
     },
     'egressip_blackhole': {
         'severity': 'error',

@@ -23,6 +23,7 @@ __metaclass__ = type
 
 import copy
 import hashlib
+import ipaddress
 import json
 
 try:
@@ -384,6 +385,128 @@ def forwarded_interfaces(tuned):
             if match.get('label') == HOSTNAME_LABEL and match.get('value'):
                 result.setdefault(match['value'], set()).update(keys_by_profile.get(item.get('profile'), set()))
     return result
+
+
+# The Node Tuning Operator's per-node Profile (cluster-node-tuning-operator pkg/apis/tuned/v1 Profile): the operator
+# writes spec.config.tunedProfile at once, the node's TuneD daemon reports status.tunedProfile and Applied/Degraded later.
+TUNED_PROFILES = dict(group='tuned.openshift.io', version='v1', plural='profiles')
+FORWARDING_APPLIED = 'applied'
+FORWARDING_PENDING = 'pending'
+FORWARDING_DEGRADED = 'degraded'
+
+
+def expected_profiles(targets):
+    """{node: the collection's profile name the Node Tuning Operator should give it} for forwarding targets."""
+    return dict((target['node'], forwarding_profile_name(target['parent'], target['interface'])) for target in targets)
+
+
+def forwarding_progress(profile, expected):
+    """(applied | pending | degraded, message) of one node's Profile against the collection's profile name.
+
+    Applied: status.tunedProfile is the expected profile, Applied True, Degraded not True (both must be read, as
+    the API says). observedGeneration is not required: NTO releases before it (2025-03) lack it, and the daemon
+    rewrites status only when tunedProfile or a condition changes, so it can stay behind after an in-place edit.
+    """
+    if not profile:
+        return FORWARDING_PENDING, 'the node has no Profile in %s yet' % TUNED_NAMESPACE
+    recommended = (((profile.get('spec') or {}).get('config') or {}).get('tunedProfile'))
+    status = profile.get('status') or {}
+    if recommended != expected:
+        return FORWARDING_PENDING, ('the Node Tuning Operator recommends profile %s, not %s (a Tuned with a lower priority number may '
+                                    'target the node)' % (recommended, expected))
+    if status.get('tunedProfile') != expected:
+        return FORWARDING_PENDING, 'TuneD still runs profile %s (%s not applied yet)' % (status.get('tunedProfile'), expected)
+    applied, degraded = condition(profile, 'Applied') or {}, condition(profile, 'Degraded') or {}
+    if degraded.get('status') == 'True':
+        return FORWARDING_DEGRADED, degraded.get('message') or degraded.get('reason') or 'Degraded'
+    if applied.get('status') == 'True':
+        return FORWARDING_APPLIED, applied.get('message') or 'applied'
+    return FORWARDING_PENDING, applied.get('message') or 'Applied is %s' % (applied.get('status') or 'not reported')
+
+
+def forwarding_removals(nodes, before, after):
+    """{node name: sorted interfaces} whose IPv4 forwarding a change of the collection's Tuned from `before` to `after` removes."""
+    hostnames = dict((((node.get('metadata') or {}).get('labels') or {}).get(HOSTNAME_LABEL) or node['metadata']['name'],
+                      node['metadata']['name']) for node in nodes)
+    now, later = forwarded_interfaces(before), forwarded_interfaces(after)
+    removed = {}
+    for hostname, interfaces in now.items():
+        gone = sorted(interfaces - later.get(hostname, set()))
+        if gone:
+            removed[hostnames.get(hostname, hostname)] = gone
+    return removed
+
+
+def forwarding_stranded(removed, states, egressips, networks):
+    """[(node, interfaces, [(EgressIP, ip)])]: egress IPs a forwarding removal would blackhole.
+
+    An IP counts when it is inside `networks` (the cidr options) or, without them, inside the subnet of an address
+    the node's NodeNetworkState shows on one of those interfaces (the only traffic forwarding carries).
+    """
+    hosted = hosted_egress_ips(egressips)
+    stranded = []
+    for node, interfaces in sorted(removed.items()):
+        ips = hosted.get(node, [])
+        if networks is None:
+            on_link = [entry for item in nns_interfaces(states.get(node)) if item.get('name') in interfaces
+                       for entry in interface_addresses(item)]
+            ips = [pair for pair in ips if any(_in_subnet(pair[1], entry) for entry in on_link)]
+        else:
+            ips = [pair for pair in ips if any(_in_subnet(pair[1], str(network)) for network in networks)]
+        if ips:
+            stranded.append((node, interfaces, ips))
+    return stranded
+
+
+def _in_subnet(ip, cidr):
+    """Whether `ip` lies in the network of `cidr` ('ip/prefix'); standard library, so ip_forwarding needs no netaddr."""
+    try:
+        address, network = ipaddress.ip_address(str(ip).strip()), ipaddress.ip_interface(str(cidr).strip()).network
+    except ValueError:
+        return False
+    return address.version == network.version and address in network
+
+
+def _profile_sections(data):
+    """(includes, {sysctl key: value}) of one TuneD profile text (ini: [main] include=, [sysctl] key=value)."""
+    section, includes, sysctls = None, [], {}
+    for raw in (data or '').splitlines():
+        line = raw.strip()
+        if not line or line.startswith('#'):
+            continue
+        if line.startswith('[') and line.endswith(']'):
+            section = line[1:-1].strip()
+            continue
+        key, sep, value = line.partition('=')
+        if not sep:
+            continue
+        if section == 'main' and key.strip() == 'include':
+            includes += [name.strip().lstrip('-') for name in value.split(',') if name.strip()]
+        elif section == 'sysctl':
+            sysctls[key.strip()] = value.strip()
+    return includes, sysctls
+
+
+def _resolved_sysctls(name, texts, seen=()):
+    """Sysctls of a profile with its includes (the including profile wins); stock profiles set no forwarding."""
+    if name not in texts or name in seen:
+        return {}
+    includes, own = _profile_sections(texts[name])
+    merged = {}
+    for include in includes:
+        merged.update(_resolved_sysctls(include, texts, seen + (name,)))
+    merged.update(own)
+    return merged
+
+
+def forwarding_in_profile(name, tuneds, interface):
+    """Whether TuneD profile `name` (its text in the Tuned objects) sets IPv4 forwarding on `interface`."""
+    texts = dict((item.get('name'), item.get('data')) for tuned in tuneds or [] for item in (tuned.get('spec') or {}).get('profile') or [])
+    sysctls = _resolved_sysctls(name, texts)
+    for key in ('net.ipv4.conf.%s.forwarding' % sysctl_interface(interface), 'net/ipv4/conf/%s/forwarding' % interface):
+        if key in sysctls:
+            return sysctls[key] == '1'
+    return any(sysctls.get(key) == '1' for key in ('net.ipv4.ip_forward', 'net.ipv4.conf.all.forwarding'))
 
 
 def cluster_ip_forwarding(network_operator):

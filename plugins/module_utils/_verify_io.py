@@ -19,6 +19,7 @@ import time
 import uuid
 
 from ansible_collections.ocp.egressip.plugins.module_utils import _drill
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils import _verify
 from ansible_collections.ocp.egressip.plugins.module_utils._egressip_facts import is_egress_assignable
@@ -107,7 +108,24 @@ def read_snapshot(k8s, vsphere_options=None):
                                vsphere_options['portgroup'], relevant_nodes(nodes, egressips))
     snapshot = _verify.build_snapshot(nodes, egressips, nns=nns, vsphere=vsphere)
     snapshot['notes'] = notes
+    snapshot['forwarding'] = read_forwarding(k8s, notes)
     return snapshot
+
+
+def read_forwarding(k8s, notes):
+    """_verify.forwarding_facts from the nodes' Profiles, the Tuned objects and the network operator (one request each);
+    None, with a note, when the Node Tuning Operator's API cannot be read."""
+    try:
+        profiles = io.list_namespaced(k8s, nn.TUNED_PROFILES, nn.TUNED_NAMESPACE)
+        tuneds = io.list_namespaced(k8s, io.TUNEDS, nn.TUNED_NAMESPACE)
+        operator = io.get_object(k8s, io.NETWORK_OPERATOR, 'cluster')
+    except ModuleFailure as failure:
+        if failure.details.get('status') not in (403, 404):
+            raise
+        notes.append('Node Tuning Operator Profiles were not read (HTTP %s): IP forwarding on the secondary NICs was not checked'
+                     % failure.details.get('status'))
+        return None
+    return _verify.forwarding_facts(profiles, tuneds, operator)
 
 
 def list_egressips(k8s):

@@ -36,9 +36,14 @@ description:
     another node, measures how long that took (monotonic clock), and verifies again. Nothing is changed when the
     placement prediction says a moved IP could be left unassigned (C(egressip_remediation_refused)). In check mode the
     label patches are sent as server-side dry runs and the result says what would move where.
+  - B(IP forwarding). For each node whose secondary interface is known (NodeNetworkState), forwarding on it is read from
+    the Node Tuning Operator - the profile its Profile (C(profiles.tuned.openshift.io)) reports TuneD runs, C(Applied) and
+    not C(Degraded), and whether that profile's text in the Tuned objects sets C(net.ipv4.conf.<if>.forwarding=1) - or
+    C(gatewayConfig.ipForwarding: Global). Off on a node hosting an egress IP is the blackhole C(blackhole_forwarding_off)
+    (OVN-Kubernetes does not check forwarding). MachineConfig sysctl files are not read.
   - With O(wire), a probe pod per object asks an echo service off the cluster which source address it sees.
-  - Reads one list each of Nodes, EgressIPs and NodeNetworkStates, and (with O(datacenter), O(cluster) and
-    O(portgroup)) the vCenter inventory in a fixed number of batched PropertyCollector reads, whatever the cluster size.
+  - Reads one list each of Nodes, EgressIPs, NodeNetworkStates, Profiles and Tuned objects, the network operator, and
+    (with O(datacenter), O(cluster) and O(portgroup)) the vCenter inventory in a fixed number of batched PropertyCollector reads, whatever the cluster size.
   - Read-only unless O(remediate=true) finds a blackhole; the probe pods of O(wire) are deleted again.
 author:
   - ocp.egressip maintainers (!UNKNOWN)
@@ -254,6 +259,9 @@ nodes:
       address - a capacity loss, not a blackhole). C(blackhole_kinds) lists the named blackhole findings of the node.
       C(carrier_loss) is C(remove) or C(keep) when the vNIC is disconnected (what NetworkManager did with the address),
       else C(null).
+    - C(forwarding) (when the node's secondary interface is known) is C(true) when C(gatewayConfig.ipForwarding) is
+      C(Global) or the profile TuneD reports applied on the node (its Profile, not Degraded) sets
+      C(net.ipv4.conf.<if>.forwarding=1), C(false) otherwise (C(blackhole_forwarding_off)), C(null) when it cannot be told.
   returned: always
   type: list
   elements: dict
@@ -272,6 +280,7 @@ nodes:
       interface_state: up
       address: 10.20.0.10/24
       path: ok
+      forwarding: true
       problems: []
       notes: []
       blackhole_kinds: []

@@ -26,9 +26,20 @@ description:
     forwards IP traffic, and the network operator rolls it out to all nodes. Prefer O(mode=per_interface) unless
     your security policy accepts a router on every node."
   - Reports the mode the cluster is in now (before the change) for the listed NICs.
+  - "The Node Tuning Operator is asynchronous: it writes each node's C(profiles.tuned.openshift.io) (named after the node)
+    at once, and the node's TuneD daemon applies the sysctl seconds later and reports it there (C(status.tunedProfile),
+    conditions C(Applied) and C(Degraded)). With O(wait=true) (default, O(mode=per_interface), O(state=present), not in
+    check mode) the module waits until the Profile of every listed node runs the collection's profile with C(Applied)
+    true and C(Degraded) not true, and fails naming each node and TuneD's message (C(node_forwarding_degraded)), or each
+    node still pending after O(wait_timeout) (C(node_forwarding_timeout))."
+  - "A write that removes forwarding from a NIC (O(state=absent), or a node left out of O(nodes)) is refused while the
+    node hosts egress IPs of the secondary network (C(node_forwarding_hosts_egress_ips): inside O(cidr)/O(ipv6_cidr), or
+    without them inside the subnet of an address NodeNetworkState shows on that NIC), unless O(force=true). A refusal
+    writes nothing, in check mode too."
   - O(state=absent) deletes the C(Tuned) of the collection (O(mode=per_interface)) or sets C(ipForwarding) back to
     C(Restricted) (O(mode=global)).
-  - Reads one list of Nodes, NodeNetworkStates and Tuned objects and the network operator configuration; writes at
+  - Reads one list of Nodes, NodeNetworkStates and Tuned objects and the network operator configuration (and, when
+    forwarding is removed from a NIC, the EgressIPs; while waiting, the Profiles once per O(wait_sleep)); writes at
     most one object.
 author:
   - ocp.egressip maintainers (!UNKNOWN)
@@ -63,8 +74,27 @@ options:
     type: str
     choices: [present, absent]
     default: present
+  force:
+    description: Remove forwarding from a NIC even while its node hosts egress IPs of the secondary network (their traffic is dropped).
+    type: bool
+    default: false
+  wait:
+    description:
+      - Wait until the Profile of every listed node reports the collection's profile applied; fail on C(Degraded).
+      - Only with O(mode=per_interface) and O(state=present), not in check mode.
+    type: bool
+    default: true
+  wait_timeout:
+    description: Seconds to wait for the Profiles.
+    type: int
+    default: 300
+  wait_sleep:
+    description: Seconds between two reads while waiting.
+    type: int
+    default: 2
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
+  - ocp.egressip.egress_cidr
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.actiongroups
 attributes:
@@ -130,6 +160,12 @@ interfaces:
   type: list
   elements: dict
   sample: [{node: ocp1-worker-0, interface: ens224, forwarding_before: false, forwarding_after: true}]
+profiles:
+  description: Per listed node, the state of its Profile after the wait - C(applied), C(pending) or C(degraded) - and its message.
+  returned: with O(mode=per_interface), O(state=present) and O(wait=true), not in check mode
+  type: list
+  elements: dict
+  sample: [{node: ocp1-worker-0, profile: egressip-forwarding-node-ens224, state: applied, message: TuneD profile applied.}]
 tuned:
   description: Namespace and name of the collection's Tuned object.
   returned: with O(mode=per_interface)
@@ -153,6 +189,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
 
 WHAT = 'ip_forwarding'
@@ -160,8 +197,12 @@ TUNED_ID = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)
 
 
 class Refused(Exception):
-    def __init__(self, findings):
-        super(Refused, self).__init__(failure_message(findings, WHAT))
+    def __init__(self, findings, written=None):
+        message = failure_message(findings, WHAT)
+        if written:  # the Tuned was written; what failed is its application on the nodes
+            message = ' '.join(['%s: %d error(s) after writing %s.' % (WHAT, len(errors(findings)), written)] +
+                               ['[%s] %s Fix: %s' % (item['id'], item['message'], item['remedy']) for item in errors(findings)])
+        super(Refused, self).__init__(message)
         self.findings = findings
 
 
@@ -182,6 +223,7 @@ def per_interface(module, result, operator):
         findings.append(catalogue_finding('node_network_input_invalid', 'nodes is empty with mode: per_interface.',
                                           objects=[{'kind': 'option', 'name': 'nodes'}],
                                           remedy='list the egress nodes and their secondary NIC MACs, or use mode: global.'))
+    findings += cidr_findings(params)
     if errors(findings):
         raise Refused(findings)
     snapshot = {'nodes': module.k8s.list_nodes(), 'states': io.list_objects(module.k8s, io.NNS, io.NMSTATE_MISSING)}
@@ -200,6 +242,29 @@ def per_interface(module, result, operator):
     desired = nn.desired_tuned(targets, params['tuned_priority'], params['ipv6']) if params['state'] == 'present' else None
     result['interfaces'] = nn.forwarding_report(targets, result['cluster_ip_forwarding'], current, desired)
     result['findings'] = findings
+    guard_removal(module, snapshot, current, desired)
+    write_tuned(module, result, current, desired)
+    if desired is not None and params['wait'] and not module.check_mode:
+        wait_applied(module, result, targets)
+
+
+def guard_removal(module, snapshot, current, desired):
+    """Refuse (before any write) to take forwarding off a NIC whose node hosts egress IPs of the secondary network."""
+    removed = nn.forwarding_removals(snapshot['nodes'], current, desired)
+    if not removed or module.params['force']:
+        return
+    networks, _problems = egress_networks(module.params)
+    states = dict((item['metadata']['name'], item) for item in snapshot['states'])
+    stranded = nn.forwarding_stranded(removed, states, io.list_objects_or_none(module.k8s, io.EGRESSIPS), networks)
+    if stranded:
+        raise Refused([catalogue_finding(
+            'node_forwarding_hosts_egress_ips', 'removing IP forwarding from %s of node %s would drop the traffic of egress IP(s) %s it '
+            'hosts.' % (', '.join(interfaces), node, ', '.join('%s (EgressIP %s)' % (ip, name) for name, ip in ips)),
+            objects=[{'kind': 'Node', 'name': node}] + [{'kind': 'EgressIP', 'name': name} for name in sorted(set(n for n, _ip in ips))])
+            for node, interfaces, ips in stranded])
+
+
+def write_tuned(module, result, current, desired):
     if desired is None:
         if current is not None:
             result['changed'] = True
@@ -216,6 +281,46 @@ def per_interface(module, result, operator):
         result['changed'] = True
         result['diff'] = {'before': nn.to_json(nn.owned_view(current, desired)), 'after': nn.to_json(nn.owned_view(desired, desired))}
         io.patch(module.k8s, io.TUNEDS, nn.TUNED_NAME, patch, module.check_mode, namespace=nn.TUNED_NAMESPACE)
+
+
+def read_profiles(k8s):
+    return dict((item['metadata']['name'], item) for item in io.list_namespaced(k8s, nn.TUNED_PROFILES, nn.TUNED_NAMESPACE))
+
+
+def wait_applied(module, result, targets):
+    """Poll the nodes' Profiles until each runs the collection's profile (applied), failing on Degraded or at the timeout."""
+    expected = nn.expected_profiles(targets)
+    clock = io.Clock(module.params['wait_timeout'], module.params['wait_sleep'])
+    while True:
+        profiles = read_profiles(module.k8s)
+        progress = dict((node, nn.forwarding_progress(profiles.get(node), name)) for node, name in expected.items())
+        result['profiles'] = [{'node': node, 'profile': expected[node], 'state': state, 'message': message}
+                              for node, (state, message) in sorted(progress.items())]
+        degraded = [(node, message) for node, (state, message) in sorted(progress.items()) if state == nn.FORWARDING_DEGRADED]
+        if degraded:
+            raise Refused([catalogue_finding(
+                'node_forwarding_degraded', 'Profile %s is Degraded: TuneD could not apply %s: %s' % (node, expected[node], message),
+                objects=[{'kind': 'Node', 'name': node}, {'kind': 'Profile', 'name': node}]) for node, message in degraded],
+                written=_written(result))
+        late = [(node, message) for node, (state, message) in sorted(progress.items()) if state != nn.FORWARDING_APPLIED]
+        if not late:
+            return
+        if clock.expired():
+            raise Refused([catalogue_finding(
+                'node_forwarding_timeout', 'profile %s not applied on node %s after %s s: %s'
+                % (expected[node], node, module.params['wait_timeout'], message),
+                objects=[{'kind': 'Node', 'name': node}, {'kind': 'Profile', 'name': node}]) for node, message in late],
+                written=_written(result))
+        clock.sleep()
+
+
+def _written(result):
+    return 'Tuned %s' % TUNED_ID if result['changed'] else 'nothing (Tuned %s was already in place)' % TUNED_ID
+
+
+def cidr_findings(params):
+    return [catalogue_finding('node_network_input_invalid', problem, objects=[{'kind': 'option', 'name': 'cidr'}])
+            for problem in egress_networks(params)[1]]
 
 
 def _owned_shape():
@@ -246,6 +351,12 @@ def main():
             ipv6=dict(type='bool', default=False),
             tuned_priority=dict(type='int', default=20),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
+            force=dict(type='bool', default=False),
+            wait=dict(type='bool', default=True),
+            wait_timeout=dict(type='int', default=300),
+            wait_sleep=dict(type='int', default=2),
+            cidr=dict(type='str'),
+            ipv6_cidr=dict(type='str'),
         ),
         supports_check_mode=True,
     )

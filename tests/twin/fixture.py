@@ -69,6 +69,10 @@ class Twin:
         """Make OVN-K's egress IP reachability probe to a node fail or succeed again."""
         return self._kube('POST', '/_twin/nodes/%s' % urllib.parse.quote(node), {'reachable': reachable})
 
+    def set_tuned_failure(self, node, message, applied=True):
+        """TuneD on a node fails its next profile application with this stderr line (None: it succeeds again); Applied as given."""
+        return self._kube('POST', '/_twin/tuned/%s' % urllib.parse.quote(node), {'fail': message, 'applied': applied})
+
     def wire(self, namespace, pod):
         """The source address an echo target off the cluster sees for traffic from a pod."""
         return self._kube('GET', '/_twin/wire?%s' % urllib.parse.urlencode({'namespace': namespace, 'pod': pod}))

@@ -15,6 +15,7 @@ import _prepare as prepare
 TWIN_OPTIONS = {'workers': 3}
 W = ['ocp1-worker-%d' % i for i in range(3)]
 TUNED = dict(group='tuned.openshift.io', version='v1', plural='tuneds', namespace='openshift-cluster-node-tuning-operator')
+PROFILES = dict(TUNED, plural='profiles')
 OPERATOR = dict(group='operator.openshift.io', version='v1', plural='networks', name='cluster')
 
 
@@ -37,12 +38,23 @@ def tuned_object(twin):
 
 
 def forwarding_on(twin):
-    """{node: set(links with forwarding on)} as the twin's Node Tuning simulation decides it."""
-    tuneds = twin.custom_objects().list_namespaced_custom_object(**TUNED)['items']
-    nodes = [twin.api_client().sanitize_for_serialization(node) for node in twin.core_v1().list_node().items]
+    """{node: set(links with forwarding on)} as each node's Profile reports it: the profile TuneD applied (status), or Global."""
     operator = twin.custom_objects().get_cluster_custom_object(**OPERATOR)
-    result = twin_tuned.forwarding_by_node(tuneds, nodes, [], operator)
-    return dict((name, set(link for link in ('ens192', 'ens224', 'ens256') if state.is_on(link))) for name, state in result.items())
+    on = {}
+    for profile in twin.custom_objects().list_namespaced_custom_object(**PROFILES)['items']:
+        node = profile['metadata']['name']
+        # the profile TuneD runs (status.tunedProfile), resolved from the profiles the operator gave the node
+        applied = {'metadata': {'name': 'applied', 'namespace': twin_tuned.NAMESPACE},
+                   'spec': {'profile': profile['spec'].get('profile') or [],
+                            'recommend': [{'profile': (profile.get('status') or {}).get('tunedProfile'), 'priority': 0}]}}
+        state = twin_tuned.forwarding_by_node([applied], [{'metadata': {'name': node}}], [], operator)[node]
+        on[node] = set(link for link in ('ens192', 'ens224', 'ens256') if state.is_on(link))
+    return on
+
+
+def eventually_off(twin, node):
+    """Forwarding goes off a node some seconds after the Tuned change (TuneD applies the stock profile again)."""
+    return twin.wait_for(lambda: forwarding_on(twin)[node] == set(), timeout=30, what='forwarding off on %s' % node)
 
 
 def cluster_value(twin):
@@ -116,8 +128,8 @@ def test_second_run_changes_nothing_and_reports_the_mode(twin, run_module, macs)
     assert result['_rc'] == 0 and result['changed'] is False, result
     assert result['current_mode'] == 'per_interface'
     assert all(item['forwarding_before'] and item['forwarding_after'] for item in result['interfaces'])
-    # network operator (get), nodes, node network states, tuneds (lists): nothing per node
-    assert twin.kube_requests()['counts'] == {'get': 1, 'list': 3, 'create': 0, 'update': 0, 'patch': 0, 'delete': 0}
+    # network operator (get), nodes, node network states, tuneds, profiles (the wait: applied already): nothing per node
+    assert twin.kube_requests()['counts'] == {'get': 1, 'list': 4, 'create': 0, 'update': 0, 'patch': 0, 'delete': 0}
 
 
 def test_another_node_is_a_patch_and_the_mode_was_partial(twin, run_module, macs):
@@ -139,7 +151,7 @@ def test_injected_failure_then_rerun_converges(twin, run_module, macs):
     assert 'HTTP 500' in result['msg']
     assert run_module('ip_forwarding', {'nodes': nics(macs, *W[:2])})['changed'] is True
     assert run_module('ip_forwarding', {'nodes': nics(macs, *W[:2])})['changed'] is False
-    assert forwarding_on(twin)[W[2]] == set()
+    eventually_off(twin, W[2])
 
 
 # --- global --------------------------------------------------------------------------------------------------
@@ -175,5 +187,6 @@ def test_per_interface_absent_deletes_the_tuned(twin, run_module):
     assert result['_rc'] == 0 and result['changed'] is True and kube_writes(twin) == 0
     result = run_module('ip_forwarding', {'state': 'absent'}, diff=True)
     assert result['_rc'] == 0 and result['changed'] is True and result['diff']['after'] == {}
-    assert tuned_object(twin) is None and forwarding_on(twin)[W[0]] == set()
+    assert tuned_object(twin) is None
+    eventually_off(twin, W[0])
     assert run_module('ip_forwarding', {'state': 'absent'})['changed'] is False

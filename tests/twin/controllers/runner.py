@@ -48,17 +48,19 @@ class Runner:
     $TWIN_RANDOM_SEED, else unseeded).
     """
 
-    def __init__(self, store, inventory, probe_interval=1.0, echo_target=DEFAULT_ECHO_TARGET, rng_seed=None):
+    def __init__(self, store, inventory, probe_interval=1.0, echo_target=DEFAULT_ECHO_TARGET, rng_seed=None, nmstate=None,
+                 tuned_options=None):
         self.store = store
         self.inventory_source = inventory
         self.probe_interval = float(probe_interval)
         self.echo_target = echo_target
         self.rng = random.Random(rng_seed if rng_seed is not None else _seed_from_env())
-        self.nmstate = NMStateController()
+        self.nmstate = NMStateController(**(nmstate or {}))
         self.ovnkube_node = OvnkubeNode()
         self.cluster_manager = ClusterManager(self.rng, self._probe)
         self.pods = PodController(echo_target)
         self.machine_api = MachineAPI()
+        self.tuned = tuned.NodeTuning(**(tuned_options or {}))  # TuneD applies a Profile seconds after it changes
         self._reachable = {}
         self._inventory = None
         self._last_probe = None
@@ -93,6 +95,12 @@ class Runner:
         with self._lock:
             self._reachable[node] = bool(reachable)
 
+    def set_tuned_failure(self, node, message, applied=True):
+        """TuneD on `node` fails its next application with this stderr line (None: succeeds again)."""
+        with self._lock:
+            self.tuned.set_failure(node, message, applied)
+        self._wake.set()
+
     def wire(self, namespace, pod_name):
         """What an echo target off the cluster sees for traffic from that pod (wire.trace)."""
         with self._lock:
@@ -115,6 +123,7 @@ class Runner:
                 return 0
             ctx = RoundContext(self.store, inventory)
             hosts = self.nmstate.reconcile(ctx)
+            self.tuned.reconcile(ctx)
             self.ovnkube_node.reconcile(ctx, hosts)
             self.cluster_manager.reconcile(ctx, probe_due)
             self.machine_api.reconcile(ctx)
@@ -172,10 +181,8 @@ class Runner:
     def _tracer(self, inventory):
         """trace(pod) over the current state: hosts, forwarding, EgressIPs, namespaces."""
         nodes = {k8s.name_of(n): n for n in self.store.list("nodes")}
-        pods = self.store.list("pods")
         hosts = self.nmstate.hosts(nodes.values(), inventory)
-        forwarding = tuned.forwarding_by_node(self.store.list(tuned.RESOURCE, namespace=tuned.NAMESPACE), nodes.values(),
-                                              pods, self.store.get(NETWORK_OPERATOR, "cluster"))
+        forwarding = self.tuned.forwarding(nodes.values(), self.store.get(NETWORK_OPERATOR, "cluster"))
         egressips = self.store.list(EGRESSIPS)
         namespaces = {k8s.name_of(ns): ns for ns in self.store.list("namespaces")}
 
@@ -185,13 +192,16 @@ class Runner:
         return trace
 
 
-def start(store, vcsim_url=None, probe_interval=1.0, echo_target=DEFAULT_ECHO_TARGET, inventory=None, rng_seed=None):
+def start(store, vcsim_url=None, probe_interval=1.0, echo_target=DEFAULT_ECHO_TARGET, inventory=None, rng_seed=None, nmstate=None,
+          tuned_options=None):
     """Start the controllers of the twin (tests/twin/README.md); returns the running Runner.
 
     `inventory` replaces the vcsim reader (a callable returning the inventory dict), for tests.
+    `nmstate`: NMStateController options (version, refresh, retry_backoff).
+    `tuned_options`: tuned.NodeTuning options (delay).
     """
     if inventory is None:
         # without a vcsim (API-only runs) the cluster has no VMs to look at
         inventory = HttpInventory(vcsim_url) if vcsim_url else StaticInventory({})
     source = inventory
-    return Runner(store, source, probe_interval, echo_target, rng_seed).start()
+    return Runner(store, source, probe_interval, echo_target, rng_seed, nmstate=nmstate, tuned_options=tuned_options).start()

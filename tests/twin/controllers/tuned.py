@@ -11,10 +11,15 @@ when any of its items is; an item is true when the node (type node, default) or 
 node (type pod) has the label (with that value, when given) and its nested match[] is true.
 An item without match[] matches every node. A profile's `[main] include=` profiles are loaded
 first and overridden by the including profile.
+
+Asynchronous (issue 12 section 4): `NodeTuning` writes each node's Profile at once, and applies it
+(sysctls, status) only `delay` seconds later, as the node's TuneD daemon does; the wire reads what
+was applied, never the Tuned objects directly.
 """
 
 import configparser
 import dataclasses
+import time
 
 NAMESPACE = "openshift-cluster-node-tuning-operator"
 RESOURCE = "tuneds.tuned.openshift.io"
@@ -126,6 +131,13 @@ def recommended_profile(tuneds, node_labels, pod_labels):
     return None
 
 
+def is_global(network_operator):
+    """gatewayConfig.ipForwarding is Global in networks.operator.openshift.io/cluster."""
+    gateway = ((((network_operator or {}).get("spec") or {}).get("defaultNetwork") or {})
+               .get("ovnKubernetesConfig") or {}).get("gatewayConfig") or {}
+    return gateway.get("ipForwarding") == "Global"
+
+
 def forwarding_by_node(tuneds, nodes, pods, network_operator):
     """{node name: Forwarding} from the Tuned objects, node/pod labels and the network operator."""
     tuneds = [t for t in tuneds if t["metadata"].get("namespace") == NAMESPACE]
@@ -133,20 +145,167 @@ def forwarding_by_node(tuneds, nodes, pods, network_operator):
     for tuned in tuneds:
         for profile in (tuned.get("spec") or {}).get("profile") or []:
             profiles[profile.get("name")] = parse_profile(profile.get("data"))
-    gateway = ((((network_operator or {}).get("spec") or {}).get("defaultNetwork") or {})
-               .get("ovnKubernetesConfig") or {}).get("gatewayConfig") or {}
-    global_forwarding = gateway.get("ipForwarding") == "Global"
+    global_forwarding = is_global(network_operator)
     result = {}
     for node in nodes:
         name = node["metadata"]["name"]
         pod_labels = [p["metadata"].get("labels") or {} for p in pods if (p.get("spec") or {}).get("nodeName") == name]
         profile = recommended_profile(tuneds, node["metadata"].get("labels") or {}, pod_labels)
-        forwarding = Forwarding(profile=profile, global_forwarding=global_forwarding)
-        for key, value in resolve_sysctls(profile, profiles).items():
-            target = _sysctl_target(key)
-            if target == "all":
-                forwarding.all_interfaces = _value_on(value)
-            elif target:
-                forwarding.interfaces[target] = _value_on(value)
-        result[name] = forwarding
+        result[name] = _with_sysctls(Forwarding(profile=profile, global_forwarding=global_forwarding),
+                                     resolve_sysctls(profile, profiles))
     return result
+
+
+def _with_sysctls(forwarding, sysctls):
+    """The Forwarding with the IPv4 forwarding sysctls of a profile set."""
+    for key, value in sysctls.items():
+        target = _sysctl_target(key)
+        if target == "all":
+            forwarding.all_interfaces = _value_on(value)
+        elif target:
+            forwarding.interfaces[target] = _value_on(value)
+    return forwarding
+
+
+# --- Profiles: the operator's per-node object and the TuneD daemon's asynchronous status ----------
+# cluster-node-tuning-operator (d2394aa8): pkg/operator/controller.go syncProfile writes one Profile per
+# node (named after it) with spec.config.tunedProfile and every profile; the node's TuneD daemon
+# (pkg/tuned/controller.go updateTunedProfileStatus) applies it later and reports status.tunedProfile,
+# the conditions Applied/Degraded (pkg/tuned/status.go computeStatusConditions) and observedGeneration,
+# and writes status only when tunedProfile or a condition changed.
+
+PROFILES = "profiles.tuned.openshift.io"
+DEFAULT_DELAY = 3.0
+APPLIED_MESSAGE = "TuneD profile applied."
+NOT_APPLIED_MESSAGE = "The TuneD daemon profile not yet applied, or application failed."
+NO_ERROR_MESSAGE = "No warning or error messages observed applying the TuneD daemon profile."
+ERROR_PREFIX = "TuneD daemon issued one or more error message(s) during profile application. TuneD stderr: "
+
+
+def default_failure(interface="<if>"):
+    """The stderr line TuneD's sysctl plugin logs when it cannot write a forwarding sysctl (inferred, unconfirmed)."""
+    return " ERROR    tuned.plugins.plugin_sysctl: Failed to set sysctl parameter 'net.ipv4.conf.%s.forwarding' to '1'" % interface
+
+
+def _status_conditions(old, failure, timestamp, applied=True):
+    """Applied/Degraded as computeStatusConditions sets them; an unchanged condition keeps its lastTransitionTime.
+
+    applied=False: TuneD never logged "static tuning from profile ... applied" (Applied False, reason Failed).
+    """
+    wanted = [("Applied", "True", "AsExpected", APPLIED_MESSAGE) if applied else ("Applied", "False", "Failed", NOT_APPLIED_MESSAGE),
+              ("Degraded", "True", "TunedError", ERROR_PREFIX + failure) if failure else
+              ("Degraded", "False", "AsExpected", NO_ERROR_MESSAGE)]
+    previous = {item.get("type"): item for item in old or []}
+    result = []
+    for kind, status, reason, message in wanted:
+        item = {"type": kind, "status": status, "reason": reason, "message": message, "lastTransitionTime": timestamp}
+        before = previous.get(kind) or {}
+        if all(before.get(key) == item[key] for key in ("status", "reason", "message")):
+            item["lastTransitionTime"] = before.get("lastTransitionTime", timestamp)
+        result.append(item)
+    return result
+
+
+def _provider_name(node):
+    provider_id = (node.get("spec") or {}).get("providerID") or ""
+    return provider_id.split("://", 1)[0] if "://" in provider_id else ""
+
+
+class NodeTuning:
+    """The operator (Profile spec, at once) and each node's TuneD daemon (applied `delay` seconds after a change).
+
+    `failures`: {node: (TuneD stderr line, applied)}; such a node reports Degraded True (TunedError) and Applied
+    `applied` (whether TuneD still logs the profile applied after a plugin error is unconfirmed: both are modelled),
+    and its forwarding sysctls stay as the kernel had them. Profiles seen in the first round are applied at
+    once (the cluster ran before the twin started).
+    """
+
+    def __init__(self, delay=DEFAULT_DELAY, clock=time.monotonic):
+        self.delay = float(delay)
+        self.clock = clock
+        self.failures = {}
+        self._applied = {}   # node: {"fingerprint", "profile", "sysctls"}
+        self._pending = {}   # node: (fingerprint, since)
+        self._first = True
+
+    def set_failure(self, node, message, applied=True):
+        if message:
+            self.failures[node] = (message, bool(applied))
+        else:
+            self.failures.pop(node, None)
+
+    def reconcile(self, ctx):
+        store = ctx.store
+        tuneds = store.list(RESOURCE, namespace=NAMESPACE)
+        nodes = store.list("nodes")
+        pods = store.list("pods")
+        existing = {item["metadata"]["name"]: item for item in store.list(PROFILES, namespace=NAMESPACE)}
+        all_profiles = [profile for tuned in sorted(tuneds, key=lambda t: t["metadata"]["name"])
+                        for profile in (tuned.get("spec") or {}).get("profile") or []]
+        for node in nodes:
+            name = node["metadata"]["name"]
+            recommended = recommended_profile(tuneds, node["metadata"].get("labels") or {},
+                                              [p["metadata"].get("labels") or {} for p in pods if (p.get("spec") or {}).get("nodeName") == name])
+            if recommended is None:
+                continue
+            spec = {"config": {"tunedProfile": recommended, "providerName": _provider_name(node)}, "profile": all_profiles}
+            profile = self._sync_spec(ctx, existing.get(name), name, spec)
+            if profile is not None:
+                self._daemon(ctx, name, profile)
+        for name, profile in existing.items():
+            if name not in {node["metadata"]["name"] for node in nodes}:
+                ctx.writer.delete(PROFILES, name, namespace=NAMESPACE)
+                self._applied.pop(name, None)
+        self._first = False
+
+    def _sync_spec(self, ctx, current, name, spec):
+        if current is None:
+            return ctx.writer.create(PROFILES, {"apiVersion": "tuned.openshift.io/v1", "kind": "Profile",
+                                                "metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec})
+        if current.get("spec") == spec:
+            return current
+        return ctx.writer.patch(PROFILES, current, {"spec": spec})
+
+    def _daemon(self, ctx, name, profile):
+        """TuneD on the node: the Profile's spec takes effect `delay` seconds after it changed."""
+        wanted = profile["spec"]["config"]["tunedProfile"]
+        texts = {name_: ([], {}) for name_ in BUILTIN_PROFILES}
+        texts.update((item.get("name"), parse_profile(item.get("data"))) for item in profile["spec"].get("profile") or [])
+        sysctls = resolve_sysctls(wanted, texts)
+        failure = self.failures.get(name)
+        fingerprint = repr((wanted, sorted(sysctls.items()), failure))
+        applied = self._applied.get(name)
+        if applied is not None and applied["fingerprint"] == fingerprint:
+            self._pending.pop(name, None)
+            return
+        now = self.clock()
+        pending = self._pending.get(name)
+        if pending is None or pending[0] != fingerprint:
+            self._pending[name] = pending = (fingerprint, now)
+        if not self._first and now - pending[1] < self.delay:
+            return
+        kept = (applied or {}).get("sysctls", {}) if failure else sysctls
+        self._applied[name] = {"fingerprint": fingerprint, "profile": wanted, "sysctls": kept}
+        self._pending.pop(name, None)
+        self._write_status(ctx, profile, wanted, failure)
+
+    def _write_status(self, ctx, profile, wanted, failure):
+        status = profile.get("status") or {}
+        message, applied = failure or (None, True)
+        conditions = _status_conditions(status.get("conditions"), message, ctx.timestamp, applied)
+        if status.get("tunedProfile") == wanted and status.get("conditions") == conditions:
+            return  # updateTunedProfileStatus: "no need to update status" (observedGeneration stays as it was)
+        profile = dict(profile, status={"tunedProfile": wanted, "conditions": conditions,
+                                        "observedGeneration": profile["metadata"].get("generation")})
+        ctx.writer.update_status(PROFILES, profile)
+
+    def forwarding(self, nodes, network_operator):
+        """{node name: Forwarding} as the kernels have it: what TuneD applied, or Global forwarding."""
+        global_forwarding = is_global(network_operator)
+        result = {}
+        for node in nodes:
+            name = node["metadata"]["name"]
+            applied = self._applied.get(name) or {}
+            result[name] = _with_sysctls(Forwarding(profile=applied.get("profile"), global_forwarding=global_forwarding),
+                                         applied.get("sysctls") or {})
+        return result

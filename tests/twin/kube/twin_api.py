@@ -26,6 +26,7 @@ class TwinApi:
             ("DELETE", r"/_twin/faults", lambda m: self._clear_faults()),
             ("POST", r"/_twin/nodes/([^/]+)", lambda m: self._node(m.group(1), body)),
             ("GET", r"/_twin/wire", lambda m: self._wire(query)),
+            ("POST", r"/_twin/tuned/([^/]+)", lambda m: self._tuned(m.group(1), body)),
             ("POST", r"/_twin/compact", lambda m: Response(200, {"compacted": str(self.store.compact())})),
         ]
         known = False
@@ -69,6 +70,23 @@ class TwinApi:
             return _error(404, 'node "%s" not found' % name)
         self.runner.set_reachable(name, spec["reachable"])
         return Response(200, {"node": name, "reachable": spec["reachable"]})
+
+    def _tuned(self, name, body):
+        """{"fail": "TuneD stderr line", "applied": true} makes TuneD on that node fail its next application (Degraded; Applied
+        as given); {"fail": null} heals it."""
+        if self.runner is None:
+            return self._no_runner()
+        try:
+            spec = json.loads(body or b"{}")
+        except ValueError as err:
+            return _error(400, "bad body: %s" % err)
+        if not isinstance(spec, dict) or "fail" not in spec or not isinstance(spec["fail"], (str, type(None))) \
+                or not isinstance(spec.get("applied", True), bool):
+            return _error(400, 'body must be {"fail": "message"|null, "applied": true|false}')
+        if self.store.get("nodes", name) is None:
+            return _error(404, 'node "%s" not found' % name)
+        self.runner.set_tuned_failure(name, spec["fail"], spec.get("applied", True))
+        return Response(200, {"node": name, "fail": spec["fail"], "applied": spec.get("applied", True)})
 
     def _wire(self, query):
         if self.runner is None:

@@ -94,6 +94,130 @@ def test_tuned_from_the_store_drives_the_wire():
     cluster.pod("app", "p")
     cluster.settle()
     assert cluster.runner.wire("app", "p")["source_ip"] is None
+    clock = _Clock(cluster)
     cluster.store.create(tuned.RESOURCE, FORWARDING)
     cluster.settle()
+    assert cluster.runner.wire("app", "p")["source_ip"] is None  # TuneD has not applied it yet
+    clock.advance(tuned.DEFAULT_DELAY)
+    cluster.settle()
     assert cluster.runner.wire("app", "p")["source_ip"] == "10.20.0.200"
+
+
+# --- Profiles (cluster-node-tuning-operator pkg/operator syncProfile, pkg/tuned updateTunedProfileStatus) ---
+
+class _Clock:
+    """A hand-driven monotonic clock for the TuneD daemon of a FakeCluster."""
+
+    def __init__(self, cluster):
+        self.value = 1000.0
+        cluster.runner.tuned.clock = lambda: self.value
+
+    def advance(self, seconds):
+        self.value += seconds
+
+
+def _profile(cluster, node):
+    return cluster.store.get(tuned.PROFILES, node, namespace=NS)
+
+
+def _conditions(profile):
+    return {item["type"]: item for item in (profile.get("status") or {}).get("conditions") or []}
+
+
+def _forwarding_tuned(worker):
+    return _tuned("egress-forwarding", {"egress-fw": "[main]\ninclude=openshift-node\n[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n"},
+                  [{"profile": "egress-fw", "priority": 20, "match": [{"label": "kubernetes.io/hostname", "value": worker}]}])
+
+
+def test_one_profile_per_node_applied_from_the_start():
+    cluster = FakeCluster()
+    cluster.settle()
+    for node in cluster.workers():
+        profile = _profile(cluster, node)
+        assert profile["spec"]["config"] == {"tunedProfile": "openshift-node", "providerName": "vsphere"}
+        assert profile["status"]["tunedProfile"] == "openshift-node"
+        conditions = _conditions(profile)
+        assert conditions["Applied"]["status"] == "True" and conditions["Applied"]["message"] == "TuneD profile applied."
+        assert conditions["Degraded"]["status"] == "False" and conditions["Degraded"]["reason"] == "AsExpected"
+    assert _profile(cluster, "ocp1-master-0")["status"]["tunedProfile"] == "openshift-control-plane"
+
+
+def test_a_changed_profile_is_applied_after_the_delay():
+    cluster = FakeCluster()
+    worker = cluster.workers()[0]
+    clock = _Clock(cluster)
+    cluster.settle()
+    cluster.store.create(tuned.RESOURCE, _forwarding_tuned(worker))
+    cluster.settle()
+    profile = _profile(cluster, worker)
+    assert profile["spec"]["config"]["tunedProfile"] == "egress-fw"   # the operator at once
+    assert profile["status"]["tunedProfile"] == "openshift-node"      # the daemon not yet
+    assert not cluster.runner.tuned.forwarding([cluster.node(worker)], None)[worker].is_on("ens224")
+    clock.advance(tuned.DEFAULT_DELAY - 0.5)
+    cluster.settle()
+    assert _profile(cluster, worker)["status"]["tunedProfile"] == "openshift-node"
+    clock.advance(0.5)
+    cluster.settle()
+    profile = _profile(cluster, worker)
+    assert profile["status"]["tunedProfile"] == "egress-fw" and _conditions(profile)["Applied"]["status"] == "True"
+    assert profile["status"]["observedGeneration"] == profile["metadata"]["generation"]
+    assert cluster.runner.tuned.forwarding([cluster.node(worker)], None)[worker].is_on("ens224")
+
+
+def test_a_failing_application_is_degraded_with_the_daemon_message_and_forwards_nothing():
+    cluster = FakeCluster()
+    worker = cluster.workers()[1]
+    clock = _Clock(cluster)
+    cluster.settle()
+    cluster.runner.set_tuned_failure(worker, tuned.default_failure("ens224"))
+    cluster.store.create(tuned.RESOURCE, _forwarding_tuned(worker))
+    cluster.settle()
+    clock.advance(tuned.DEFAULT_DELAY)
+    cluster.settle()
+    conditions = _conditions(_profile(cluster, worker))
+    assert conditions["Degraded"]["status"] == "True" and conditions["Degraded"]["reason"] == "TunedError"
+    assert conditions["Degraded"]["message"] == tuned.ERROR_PREFIX + tuned.default_failure("ens224")
+    assert conditions["Applied"]["status"] == "True"  # TuneD still logs "static tuning from profile ... applied"
+    assert not cluster.runner.tuned.forwarding([cluster.node(worker)], None)[worker].is_on("ens224")
+    cluster.runner.set_tuned_failure(worker, None)
+    cluster.settle()
+    clock.advance(tuned.DEFAULT_DELAY)
+    cluster.settle()
+    assert _conditions(_profile(cluster, worker))["Degraded"]["status"] == "False"
+    assert cluster.runner.tuned.forwarding([cluster.node(worker)], None)[worker].is_on("ens224")
+
+
+def test_status_is_not_rewritten_when_nothing_it_reports_changed():
+    cluster = FakeCluster()
+    worker = cluster.workers()[0]
+    clock = _Clock(cluster)
+    cluster.store.create(tuned.RESOURCE, _forwarding_tuned(worker))
+    cluster.settle()
+    before = _profile(cluster, worker)
+    updated = _forwarding_tuned(worker)
+    updated["spec"]["profile"][0]["data"] += "net.ipv6.conf.ens224.forwarding=1\n"
+    current = cluster.store.get(tuned.RESOURCE, "egress-forwarding", namespace=NS)
+    cluster.store.patch(tuned.RESOURCE, "egress-forwarding", {"spec": updated["spec"]}, namespace=NS)
+    assert current["metadata"]["generation"] < cluster.store.get(tuned.RESOURCE, "egress-forwarding", namespace=NS)["metadata"]["generation"]
+    cluster.settle()
+    clock.advance(tuned.DEFAULT_DELAY)
+    cluster.settle()
+    after = _profile(cluster, worker)
+    assert after["metadata"]["generation"] == before["metadata"]["generation"] + 1
+    # same profile name, same conditions: updateTunedProfileStatus writes nothing, observedGeneration stays behind
+    assert after["status"] == before["status"]
+
+
+def test_a_failure_without_the_applied_line_reports_applied_false():
+    cluster = FakeCluster()
+    worker = cluster.workers()[0]
+    clock = _Clock(cluster)
+    cluster.settle()
+    cluster.runner.set_tuned_failure(worker, tuned.default_failure("ens224"), applied=False)
+    cluster.store.create(tuned.RESOURCE, _forwarding_tuned(worker))
+    cluster.settle()
+    clock.advance(tuned.DEFAULT_DELAY)
+    cluster.settle()
+    conditions = _conditions(_profile(cluster, worker))
+    assert conditions["Applied"]["status"] == "False" and conditions["Applied"]["reason"] == "Failed"
+    assert conditions["Applied"]["message"] == tuned.NOT_APPLIED_MESSAGE and conditions["Degraded"]["status"] == "True"
