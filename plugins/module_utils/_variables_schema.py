@@ -190,6 +190,9 @@ SCHEMA = {
         confirm_power_off=_bool(), cordon_check=_bool(), wait_timeout=_int(1, example=120),
         poll_interval=Field('number', minimum=0.01, example=1.0), observe_seconds=Field('number', minimum=0, example=10)),
     'egressip_report_dir': _str(),
+    # the cluster lock of the writing playbooks (roles/cluster_lock, docs/reliability.md)
+    'egressip_lock': _dict(namespace=_str(), name=_str(), lease_duration=_int(3, example=60), wait_timeout=_int(0, example=120),
+                           max_hold=_int(1, example=21600)),
 }
 
 
