@@ -18,6 +18,7 @@ JSON_TYPE = "application/json"
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 PROPAGATION = ("Orphan", "Background", "Foreground")
 DEFAULT_WATCH_SECONDS = 1800
+BOOKMARK_SECONDS = 60.0  # the cacher's bookmarkFrequency
 
 
 class Response:
@@ -317,6 +318,10 @@ class ResourceApi:
 
     # ------------------------------------------------------------------ watch
 
+    def _bookmark(self, target, rv):
+        """The object of a BOOKMARK event: only kind, apiVersion and metadata.resourceVersion."""
+        return {"kind": target.rtype.kind, "apiVersion": target.rtype.api_version(target.version), "metadata": {"resourceVersion": rv}}
+
     def _watch(self, target, query, headers, body):
         labels, fields = self._selectors(target, query)
         seconds = _one(query, "timeoutSeconds")
@@ -327,15 +332,26 @@ class ResourceApi:
             if err.code != 410:
                 raise
             return Response(200, None, stream=iter([_event_line("ERROR", err.status())]))
-        return Response(200, None, stream=self._stream(target, watch, labels, fields, deadline))
+        bookmarks = _one(query, "allowWatchBookmarks") == "true"
+        return Response(200, None, stream=self._stream(target, watch, labels, fields, deadline, bookmarks))
 
-    def _stream(self, target, watch, labels, fields, deadline):
-        """JSON lines of {type, object}; objects entering/leaving the selection come as ADDED/DELETED."""
+    def _stream(self, target, watch, labels, fields, deadline, bookmarks=False):
+        """JSON lines of {type, object}; objects entering/leaving the selection come as ADDED/DELETED.
+
+        With allowWatchBookmarks, BOOKMARK events carry the latest resourceVersion every BOOKMARK_SECONDS and 2 s
+        before the deadline (cacheWatcher.nextBookmarkTime), sent only when this watch has no event pending.
+        """
         def selected(obj):
             return obj is not None and labels_match(labels, obj["metadata"].get("labels")) and fields_match(fields, obj)
         try:
             pending = list(watch.initial)
+            next_bookmark = _next_bookmark(deadline) if bookmarks else None
             while time.monotonic() < deadline and not (self.shutting_down and self.shutting_down.is_set()):
+                if next_bookmark is not None and not pending and time.monotonic() >= next_bookmark:
+                    rv = self.store.bookmark_rv(watch)
+                    if rv is not None:
+                        yield _event_line("BOOKMARK", self._bookmark(target, rv))
+                        next_bookmark = _next_bookmark(deadline)
                 if pending:
                     event_type, obj, old = pending.pop(0)
                 else:
@@ -348,6 +364,12 @@ class ResourceApi:
                     yield _event_line(event_type, self._out(target, obj))
         finally:
             watch.close()
+
+
+def _next_bookmark(deadline):
+    now = time.monotonic()
+    when = min(now + BOOKMARK_SECONDS, deadline - 2.0)
+    return when if when >= now else None
 
 
 def _paging(query):

@@ -38,7 +38,10 @@ class ResourceType:
         self.extra_subresources = dict(opts.get("extra_subresources") or {})
         self.schemas = dict(opts.get("schemas") or {})
         self.builtin = opts.get("builtin", False)
-        self.field_selectors = {"metadata.name", "metadata.namespace"} | set(opts.get("field_selectors") or ())
+        # field label conversion: cluster-scoped kinds with their own func (nodes, namespaces) and cluster-scoped CRs
+        # know metadata.name only; the default conversion (ConfigMap, CRD objects) and namespaced kinds add metadata.namespace
+        meta = opts.get("meta_field_selectors") or (("metadata.name", "metadata.namespace") if namespaced else ("metadata.name",))
+        self.field_selectors = set(meta) | set(opts.get("field_selectors") or ())
         # whether DELETE answers the deleted object (registry ReturnDeletedObject) or a Status
         self.returns_deleted_object = opts.get("returns_deleted_object", False)
         self.allow_create_on_update = opts.get("allow_create_on_update", False)
@@ -78,7 +81,7 @@ def _builtin_types():
                      field_selectors=["spec.unschedulable"]),
         ResourceType("pods", "Pod", short_names=["po"], categories=["all"], builtin=True, status_subresource=True,
                      extra_subresources={"log": ["get"]}, returns_deleted_object=True,
-                     field_selectors=["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+                     field_selectors=["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork",
                                       "status.phase", "status.podIP", "status.nominatedNodeName"]),
         ResourceType("events", "Event", short_names=["ev"], builtin=True, allow_create_on_update=True,
                      field_selectors=["involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
@@ -149,7 +152,8 @@ class Registry:
         registry = cls(_builtin_types())
         registry.add(ResourceType(
             "customresourcedefinitions", "CustomResourceDefinition", group="apiextensions.k8s.io",
-            namespaced=False, short_names=["crd", "crds"], verbs=READ_VERBS, builtin=True))
+            namespaced=False, short_names=["crd", "crds"], verbs=READ_VERBS, builtin=True,
+            meta_field_selectors=("metadata.name", "metadata.namespace")))
         if crd_dir:
             for crd in load_crd_files(crd_dir):
                 registry.add_crd(crd)

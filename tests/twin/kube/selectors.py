@@ -94,13 +94,27 @@ def parse_field_selector(text, supported):
     return requirements
 
 
+# selectable booleans the registries render with strconv.FormatBool: absent is "false" (NodeToSelectableFields, pods)
+BOOLEAN_FIELDS = {"spec.unschedulable", "spec.hostNetwork"}
+
+
 def field_value(obj, path):
     """Value of a dotted field path as a string, "" when absent (fields.Set semantics)."""
+    if path in BOOLEAN_FIELDS:
+        return "true" if _lookup(obj, path) is True else "false"
+    return _field_text(_lookup(obj, path))
+
+
+def _lookup(obj, path):
     current = obj
     for part in path.split("."):
         if not isinstance(current, dict):
             return ""
         current = current.get(part)
+    return current
+
+
+def _field_text(current):
     if current is None:
         return ""
     if isinstance(current, bool):

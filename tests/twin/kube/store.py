@@ -334,6 +334,11 @@ class Store:
             self._watches.append(watch)
         return watch
 
+    def bookmark_rv(self, watch):
+        """The latest resourceVersion, if `watch` has nothing queued (a bookmark must not pass an undelivered event)."""
+        with self._lock:
+            return str(self._rv) if watch.queue.empty() else None
+
     def set_log(self, namespace, name, text):
         with self._lock:
             self._logs[(namespace, name)] = text

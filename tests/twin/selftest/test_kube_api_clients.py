@@ -299,3 +299,61 @@ def test_kubectl_apply_server_side(kubectl, emu, custom, tmp_path):
     code, out, err = kubectl("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", str(manifest))
     assert code == 0, err
     assert custom.get_cluster_custom_object(*EIP, "eip-kubectl-ssa")["spec"]["egressIPs"] == ["192.168.20.77"]
+
+
+# ---------------------------------------------------------------- field selectors, watches
+
+def test_field_selectors_the_apiserver_supports(core, kubectl):
+    core.create_node({"metadata": {"name": "fs-cordoned"}, "spec": {"unschedulable": True}})
+    core.create_node({"metadata": {"name": "fs-schedulable"}})
+    schedulable = [n.metadata.name for n in core.list_node(field_selector="spec.unschedulable=false").items]
+    assert "fs-cordoned" not in schedulable and "fs-schedulable" in schedulable  # absent is "false" (strconv.FormatBool)
+    assert [n.metadata.name for n in core.list_node(field_selector="spec.unschedulable=true").items] == ["fs-cordoned"]
+    assert [n.metadata.name for n in core.list_node(field_selector="metadata.name=fs-cordoned").items] == ["fs-cordoned"]
+    core.create_namespace({"metadata": {"name": "fs"}})
+    core.create_namespaced_pod("fs", {"metadata": {"name": "p"}, "spec": {"nodeName": "fs-cordoned", "containers": [{"name": "c", "image": "i:1"}]}})
+    pods = core.list_pod_for_all_namespaces(field_selector="spec.nodeName=fs-cordoned,status.phase=Pending,metadata.namespace=fs")
+    assert [p.metadata.name for p in pods.items] == ["p"]
+    assert core.list_pod_for_all_namespaces(field_selector="spec.hostNetwork=false").items
+    code, out, err = kubectl("get", "pods", "-A", "--field-selector", "spec.nodeName=fs-cordoned", "-o", "name")
+    assert code == 0 and out.split() == ["pod/p"], err
+
+
+def test_unsupported_field_selectors_are_400(core, custom, kubectl):
+    for call, selector in ((core.list_node, "metadata.namespace=x"), (core.list_namespace, "metadata.namespace=x"),
+                           (core.list_node, "spec.providerID=x")):
+        status, body = failure(call, field_selector=selector)
+        assert status == 400 and body["message"] == "field label not supported: %s" % selector.split("=")[0]
+    # cluster-scoped custom resources know metadata.name only (crConverter.ConvertFieldLabel)
+    status, body = failure(custom.list_cluster_custom_object, *EIP, field_selector="metadata.namespace=x")
+    assert status == 400 and body["message"] == "field label not supported: metadata.namespace"
+    custom.create_cluster_custom_object(*EIP, egressip("eip-fs"))
+    assert custom.list_cluster_custom_object(*EIP, field_selector="metadata.name=eip-fs")["items"]
+    code, out, err = kubectl("get", "nodes", "--field-selector", "spec.providerID=x")
+    assert code != 0 and "field label not supported: spec.providerID" in err
+
+
+def test_a_watch_from_a_compacted_resource_version_is_410(core, emu):
+    old = core.list_node().metadata.resource_version
+    core.create_node({"metadata": {"name": "watch-after-compaction"}})
+    emu.twin("POST", "/_twin/compact")
+    status, _headers, body = emu.raw("GET", "/api/v1/nodes?watch=true&timeoutSeconds=2&resourceVersion=" + old)
+    event = json.loads(body.splitlines()[0])
+    assert status == 200 and event["type"] == "ERROR"  # the cacher answers with an error watcher
+    assert event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
+    assert event["object"]["message"].startswith("too old resource version: %s (" % old)
+    from kubernetes import watch
+    with pytest.raises(ApiException) as info:
+        for _event in watch.Watch().stream(core.list_node, resource_version=old, timeout_seconds=2):
+            pass
+    assert info.value.status == 410
+
+
+def test_bookmarks_when_asked(core, emu):
+    rv = core.list_node().metadata.resource_version
+    status, _headers, body = emu.raw("GET", "/api/v1/nodes?watch=true&timeoutSeconds=3&allowWatchBookmarks=true&resourceVersion=" + rv)
+    events = [json.loads(line) for line in body.splitlines()]
+    # nothing changed: one bookmark, 2 s before the deadline (cacheWatcher.nextBookmarkTime)
+    assert events == [{"type": "BOOKMARK", "object": {"kind": "Node", "apiVersion": "v1", "metadata": {"resourceVersion": rv}}}]
+    status, _headers, body = emu.raw("GET", "/api/v1/nodes?watch=true&timeoutSeconds=3&resourceVersion=" + rv)
+    assert body == b""  # not asked: none
