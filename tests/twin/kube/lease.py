@@ -16,7 +16,7 @@
 import datetime
 import re
 
-from .errors import ApiError, FieldError, bad_request, qualified
+from .errors import FieldError, bad_request
 
 KEY = "leases.coordination.k8s.io"
 SPEC_FIELDS = ("holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime", "leaseTransitions")
@@ -114,11 +114,3 @@ def errors(obj):
         found.append(FieldError("spec.leaseTransitions", "invalid", "must be greater than or equal to 0", transitions))
     return found
 
-
-def unconditional_update(rtype, name):
-    """422 from the generic registry's Update: the strategy does not allow an update without resourceVersion."""
-    detail = "Invalid value: 0x0: must be specified for an update"
-    message = '%s "%s" is invalid: metadata.resourceVersion: %s' % (qualified(rtype), name, detail)
-    details = {"name": name, "group": rtype.group, "kind": rtype.plural,
-               "causes": [{"reason": "FieldValueInvalid", "message": detail, "field": "metadata.resourceVersion"}]}
-    return ApiError(422, "Invalid", message, details)

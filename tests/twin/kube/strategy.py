@@ -9,7 +9,7 @@ import copy
 
 from . import lease
 from . import schema as crschema
-from .errors import FieldError, bad_request
+from .errors import FieldError, bad_request, unconditional_update
 from .validation import metadata_errors, pod_errors, pod_update_errors
 
 # metadata the server owns: carried over from the stored object on update
@@ -57,7 +57,7 @@ def prepare_update(rtype, old, new, subresource):
     new = copy.deepcopy(new)
     meta = new.setdefault("metadata", {})
     if not rtype.allow_unconditional_update and not meta.get("resourceVersion"):
-        raise lease.unconditional_update(rtype, old["metadata"]["name"])
+        raise unconditional_update(rtype, old["metadata"]["name"])
     meta.pop("managedFields", None)
     for field in SERVER_META:
         if field in old["metadata"]:

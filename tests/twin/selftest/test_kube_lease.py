@@ -149,14 +149,13 @@ def test_kubectl_applies_gets_and_deletes_a_lease(emu, coordination, tmp_path):
 
     def kubectl(*args):
         return subprocess.run(["kubectl"] + list(args), env=env, capture_output=True, text=True, timeout=60, check=False)
-    # the twin serves no OpenAPI document (FIDELITY.md, known deviations), so client-side validation is off
-    applied = kubectl("apply", "--validate=false", "-f", str(manifest))
+    applied = kubectl("apply", "-f", str(manifest))
     assert applied.returncode == 0, applied.stderr
     got = kubectl("get", "lease", "by-kubectl", "-n", NS, "-o", "json")
     assert got.returncode == 0, got.stderr
     assert json.loads(got.stdout)["spec"]["holderIdentity"] == "kubectl-user"
     manifest.write_text(manifest.read_text().replace("kubectl-user", "kubectl-other"))
-    patched = kubectl("apply", "--validate=false", "-f", str(manifest))
+    patched = kubectl("apply", "-f", str(manifest))
     assert patched.returncode == 0, patched.stderr
     assert coordination.read_namespaced_lease("by-kubectl", NS).spec.holder_identity == "kubectl-other"
     listed = kubectl("get", "leases", "-n", NS)
