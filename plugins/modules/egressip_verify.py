@@ -208,7 +208,7 @@ summary:
   description:
     - Counts and the verdict (C(ok) is false when any error finding exists).
     - With O(wire), C(wire_writes) counts the API writes of the wire check itself (probe pods and namespaces, created and
-      deleted again): the run reports C(changed=false), but it is not a run without writes.
+      deleted again), since the run reports C(changed=false) but is not a run without writes.
   returned: always
   type: dict
   sample: {ok: true, egress_ips: 2, assigned: 2, healthy: 2, blackholed: 0, errors: 0, warnings: 0, info: 0, wire_writes: 4}

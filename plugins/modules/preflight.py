@@ -64,7 +64,7 @@ options:
       - The public variables file as a dictionary of every C(egressip_*) variable (C(egressip_network), C(egressip_objects), ...),
         as the C(ocp.egressip.preflight) role passes it. When given, it replaces O(acknowledge_unsupported), O(datacenter),
         O(cluster), O(portgroup), O(accept_untested_nsx), O(network), O(nodes) and O(objects).
-      - It is first checked against the schema of C(docs/variables.md): an unknown variable or key (with the nearest known one),
+      - It is first checked against the schema of C(docs/variables.md) - an unknown variable or key (with the nearest known one),
         a value of the wrong type, out of bounds (C(route_metric) 0 to 4294967295, port group names up to 80 characters,
         C(vlan_id) 0 to 4094) or a malformed selector is an error finding (C(variables_unknown_key), C(variables_invalid))
         naming the public variable; the cluster and vCenter are then not read.
