@@ -235,8 +235,19 @@ def playbook_process(start_pid=None):
     if not found:
         return None
     pid, stat, argv = found
-    playbooks = [os.path.basename(part) for part in argv if part.endswith(('.yml', '.yaml')) or part.startswith('ocp.egressip.')]
-    return {'pid': pid, 'start': stat[3], 'process_group_leader': stat[2] == pid, 'playbooks': playbooks}
+    return {'pid': pid, 'start': stat[3], 'process_group_leader': stat[2] == pid, 'playbooks': _playbooks(argv)}
+
+
+def _playbooks(argv):
+    """The playbook arguments of an ansible-playbook command line (option values such as -e @vars.yml left out)."""
+    found, skip = [], False
+    for part in argv[2:] if len(argv) > 1 and os.path.basename(argv[1]) == 'ansible-playbook' else argv[1:]:
+        if skip or part.startswith('-'):
+            skip = part.startswith('-') and '=' not in part and part not in ('--check', '-C', '--diff', '-D', '-v', '-vv', '-vvv', '-vvvv')
+            continue
+        if part.endswith(('.yml', '.yaml')) or part.startswith('ocp.egressip.'):
+            found.append(os.path.basename(part))
+    return found
 
 
 def _alive(pid, start):
