@@ -1,0 +1,135 @@
+"""Forwarding and the Node Tuning Operator's Profiles: ip_forwarding's wait, its removal guard, verify's check (pure code)."""
+
+import ipaddress
+
+import pytest
+
+from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils import _verify
+
+OURS = 'egressip-forwarding-node-ens224'
+TARGETS = [{'node': 'w0', 'hostname': 'w0', 'interface': 'ens224', 'parent': 'openshift-node'},
+           {'node': 'w1', 'hostname': 'w1', 'interface': 'ens224', 'parent': 'openshift-node'}]
+
+
+def profile(node='w0', recommended=OURS, running=OURS, applied='True', degraded='False', message='TuneD profile applied.',
+            degraded_message='No warning or error messages observed applying the TuneD daemon profile.'):
+    return {'metadata': {'name': node, 'generation': 2},
+            'spec': {'config': {'tunedProfile': recommended}},
+            'status': {'tunedProfile': running, 'conditions': [
+                {'type': 'Applied', 'status': applied, 'message': message},
+                {'type': 'Degraded', 'status': degraded, 'message': degraded_message}]}}
+
+
+def test_expected_profile_names_follow_the_desired_tuned():
+    tuned = nn.desired_tuned(TARGETS, 20)
+    assert nn.expected_profiles(TARGETS) == {'w0': OURS, 'w1': OURS}
+    assert [item['name'] for item in tuned['spec']['profile']] == [OURS]
+
+
+@pytest.mark.parametrize('item, state, text', [
+    (None, nn.FORWARDING_PENDING, 'no Profile'),
+    (profile(recommended='openshift-node', running='openshift-node'), nn.FORWARDING_PENDING, 'recommends profile openshift-node'),
+    (profile(running='openshift-node'), nn.FORWARDING_PENDING, 'TuneD still runs profile openshift-node'),
+    (profile(applied='False', message='The TuneD daemon profile not yet applied, or application failed.'), nn.FORWARDING_PENDING,
+     'not yet applied'),
+    (profile(degraded='True', degraded_message='TuneD daemon issued one or more error message(s) ... ERROR x'), nn.FORWARDING_DEGRADED,
+     'ERROR x'),
+    (profile(applied='False', degraded='True', degraded_message='ERROR y'), nn.FORWARDING_DEGRADED, 'ERROR y'),
+    (profile(), nn.FORWARDING_APPLIED, 'TuneD profile applied.'),
+])
+def test_forwarding_progress(item, state, text):
+    got, message = nn.forwarding_progress(item, OURS)
+    assert got == state and text in message
+
+
+def test_a_stale_degraded_of_another_profile_is_pending_not_degraded():
+    assert nn.forwarding_progress(profile(running='openshift-node', degraded='True'), OURS)[0] == nn.FORWARDING_PENDING
+
+
+def test_observed_generation_behind_is_accepted_when_the_profile_and_conditions_say_applied():
+    item = profile()
+    item['status']['observedGeneration'] = 1  # TuneD does not rewrite an unchanged status
+    assert nn.forwarding_progress(item, OURS)[0] == nn.FORWARDING_APPLIED
+
+
+def nodes(*names):
+    return [{'metadata': {'name': name, 'labels': {'kubernetes.io/hostname': name}}} for name in names]
+
+
+def test_removals_absent_and_a_node_left_out():
+    before = nn.desired_tuned(TARGETS, 20)
+    assert nn.forwarding_removals(nodes('w0', 'w1'), before, None) == {'w0': ['ens224'], 'w1': ['ens224']}
+    assert nn.forwarding_removals(nodes('w0', 'w1'), before, nn.desired_tuned(TARGETS[:1], 20)) == {'w1': ['ens224']}
+    assert nn.forwarding_removals(nodes('w0', 'w1'), None, before) == {}
+    assert nn.forwarding_removals(nodes('w0', 'w1'), before, before) == {}
+
+
+def egressip(name, items):
+    return {'metadata': {'name': name}, 'status': {'items': [{'egressIP': ip, 'node': node} for ip, node in items]}}
+
+
+def state(node, addresses):
+    return {'metadata': {'name': node}, 'status': {'currentState': {'interfaces': [
+        {'name': 'ens224', 'type': 'ethernet', 'ipv4': {'address': [{'ip': a.split('/')[0], 'prefix-length': int(a.split('/')[1])}
+                                                                    for a in addresses]}}]}}}
+
+
+def test_stranded_counts_only_the_secondary_network():
+    removed = {'w0': ['ens224'], 'w1': ['ens224']}
+    eips = [egressip('payments', [('10.20.0.200', 'w0'), ('192.168.10.50', 'w1')])]
+    states = {'w0': state('w0', ['10.20.0.10/24']), 'w1': state('w1', ['10.20.0.11/24'])}
+    # without cidr: the subnets of the addresses on the forwarded NIC; the primary-network IP on w1 does not count
+    assert nn.forwarding_stranded(removed, states, eips, None) == [('w0', ['ens224'], [('payments', '10.20.0.200')])]
+    assert nn.forwarding_stranded(removed, states, eips, [ipaddress.ip_network('10.30.0.0/24')]) == []
+    assert nn.forwarding_stranded(removed, {}, eips, [ipaddress.ip_network('10.20.0.0/24')]) == [
+        ('w0', ['ens224'], [('payments', '10.20.0.200')])]
+    assert nn.forwarding_stranded(removed, states, None, None) == []  # no EgressIP API: nothing hosted
+
+
+TUNEDS = [{'spec': {'profile': [
+    {'name': 'base', 'data': '[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n'},
+    {'name': OURS, 'data': '[main]\ninclude=openshift-node\n\n[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n'},
+    {'name': 'vlan', 'data': '[sysctl]\nnet.ipv4.conf.ens224/100.forwarding=1\n'},
+    {'name': 'all', 'data': '[sysctl]\nnet.ipv4.ip_forward=1\n'},
+    {'name': 'child-off', 'data': '[main]\ninclude=base\n[sysctl]\nnet.ipv4.conf.ens224.forwarding=0\n'},
+    {'name': 'child', 'data': '[main]\ninclude=base\n'}]}}]
+
+
+@pytest.mark.parametrize('name, interface, expected', [
+    (OURS, 'ens224', True), (OURS, 'ens256', False), ('vlan', 'ens224.100', True), ('all', 'ens256', True),
+    ('child-off', 'ens224', False), ('child', 'ens224', True), ('openshift-node', 'ens224', False), (None, 'ens224', False)])
+def test_forwarding_in_profile(name, interface, expected):
+    assert nn.forwarding_in_profile(name, TUNEDS, interface) is expected
+
+
+def facts(*profiles, global_forwarding=False):
+    operator = {'spec': {'defaultNetwork': {'ovnKubernetesConfig': {'gatewayConfig': {'ipForwarding': 'Global'}}}}} if global_forwarding else {}
+    return _verify.forwarding_facts(list(profiles), TUNEDS, operator)
+
+
+def test_node_forwarding_from_the_profile_status():
+    assert _verify.node_forwarding(facts(profile()), 'w0', 'ens224')[0] is True
+    off, why = _verify.node_forwarding(facts(profile(running='openshift-node')), 'w0', 'ens224')
+    assert off is False and 'profile openshift-node, which TuneD runs on node w0, does not set net.ipv4.conf.ens224.forwarding=1' in why
+    off, why = _verify.node_forwarding(facts(profile(degraded='True', degraded_message='ERROR z')), 'w0', 'ens224')
+    assert off is False and 'Profile w0 is Degraded' in why and 'ERROR z' in why
+    off, why = _verify.node_forwarding(facts(profile(applied='False', message='not yet')), 'w0', 'ens224')
+    assert off is False and 'has not applied' in why
+    assert _verify.node_forwarding(facts(), 'w0', 'ens224')[0] is None
+    assert _verify.node_forwarding(facts(global_forwarding=True), 'w0', 'ens224')[0] is True
+
+
+def row(interface='ens224', path=_verify.PATH_OK):
+    return {'exists': True, 'interface': interface, 'path': path, 'problems': [], 'notes': [], 'blackhole_kinds': []}
+
+
+def test_apply_forwarding_marks_the_path_broken_with_the_named_kind():
+    rows = {'w0': row(), 'w1': row(interface=None), 'w2': row(path=_verify.PATH_NO_ADDRESS)}
+    _verify.apply_forwarding(facts(profile(running='openshift-node')), rows)
+    assert rows['w0']['path'] == _verify.PATH_BROKEN and rows['w0']['forwarding'] is False
+    assert rows['w0']['blackhole_kinds'] == [_verify.FORWARDING_OFF] and 'IP forwarding is off on ens224' in rows['w0']['problems'][0]
+    assert 'forwarding' not in rows['w1'] and 'forwarding' not in rows['w2']  # no known NIC; no address (capacity loss)
+    untouched = {'w0': row()}
+    _verify.apply_forwarding(None, untouched)  # Profiles not read
+    assert untouched['w0']['path'] == _verify.PATH_OK and 'forwarding' not in untouched['w0']
