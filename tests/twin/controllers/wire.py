@@ -100,6 +100,6 @@ def through_egress_node(item, hosts, forwarding, inventory):
     node_forwarding = forwarding.get(via)
     if node_forwarding is None or not node_forwarding.is_on(link.name):
         return result(None, via, egress_ip, "blackhole: IP forwarding is off on %s of node %s (gatewayConfig.ipForwarding "
-                      "is not Global and no Tuned profile sets net.ipv4.conf.%s.forwarding=1)" % (link.name, via, link.name))
+                      "is not Global and the profile TuneD applied does not set net.ipv4.conf.%s.forwarding=1)" % (link.name, via, link.name))
     return result(egress_ip, via, egress_ip, "secondary-network egress IP on %s of node %s (forwarding by %s)"
                   % (link.name, via, node_forwarding.source(link.name)))
