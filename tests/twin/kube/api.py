@@ -6,7 +6,7 @@ import time
 
 import yaml
 
-from . import discovery, openapi
+from . import authz, discovery, openapi, tables
 from . import patch as patching
 from .errors import ApiError, bad_request, method_not_allowed, unconditional_update, unsupported_media_type
 from .errors import not_found as resource_not_found
@@ -206,6 +206,9 @@ class ResourceApi:
                 # etcd3 GetList counts what is left only when nothing filters the list
                 meta["remainingItemCount"] = remaining
         rtype = target.rtype
+        as_table = tables.wants_table(headers.get("Accept"))
+        if as_table:
+            return self._table(target, query, [self._out(target, o) for o in items], meta, as_table)
         return Response(200, {
             "kind": rtype.list_kind,
             "apiVersion": rtype.api_version(target.version),
@@ -213,13 +216,27 @@ class ResourceApi:
             "items": [self._out(target, o, in_list=True) for o in items],
         })
 
+    def _table(self, target, query, objects, meta, table_version):
+        """A meta.k8s.io Table of `objects` (kubectl get's columns)."""
+        include = _one(query, "includeObject") or "Metadata"
+        if include not in ("None", "Metadata", "Object"):
+            raise bad_request('includeObject: Unsupported value: "%s"' % include)
+        crd = next((c for c in self.store.registry.crds if c["spec"]["names"]["plural"] == target.rtype.plural
+                    and c["spec"]["group"] == target.rtype.group), None) if target.rtype.is_custom else None
+        return Response(200, tables.table(target.rtype, target.version, objects, meta, table_version, include, crd))
+
     def _get(self, target, query, headers, body):
         obj = self.store.get(target.rtype.key, target.name, target.namespace)
         if obj is None:
             raise _not_found(target)
+        as_table = tables.wants_table(headers.get("Accept")) if not target.subresource else None
+        if as_table:
+            return self._table(target, query, [self._out(target, obj)], {"resourceVersion": obj["metadata"]["resourceVersion"]}, as_table)
         return Response(200, self._out(target, obj))
 
     def _create(self, target, query, headers, body):
+        if target.rtype.key in authz.REVIEWS:
+            return Response(201, authz.review(target.rtype, _decode(body, headers.get("Content-Type"))))
         options = self._write_options(target, query, headers)
         obj = self._check_body(target, _decode(body, headers.get("Content-Type")))
         created = self.store.create(target.rtype.key, obj, **options)

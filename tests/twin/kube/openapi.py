@@ -74,6 +74,8 @@ _BUILTIN_FIELDS = {
                   involvedObject=_ANY_OBJECT, related=_ANY_OBJECT, series=_ANY_OBJECT, source=_ANY_OBJECT),
     "CustomResourceDefinition": {"spec": _ANY_OBJECT, "status": _ANY_OBJECT},
     "Lease": {"spec": _ANY_OBJECT},
+    "SelfSubjectAccessReview": {"spec": _ANY_OBJECT, "status": _ANY_OBJECT},
+    "SelfSubjectRulesReview": {"spec": _ANY_OBJECT, "status": _ANY_OBJECT},
 }
 _BUILTIN_PACKAGES = {"": "io.k8s.api.core", "apiextensions.k8s.io": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions"}
 

@@ -88,6 +88,11 @@ def _builtin_types():
                                       "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
                                       "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"]),
         ResourceType("configmaps", "ConfigMap", short_names=["cm"], builtin=True),
+        # create-only reviews, answered by authz.py and never stored
+        ResourceType("selfsubjectaccessreviews", "SelfSubjectAccessReview", group="authorization.k8s.io", namespaced=False,
+                     builtin=True, verbs=["create"]),
+        ResourceType("selfsubjectrulesreviews", "SelfSubjectRulesReview", group="authorization.k8s.io", namespaced=False,
+                     builtin=True, verbs=["create"]),
         # pkg/registry/coordination/lease/strategy.go: AllowCreateOnUpdate true, AllowUnconditionalUpdate false
         ResourceType("leases", "Lease", group="coordination.k8s.io", builtin=True, allow_create_on_update=True,
                      allow_unconditional_update=False),

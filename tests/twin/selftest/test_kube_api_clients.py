@@ -357,3 +357,59 @@ def test_bookmarks_when_asked(core, emu):
     assert events == [{"type": "BOOKMARK", "object": {"kind": "Node", "apiVersion": "v1", "metadata": {"resourceVersion": rv}}}]
     status, _headers, body = emu.raw("GET", "/api/v1/nodes?watch=true&timeoutSeconds=3&resourceVersion=" + rv)
     assert body == b""  # not asked: none
+
+
+# ---------------------------------------------------------------- access reviews, Table output
+
+def test_self_subject_access_and_rules_reviews(api, kubectl):
+    authz = client.AuthorizationV1Api(api)
+    review = authz.create_self_subject_access_review({"spec": {"resourceAttributes": {
+        "verb": "patch", "group": "k8s.ovn.org", "resource": "egressips"}}})
+    assert review.status.allowed is True and review.kind == "SelfSubjectAccessReview"
+    assert authz.create_self_subject_access_review({"spec": {"nonResourceAttributes": {"verb": "get", "path": "/healthz"}}}).status.allowed
+    status, body = failure(authz.create_self_subject_access_review, {"spec": {}})
+    assert status == 422 and body["message"] == ('SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: '
+                                                 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified')
+    rules = authz.create_self_subject_rules_review({"spec": {"namespace": "default"}})
+    assert rules.status.resource_rules[0].verbs == ["*"] and rules.status.incomplete is False
+    code, out, err = kubectl("auth", "can-i", "patch", "egressips.k8s.ovn.org")
+    assert code == 0 and out.strip() == "yes", err
+    code, out, err = kubectl("auth", "can-i", "--list")
+    assert code == 0 and "*.*" in out, err
+
+
+def table_of(emu, path):
+    status, _headers, body = emu.raw_accept(path, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+    assert status == 200
+    return json.loads(body)
+
+
+def test_table_output_for_nodes_and_egressips(emu, core, custom, kubectl):
+    info = {k: "" for k in ("architecture", "bootID", "containerRuntimeVersion", "kernelVersion", "kubeProxyVersion",
+                            "machineID", "operatingSystem", "osImage", "systemUUID")}
+    info["kubeletVersion"] = "v1.29.6"
+    core.create_node({"metadata": {"name": "table-node", "labels": {"node-role.kubernetes.io/worker": ""}},
+                      "spec": {"unschedulable": True},
+                      "status": {"conditions": [{"type": "Ready", "status": "True"}], "nodeInfo": info,
+                                 "addresses": [{"type": "InternalIP", "address": "192.168.10.30"}]}})
+    nodes = table_of(emu, "/api/v1/nodes?fieldSelector=metadata.name%3Dtable-node")
+    assert nodes["kind"] == "Table" and nodes["apiVersion"] == "meta.k8s.io/v1"
+    assert [c["name"] for c in nodes["columnDefinitions"] if c["priority"] == 0] == ["Name", "Status", "Roles", "Age", "Version"]
+    [row] = nodes["rows"]
+    assert row["cells"][:3] == ["table-node", "Ready,SchedulingDisabled", "worker"] and row["cells"][4] == "v1.29.6"
+    assert row["object"]["kind"] == "PartialObjectMetadata" and row["object"]["metadata"]["name"] == "table-node"
+    code, out, err = kubectl("get", "node", "table-node", "-o", "wide")
+    assert code == 0, err
+    header, line = out.splitlines()
+    assert header.split()[:5] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"] and "INTERNAL-IP" in header
+    assert line.split()[:3] == ["table-node", "Ready,SchedulingDisabled", "worker"] and "192.168.10.30" in line
+    custom.create_cluster_custom_object(*EIP, egressip("eip-table", ["192.168.20.40", "192.168.20.41"]))
+    custom.patch_cluster_custom_object(*EIP, "eip-table", {"status": {"items": [{"node": "table-node", "egressIP": "192.168.20.41"}]}})
+    eips = table_of(emu, "/apis/k8s.ovn.org/v1/egressips/eip-table")
+    assert [c["name"] for c in eips["columnDefinitions"]] == ["Name", "EgressIPs", "Assigned Node", "Assigned EgressIPs"]
+    # the tableconvertor prints the first JSONPath result of each column
+    assert eips["rows"][0]["cells"] == ["eip-table", "192.168.20.40", "table-node", "192.168.20.41"]
+    code, out, err = kubectl("get", "egressip", "eip-table")
+    assert code == 0, err
+    assert out.splitlines()[0].split() == ["NAME", "EGRESSIPS", "ASSIGNED", "NODE", "ASSIGNED", "EGRESSIPS"]
+    assert out.splitlines()[1].split() == ["eip-table", "192.168.20.40", "table-node", "192.168.20.41"]
