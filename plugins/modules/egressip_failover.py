@@ -20,7 +20,7 @@ description:
     candidates. With O(wire), probe pods then run until the echo target sees the moved IPs again, measured the same way.
   - Triggers - V(unlabel) (safe, the default) removes the C(k8s.ovn.org/egress-assignable) label; V(cordon) sets
     C(spec.unschedulable), which OVN-Kubernetes ignores, so the module watches O(observe_seconds) that nothing moves;
-    V(disconnect_nic) disconnects the node VM's vNIC on O(portgroup) in vCenter: what follows depends on NetworkManager
+    V(disconnect_nic) disconnects the node VM's vNIC on O(portgroup) in vCenter; what follows depends on NetworkManager
     (O(carrier_loss)) - without C(ignore-carrier) it removes the address a few seconds later and OVN-Kubernetes moves the
     IPs (measured like V(unlabel)); with it the address stays, OVN-Kubernetes notices nothing and the IPs are blackholed
     (M(ocp.egressip.egressip_verify) with C(remediate) detects and ends it). The module watches the node's C(host-cidrs)

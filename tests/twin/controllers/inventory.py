@@ -69,7 +69,6 @@ class Inventory:
         host = self.hosts.get(vm.get("host"))
         return bool(host) and any(pg.get("name") == nic.get("network") for pg in host.get("portgroups") or [])
 
-
     def portgroup_vlan(self, host_name, name):
         """VLAN of the standard port group `name` on one host, or None when the host lacks it."""
         host = self.hosts.get(host_name) or {}

@@ -94,9 +94,9 @@ def through_egress_node(item, hosts, forwarding, inventory):
                       "runs" % (link.nic.get("network"), link.mac, link.name, host.vm.get("host"), vm_name))
     mismatch = inventory.vlan_mismatch(host.vm, link.nic)
     if mismatch:
+        where = (link.nic.get("network"), mismatch[0], host.vm.get("host"), vm_name, mismatch[1])
         return result(None, via, egress_ip, "blackhole: port group %s has VLAN %s on host %s where VM %s runs, VLAN %s on the other "
-                      "hosts: frames leave on the wrong segment" % (link.nic.get("network"), mismatch[0], host.vm.get("host"), vm_name,
-                                                                   mismatch[1]))
+                      "hosts: frames leave on the wrong segment" % where)
     node_forwarding = forwarding.get(via)
     if node_forwarding is None or not node_forwarding.is_on(link.name):
         return result(None, via, egress_ip, "blackhole: IP forwarding is off on %s of node %s (gatewayConfig.ipForwarding "
