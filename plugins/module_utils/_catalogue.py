@@ -325,6 +325,30 @@ NODE_CHECKS = {
         'title': 'NMState could not apply the secondary NIC address on a node',
         'remedy': 'Read the enactment message: usually the MAC has no NIC on that node VM (NIC not added or wrong MAC).',
     },
+    'node_nic_not_in_state': {
+        'severity': 'error',
+        'title': 'The NodeNetworkState of a node does not list its secondary NIC (needed for the route\'s kernel interface name)',
+        'remedy': 'Check that the MAC is the one of the node VM\'s secondary NIC (vsphere_vm_nic\'s result) and that the NMState '
+                  'handler runs on the node (oc get nns <node> -o yaml). NodeNetworkState is refreshed about every 60 s; raise '
+                  'state_wait_timeout (node_network_state_wait_timeout) if the cluster is slower.',
+    },
+    'node_address_claim_conflict': {
+        'severity': 'error',
+        'title': 'Another writer claimed the same node base address at the same time, again and again',
+        'remedy': 'Several runs write the node addresses of this cluster at once without the cluster lock; let one finish '
+                  '(ocp.egressip.cluster_lock) and run again: the policies stay parked (matching no node) until then.',
+    },
+    'node_nmstate_version': {
+        'severity': 'info',
+        'title': 'The nmstate release of the NMState handler on the nodes',
+        'remedy': 'Nothing to do: the collection names the kernel interface in routes, which every nmstate release accepts.',
+    },
+    'node_nmstate_version_unknown': {
+        'severity': 'warning',
+        'title': 'The nmstate release of the NMState handler could not be read',
+        'remedy': 'Check that the NMState handler runs on every node (oc get nns -o yaml shows status.handlerNmstateVersion); the '
+                  'collection does not depend on the release, but a support case needs it.',
+    },
     'node_policy_timeout': {
         'severity': 'error',
         'title': 'A NodeNetworkConfigurationPolicy did not become Available in time',
@@ -339,24 +363,6 @@ NODE_CHECKS = {
         'severity': 'error',
         'title': 'Removing a node\'s address or label would strand the egress IPs it hosts',
         'remedy': 'Move the egress IPs first (label a capable replacement node), or set force: true to accept the interruption.',
-    },
-    'node_nic_not_in_state': {
-        'severity': 'error',
-        'title': 'The NodeNetworkState of a node does not list its secondary NIC (needed for the route\'s kernel interface name)',
-        'remedy': 'Check that the MAC is the one of the node VM\'s secondary NIC (vsphere_vm_nic\'s result) and that the NMState '
-                  'handler runs on the node (oc get nns <node> -o yaml). NodeNetworkState is refreshed about every 60 s; raise '
-                  'state_wait_timeout (node_network_state_wait_timeout) if the cluster is slower.',
-    },
-    'node_nmstate_version': {
-        'severity': 'info',
-        'title': 'The nmstate release of the NMState handler on the nodes',
-        'remedy': 'Nothing to do: the collection names the kernel interface in routes, which every nmstate release accepts.',
-    },
-    'node_nmstate_version_unknown': {
-        'severity': 'warning',
-        'title': 'The nmstate release of the NMState handler could not be read',
-        'remedy': 'Check that the NMState handler runs on every node (oc get nns -o yaml shows status.handlerNmstateVersion); the '
-                  'collection does not depend on the release, but a support case needs it.',
     },
     'node_hosts_unowned_egress_ips': {
         'severity': 'error',
@@ -516,6 +522,34 @@ EGRESSIP_CHECKS = {
         'remedy': 'Fix the path named in the message, or remove the node\'s k8s.ovn.org/egress-assignable label until it is fixed '
                   '(verify with remediate: true does).',
     },
+    'egressip_node_capacity_lost': {
+        'severity': 'warning',
+        'title': 'An egress node lost its secondary address when its vNIC was disconnected: a failover and less capacity, not a blackhole',
+        'remedy': 'Connect the vNIC again (NetworkManager autoconnect restores the address; the moved IPs do not move back); check '
+                  'that the capable nodes left are at least the IPs per EgressIP object + 1.',
+    },
+    'blackhole_nic_disconnected': {
+        'severity': 'error',
+        'title': 'The secondary vNIC of an egress node is disconnected but the node keeps its address (ignore-carrier): its IPs stay and are dropped',
+        'remedy': 'Connect the vNIC again in vCenter, or run verify with remediate: true so OVN-Kubernetes moves the IPs.',
+    },
+    'blackhole_portgroup_missing_on_host': {
+        'severity': 'error',
+        'title': 'The standard port group of an egress node\'s vNIC is missing (removed or renamed) on the ESXi host its VM runs on now',
+        'remedy': 'Create the port group with the same name and VLAN on that host (vsphere_portgroup), or move the VM back; '
+                  'remediate: true moves the IPs meanwhile.',
+    },
+    'blackhole_portgroup_vlan_mismatch': {
+        'severity': 'error',
+        'title': 'The port group has another VLAN on the ESXi host an egress node\'s VM runs on than the network\'s VLAN',
+        'remedy': 'Set the port group\'s VLAN on that host back to the network\'s VLAN (vsphere_portgroup), or move the VM; '
+                  'remediate: true moves the IPs meanwhile.',
+    },
+    'blackhole_gateway_route_missing': {
+        'severity': 'error',
+        'title': 'The secondary NIC of an egress node has no route via the network\'s gateway in NodeNetworkState',
+        'remedy': 'Run the node step (node_nic_address) so the NIC gets its gateway route back; remediate: true moves the IPs meanwhile.',
+    },
     'egressip_remediation_refused': {
         'severity': 'error',
         'title': 'A node with a broken secondary path was not unlabelled: no capable replacement could take its egress IPs',
@@ -584,34 +618,6 @@ LIFECYCLE_CHECKS = {
         'severity': 'error',
         'title': 'Migrate found no secondary network on any node',
         'remedy': 'Nothing to adopt: no node has an address outside the primary network in k8s.ovn.org/host-cidrs. Use the enable playbook instead.',
-    },
-    'egressip_node_capacity_lost': {
-        'severity': 'warning',
-        'title': 'An egress node lost its secondary address when its vNIC was disconnected: a failover and less capacity, not a blackhole',
-        'remedy': 'Connect the vNIC again (NetworkManager autoconnect restores the address; the moved IPs do not move back); check '
-                  'that the capable nodes left are at least the IPs per EgressIP object + 1.',
-    },
-    'blackhole_nic_disconnected': {
-        'severity': 'error',
-        'title': 'The secondary vNIC of an egress node is disconnected but the node keeps its address (ignore-carrier): its IPs stay and are dropped',
-        'remedy': 'Connect the vNIC again in vCenter, or run verify with remediate: true so OVN-Kubernetes moves the IPs.',
-    },
-    'blackhole_portgroup_missing_on_host': {
-        'severity': 'error',
-        'title': 'The standard port group of an egress node\'s vNIC is missing (removed or renamed) on the ESXi host its VM runs on now',
-        'remedy': 'Create the port group with the same name and VLAN on that host (vsphere_portgroup), or move the VM back; '
-                  'remediate: true moves the IPs meanwhile.',
-    },
-    'blackhole_portgroup_vlan_mismatch': {
-        'severity': 'error',
-        'title': 'The port group has another VLAN on the ESXi host an egress node\'s VM runs on than the network\'s VLAN',
-        'remedy': 'Set the port group\'s VLAN on that host back to the network\'s VLAN (vsphere_portgroup), or move the VM; '
-                  'remediate: true moves the IPs meanwhile.',
-    },
-    'blackhole_gateway_route_missing': {
-        'severity': 'error',
-        'title': 'The secondary NIC of an egress node has no route via the network\'s gateway in NodeNetworkState',
-        'remedy': 'Run the node step (node_nic_address) so the NIC gets its gateway route back; remediate: true moves the IPs meanwhile.',
     },
     'migrate_network_ambiguous': {
         'severity': 'error',

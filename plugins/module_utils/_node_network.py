@@ -158,6 +158,42 @@ def policy_allocation(policy):
             'name': policy['metadata']['name']}
 
 
+# A new policy is created parked (its nodeSelector also needs a label no node has) until its addresses are known to be
+# claimed by no other policy: two writers that ignore the cluster lock then never configure one address on two nodes.
+CLAIM_SELECTOR_KEY = 'egressip.ocp/address-claim'
+CLAIM_SELECTOR_VALUE = 'pending'
+
+
+def parked(policy):
+    """The policy with a nodeSelector that matches no node (the handler ignores it until it is activated)."""
+    result = copy.deepcopy(policy)
+    result['spec']['nodeSelector'][CLAIM_SELECTOR_KEY] = CLAIM_SELECTOR_VALUE
+    return result
+
+
+def activation_patch():
+    return {'spec': {'nodeSelector': {CLAIM_SELECTOR_KEY: None}}}
+
+
+def losing_claims(policies, ours):
+    """Names in `ours` whose address another policy of the collection claimed first.
+
+    First is the older creationTimestamp, then the lower name: every writer reading the same list agrees.
+    """
+    claims = {}
+    for policy in policies:
+        allocation = policy_allocation(policy)
+        if allocation is None:
+            continue
+        order = ((policy.get('metadata') or {}).get('creationTimestamp') or '', allocation['name'])
+        for address in allocation['addresses'].values():
+            claims.setdefault(address.split('/')[0], []).append(order)
+    losers = set()
+    for holders in claims.values():
+        losers.update(name for _created, name in sorted(holders)[1:] if name in ours)
+    return sorted(losers)
+
+
 def owned_view(obj, desired):
     """The part of `obj` the collection manages: the labels/annotations it sets, and the spec keys it sets."""
     obj = obj or {}
@@ -901,7 +937,9 @@ def cleanup_state(allocation, profile_name, route_interface=None):
 
     Deleting a policy never rolls a node back (nmstate keeps the configuration), so the
     address goes first: the NIC stays up with IP disabled (deleting its profile would let
-    NetworkManager start DHCP on it), the routes of the policy are marked absent.
+    NetworkManager start DHCP on it), the routes of the policy are marked absent. An absent
+    route matches by its next-hop interface's kernel name (no release resolves a profile name
+    there); disabling IP removes the NIC's routes anyway when the kernel name is not known.
     """
     interface = {'name': profile_name, 'type': 'ethernet', 'state': 'up', 'identifier': 'mac-address',
                  'mac-address': normalize_mac(allocation['mac']).upper(),

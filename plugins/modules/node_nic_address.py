@@ -39,6 +39,13 @@ description:
     (up to O(state_wait_timeout)) until the node's NodeNetworkState lists that MAC, and says so when it gives up, naming
     the node and the interfaces it lists (a wrong MAC ends the same way). In check mode it does not wait: a policy for
     such a node shows C(<kernel name of MAC>) in its route and an info finding C(node_nic_not_in_state)."
+  - "Safe beside another writer that ignores the cluster lock (M(ocp.egressip.cluster_lock)): a new policy is created
+    B(parked), its C(nodeSelector) also asking for the label C(egressip.ocp/address-claim=pending) that no node has, then
+    the policies are listed again; an address another policy of the collection claimed first (older
+    C(creationTimestamp), then lower name) is re-allocated while the policy is still parked, and only then is the policy
+    activated (the extra selector key removed). A policy another writer created for the same node at the same moment is
+    kept as it is. So one address is never configured on two nodes; a run killed in between leaves a parked policy that
+    the next run activates."
   - With O(wait=true), waits until each policy is C(Available) on its node and fails on C(Degraded) with the
     node's enactment message (for example, no NIC holds the MAC). A newer NMState handler retries a failing apply a few
     times (its enactment is C(Failing) and C(Progressing) together): that is reported as C(retrying) and waited for.
@@ -432,10 +439,81 @@ def wait_for_interfaces(module, entries, networks, snapshot, plan):
 
 def write_policies(module, plan):
     k8s, check = module.k8s, module.check_mode
-    calls = [lambda body=body: io.create(k8s, io.NNCP, body, check) for body in plan['create']]
+    # a real run creates new policies parked (matching no node) until claim_addresses has checked their addresses
+    calls = [lambda body=body: _create(k8s, body if check else nn.parked(body), check) for body in plan['create']]
     calls += [lambda name=name, body=body: io.patch(k8s, io.NNCP, name, body, check) for name, body in plan['patch']]
     results, failures = io.run_parallel(calls)
     io.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy writes')
+    taken = [body['metadata']['name'] for body, written in zip(plan['create'], results) if written is ALREADY_EXISTS]
+    if taken:
+        # another writer created the same node's policy a moment ago: its allocation stands, this run waits for it
+        module.warn('Another writer created %s at the same time; its address allocation is kept.' % ', '.join(taken))
+        plan['create'] = [body for body in plan['create'] if body['metadata']['name'] not in taken]
+    plan['taken'] = taken
+
+
+ALREADY_EXISTS = object()
+
+
+def _create(k8s, body, check):
+    try:
+        return io.create(k8s, io.NNCP, body, check)
+    except ModuleFailure as failure:
+        if failure.details.get('status') == 409 and not check:
+            return ALREADY_EXISTS
+        raise
+
+
+def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
+    """Make sure no other policy claimed the addresses of the policies just created, then activate them.
+
+    Another writer ignoring the cluster lock may have allocated the same address from the same snapshot: the policy
+    created first keeps it (creationTimestamp, then name), a later one of this run is re-planned and patched while still
+    parked, so an address is never configured on two nodes.
+    """
+    params, k8s = module.params, module.k8s
+    created = [body['metadata']['name'] for body in plan['create']]
+    for _attempt in range(attempts):
+        policies = io.list_objects(k8s, io.NNCP, io.NMSTATE_MISSING)
+        losers = nn.losing_claims(policies, created)
+        if not losers:
+            break
+        current = dict((item['metadata']['name'], item) for item in policies)
+        snapshot['policies'] = [item for item in policies if item['metadata']['name'] not in losers]
+        nodes = set(nn.policy_allocation(current[name])['node'] for name in losers)
+        replan = nn.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, params['route_metric'],
+                                       params['interface_name'], snapshot)
+        if errors(replan['findings']):
+            raise Refused(replan['findings'], written=_written_names(created))
+        for body in replan['create']:
+            io.patch(k8s, io.NNCP, body['metadata']['name'], nn.owned_patch(current[body['metadata']['name']], nn.parked(body)), False)
+        moved = dict((item['node'], item) for item in replan['allocations'])
+        plan['allocations'] = [moved.get(item['node'], item) for item in plan['allocations']]
+        module.warn('Another writer claimed the same node address(es) at the same time: %s re-allocated (%s).'
+                    % (', '.join(losers), ', '.join('%s %s' % (item['node'], item['address']) for item in replan['allocations'])))
+    else:
+        raise Refused([catalogue_finding(
+            'node_address_claim_conflict', 'policies %s kept losing their node addresses to other writers after %d attempts.'
+            % (', '.join(losers), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in losers])],
+            written=_written_names(created))
+    _record_final_allocations(plan, policies)
+    results, failures = io.run_parallel([lambda name=name: io.patch(k8s, io.NNCP, name, nn.activation_patch(), False)
+                                         for name in created])
+    io.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy activation')
+
+
+def _record_final_allocations(plan, policies):
+    """The addresses the policies hold once the claims settled (another writer's, for a policy it created first)."""
+    final = dict((item['node'], item) for item in (nn.policy_allocation(policy) for policy in policies) if item)
+    for item in plan['allocations']:
+        held = final.get(item['node'])
+        if held and item['policy'] in plan.get('taken', []) + [entry['metadata']['name'] for entry in plan['create']]:
+            item['address'] = held['addresses'].get(4) or held['addresses'].get(6)
+            item['ipv6_address'] = held['addresses'].get(6) if 4 in held['addresses'] else None
+
+
+def _written_names(names):
+    return 'policies %s (parked: they match no node yet)' % ', '.join(names)
 
 
 def wait_available(module, nodes_by_policy, purpose):
@@ -536,6 +614,11 @@ def present(module, result):
     result['changed'] = bool(plan['create'] or plan['patch'])
     result['diff'] = {'before': nn.to_json(plan['before']), 'after': nn.to_json(plan['after'])}
     write_policies(module, plan)
+    if (plan['create'] or plan.get('taken')) and not module.check_mode:
+        claim_addresses(module, entries, networks, snapshot, plan)
+        result['created'] = [body['metadata']['name'] for body in plan['create']]
+        result['allocations'] = plan['allocations']
+        result['changed'] = bool(plan['create'] or plan['patch'])
     if not module.check_mode and params['wait']:
         nodes_by_policy = dict((item['policy'], item['node']) for item in plan['allocations'])
         if result['changed'] or any(item['status'] != nn.AVAILABLE for item in plan['allocations']):

@@ -433,3 +433,25 @@ def test_plan_machineset_labels():
     assert nn.plan_machineset_labels([], rows, sets, present=False) == ([('ms-a', False)], ['ms-a'], [])
     assert nn.machineset_label_patch(False) == {'spec': {'template': {'spec': {'metadata': {
         'labels': {'k8s.ovn.org/egress-assignable': None}, 'annotations': {nn.LABEL_RECORD_ANNOTATION: None}}}}}}
+
+
+def test_parked_policy_matches_no_node_until_activated():
+    parked = nn.parked(policy())
+    assert parked['spec']['nodeSelector'] == {'kubernetes.io/hostname': 'worker-0', 'egressip.ocp/address-claim': 'pending'}
+    assert policy()['spec']['nodeSelector'] == {'kubernetes.io/hostname': 'worker-0'}  # not changed in place
+    assert nn.activation_patch() == {'spec': {'nodeSelector': {'egressip.ocp/address-claim': None}}}
+    # a later run of the desired shape removes the parking key too (a run killed before activation)
+    assert nn.owned_patch(parked, policy())['spec']['nodeSelector'] == {'egressip.ocp/address-claim': None}
+
+
+def test_losing_claims_the_first_creation_keeps_the_address():
+    def created(node, address, stamp, mac=MAC):
+        item = policy({4: address}, mac=mac, node=node)
+        item['metadata']['creationTimestamp'] = stamp
+        return item
+    policies = [created('w-1', '10.20.0.10/24', '2026-12-01T20:00:01Z'), created('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z'),
+                created('w-2', '10.20.0.10/24', '2026-12-01T20:00:00Z'), created('w-3', '10.20.0.11/24', '2026-12-01T20:00:02Z'),
+                {'metadata': {'name': 'hand-made', 'creationTimestamp': '2026-01-01T00:00:00Z'}, 'spec': {}}]
+    # w-2 was first; w-0 and w-1 in the same second: the lower name goes first, both lose to w-2
+    assert nn.losing_claims(policies, ['egressip-w-0', 'egressip-w-1', 'egressip-w-3']) == ['egressip-w-0', 'egressip-w-1']
+    assert nn.losing_claims(policies, ['egressip-w-2']) == []

@@ -1,0 +1,76 @@
+"""Three node_nic_address runs at once, none of them holding the cluster lock (issue 13: "three simultaneous
+node_nic_address runs gave two nodes the same address").
+
+Each run allocates from the same snapshot, so without care two runs give two nodes one address. New policies are
+created parked (matching no node), checked against the policies of the other writers, re-allocated when another
+claimed the address first, and activated only then.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import COLLECTIONS_DIR
+
+import _prepare as prepare
+
+TWIN_OPTIONS = {'workers': 6}
+W = ['ocp1-worker-%d' % i for i in range(6)]
+NETWORK = {'cidr': '10.20.0.0/24', 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99'}
+RUNS = [W[0:4], W[2:6], [W[0], W[3], W[5], W[1]]]
+
+
+def start_module(twin, tmp_path, index, args):
+    path = tmp_path / ('run-%d.json' % index)
+    path.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': dict(args, _ansible_check_mode=False, _ansible_diff=False)}))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_DIR, PYTHONPATH=COLLECTIONS_DIR, **twin.env)
+    env.pop('KUBECONFIG', None)
+    env.update(twin.env)
+    return subprocess.Popen([sys.executable, '-m', 'ansible_collections.ocp.egressip.plugins.modules.node_nic_address', str(path)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_three_writers_at_once_never_give_two_nodes_one_address(twin, tmp_path, run_module):
+    macs = dict((node, prepare.add_nic(twin, node)) for node in W)
+    runs = [start_module(twin, tmp_path, index, dict(NETWORK, nodes=[{'node': node, 'mac': macs[node]} for node in nodes],
+                                                     wait_timeout=120, wait_sleep=1))
+            for index, nodes in enumerate(RUNS)]
+    results = []
+    for proc in runs:
+        stdout, stderr = proc.communicate(timeout=600)
+        assert stdout, stderr
+        results.append((proc.returncode, json.loads(stdout), stderr))
+    for returncode, result, stderr in results:
+        assert returncode == 0, (result.get('msg'), stderr)
+    policies = [item for item in twin.custom_objects().list_cluster_custom_object(**prepare.NNCP)['items']
+                if item['metadata']['name'].startswith('egressip-')]
+    assert sorted(item['metadata']['name'] for item in policies) == sorted('egressip-' + node for node in W)
+    addresses = [item['metadata']['annotations']['egressip.ocp/addresses'] for item in policies]
+    assert len(set(addresses)) == len(W), addresses
+    # every policy is active (no parking key left) and every node holds exactly its own address
+    assert all(set(item['spec']['nodeSelector']) == {'kubernetes.io/hostname'} for item in policies)
+    by_node = dict((item['metadata']['annotations']['egressip.ocp/node'], item['metadata']['annotations']['egressip.ocp/addresses'])
+                   for item in policies)
+    for node in W:
+        twin.wait_for(lambda node=node: [c for c in prepare.host_cidrs(twin, node) if c.startswith('10.20.0.')] == [by_node[node]],
+                      timeout=30, what='%s holding exactly %s' % (node, by_node[node]))
+    # what each run reported is what the cluster holds
+    for _returncode, result, _stderr in results:
+        for item in result['allocations']:
+            assert item['address'] == by_node[item['node']], (item, by_node)
+    again = run_module('node_nic_address', dict(NETWORK, nodes=[{'node': node, 'mac': macs[node]} for node in W]))
+    assert again['_rc'] == 0 and again['changed'] is False, again
+
+
+def test_a_parked_policy_left_by_a_killed_run_is_activated_by_the_next_run(twin, run_module):
+    policy = twin.custom_objects().get_cluster_custom_object(name='egressip-' + W[0], **prepare.NNCP)
+    twin.custom_objects().patch_cluster_custom_object(name='egressip-' + W[0], body={
+        'spec': {'nodeSelector': {'egressip.ocp/address-claim': 'pending'}}}, **prepare.NNCP)
+    mac = policy['spec']['desiredState']['interfaces'][0]['mac-address']
+    result = run_module('node_nic_address', dict(NETWORK, nodes=[{'node': W[0], 'mac': mac}], wait_sleep=1), diff=True)
+    assert result['_rc'] == 0 and result['changed'] is True, result
+    assert result['updated'] == ['egressip-' + W[0]]
+    after = twin.custom_objects().get_cluster_custom_object(name='egressip-' + W[0], **prepare.NNCP)
+    assert after['spec']['nodeSelector'] == {'kubernetes.io/hostname': W[0]}
+    assert after['metadata']['annotations'] == policy['metadata']['annotations']  # the allocation stayed
