@@ -39,7 +39,7 @@ description:
   - B(IP forwarding). For each node whose secondary interface is known (NodeNetworkState), forwarding on it is read from
     the Node Tuning Operator - the profile its Profile (C(profiles.tuned.openshift.io)) reports TuneD runs, C(Applied) and
     not C(Degraded), and whether that profile's text in the Tuned objects sets C(net.ipv4.conf.<if>.forwarding=1) - or
-    C(gatewayConfig.ipForwarding: Global). Off on a node hosting an egress IP is the blackhole C(blackhole_forwarding_off)
+    C(gatewayConfig.ipForwarding) C(Global). Off on a node hosting an egress IP is the blackhole C(blackhole_forwarding_off)
     (OVN-Kubernetes does not check forwarding). MachineConfig sysctl files are not read.
   - With O(wire), a probe pod per object asks an echo service off the cluster which source address it sees.
   - Reads one list each of Nodes, EgressIPs, NodeNetworkStates, Profiles and Tuned objects, the network operator, and
