@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r'''
 module: cluster_lock
 short_description: One writer per cluster - take, renew and release the cluster's lock Lease
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - "The lock is a C(coordination.k8s.io/v1) C(Lease) (default C(openshift-machine-api/egressip-lock)). Every writing
     playbook of the collection (enable, and migrate and upgrade through it, disable, failover_drill, verify with

@@ -113,4 +113,3 @@ def errors(obj):
     if transitions is not None and transitions < 0:
         found.append(FieldError("spec.leaseTransitions", "invalid", "must be greater than or equal to 0", transitions))
     return found
-
