@@ -17,6 +17,12 @@ Follows ovn-kubernetes go-controller/pkg/clustermanager/egressip_controller.go
   once when a node becomes labelled and Ready; reachabilityTotalTimeoutSeconds 0 disables it.
 - Like the event-driven original, an EgressIP is reconciled when it or the egress nodes change,
   not on every round, so events are not repeated by a quiet cluster.
+- Status is written as patchEgressIP does: one JSON patch, `replace /status` with the items to
+  keep; while the object has no `k8s.ovn.org/egressip-mark` it starts with `add /metadata/annotations`
+  `{mark}` (generateEgressIPPatches), and an add of an existing member replaces it (RFC 6902): every
+  other annotation of the object goes. At start (syncEgressIPMarkAllocator) the marks in use are
+  reserved and every EgressIP without one gets that add alone. Marks are the lowest free in
+  50000-55000 (the upstream id allocator's order: unconfirmed). Upstream since 4cc860151 (Dec 2024).
 """
 
 import dataclasses
@@ -90,6 +96,17 @@ def _parse_node(node):
     return primary, [c for c in cidrs if c is not None]
 
 
+def _free_mark(egressips):
+    """The lowest mark no EgressIP carries."""
+    used = {int(m) for m in (k8s.annotations_of(e).get(MARK_ANNOTATION, "") for e in egressips) if m.isdigit()}
+    return next((m for m in range(MARK_BASE, MARK_MAX + 1) if m not in used), None)
+
+
+def _mark_op(mark):
+    # "add" of an existing member replaces it: the object keeps the mark as its only annotation
+    return {"op": "add", "path": "/metadata/annotations", "value": {MARK_ANNOTATION: str(mark)}}
+
+
 def _go_list(values):
     return "[%s]" % " ".join(values)
 
@@ -103,13 +120,15 @@ class ClusterManager:
         self.reachable = {}
         self._eligible_before = set()
         self._fingerprints = {}
+        self._marks_synced = False
         self.recorder = EventRecorder()
 
     def reconcile(self, ctx, probe_due):
         operator = ctx.store.get(NETWORK_OPERATOR, "cluster")
         cache = self._egress_nodes(ctx.store.list("nodes"), reachability_timeout(operator), probe_due)
         egressips = sorted(ctx.store.list(EGRESSIPS), key=lambda e: (e["metadata"].get("creationTimestamp") or "", k8s.name_of(e)))
-        self._assign_marks(ctx, egressips)
+        if not self._marks_synced:
+            self._sync_marks(ctx, egressips)
         for egressip in egressips:
             for item in (egressip.get("status") or {}).get("items") or []:
                 node = cache.get(item.get("node"))
@@ -145,19 +164,24 @@ class ClusterManager:
         self._eligible_before = eligible_now
         return cache
 
-    def _assign_marks(self, ctx, egressips):
-        used = set()
+    def _sync_marks(self, ctx, egressips):
+        """syncEgressIPMarkAllocator: every EgressIP without a mark gets one, in a JSON patch of its own."""
+        self._marks_synced = True
         for egressip in egressips:
-            mark = k8s.annotations_of(egressip).get(MARK_ANNOTATION, "")
-            if mark.isdigit():
-                used.add(int(mark))
-        for egressip in egressips:
-            if MARK_ANNOTATION in k8s.annotations_of(egressip):
-                continue
-            mark = next((m for m in range(MARK_BASE, MARK_MAX + 1) if m not in used), None)
+            if MARK_ANNOTATION not in k8s.annotations_of(egressip):
+                mark = _free_mark(ctx.store.list(EGRESSIPS))
+                if mark is not None:
+                    ctx.writer.patch(EGRESSIPS, egressip, [_mark_op(mark)], patch_type="json")
+
+    def _write_status(self, ctx, egressip, items):
+        """patchEgressIP(generateEgressIPPatches(...)): the mark first while there is none, then the status."""
+        ops = []
+        if MARK_ANNOTATION not in k8s.annotations_of(egressip):
+            mark = _free_mark(ctx.store.list(EGRESSIPS))
             if mark is not None:
-                used.add(mark)
-                ctx.writer.patch(EGRESSIPS, egressip, {"metadata": {"annotations": {MARK_ANNOTATION: str(mark)}}})
+                ops.append(_mark_op(mark))
+        ops.append({"op": "replace", "path": "/status", "value": {"items": items}})
+        ctx.writer.patch(EGRESSIPS, egressip, ops, patch_type="json")
 
     def _reconcile_egressip(self, ctx, egressip, cache, host_addresses):
         name = k8s.name_of(egressip)
@@ -185,7 +209,7 @@ class ClusterManager:
         for item in keep:
             cache[item["node"]].allocations[item["egressIP"]] = name
         if (added or invalid) and keep != items:
-            ctx.writer.patch(EGRESSIPS, egressip, {"status": {"items": keep}})
+            self._write_status(ctx, egressip, keep)
 
     def _validate_status(self, name, items, cache, spec_ips):
         per_node = {}

@@ -58,10 +58,10 @@ class Writer:
         """Replace status through the status subresource (resourceVersion checked)."""
         return self._count(_version(obj), self._guard(self.store.update, resource, obj, subresource="status"))
 
-    def patch(self, resource, current, patch, subresource=None):
-        """Merge patch of `current` (the object as read this round)."""
+    def patch(self, resource, current, patch, subresource=None, patch_type="merge"):
+        """Merge patch (or `patch_type` "json": a JSON patch) of `current` (the object as read this round)."""
         meta = current["metadata"]
-        result = self._guard(self.store.patch, resource, meta["name"], patch, patch_type="merge",
+        result = self._guard(self.store.patch, resource, meta["name"], patch, patch_type=patch_type,
                              namespace=meta.get("namespace"), subresource=subresource)
         return self._count(_version(current), result)
 

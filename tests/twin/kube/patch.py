@@ -124,8 +124,16 @@ def _apply_op(doc, op):
     if kind == "remove":
         return _remove(doc, path)
     if kind == "replace":
+        parts = _pointer(path)
+        if not parts:
+            return op.get("value")
+        parent = _parent(doc, parts, path)
+        if isinstance(parent, dict):
+            # json-patch v4 (the apiserver's): replace of a missing object member sets it, as OVN-K's `replace /status` relies on
+            parent[parts[-1]] = copy.deepcopy(op.get("value"))
+            return doc
         _get(doc, path)
-        return _add(_remove(doc, path), path, copy.deepcopy(op.get("value"))) if _pointer(path) else op.get("value")
+        return _add(_remove(doc, path), path, copy.deepcopy(op.get("value")))
     if kind in ("move", "copy"):
         value = copy.deepcopy(_get(doc, op.get("from", "")))
         if kind == "move":

@@ -140,8 +140,10 @@ def test_json_patch_rfc6902():
     assert json_patch(doc, [{"op": "add", "path": "/foo/1", "value": "qux"}])["foo"] == ["bar", "qux", "baz"]
     assert json_patch(doc, [{"op": "remove", "path": "/a~1b"}]) == {"foo": ["bar", "baz"]}
     assert json_patch(doc, [{"op": "move", "from": "/foo/0", "path": "/x"}]) == {"foo": ["baz"], "a/b": 1, "x": "bar"}
+    # json-patch v4, as the apiserver uses it: replace of a missing object member sets it (OVN-K's `replace /status`)
+    assert json_patch(doc, [{"op": "replace", "path": "/missing", "value": 1}])["missing"] == 1
     for bad in ([{"op": "test", "path": "/foo/0", "value": "nope"}], [{"op": "remove", "path": "/missing"}],
-                [{"op": "replace", "path": "/missing", "value": 1}]):
+                [{"op": "replace", "path": "/foo/5", "value": 1}], [{"op": "replace", "path": "/no/such", "value": 1}]):
         with pytest.raises(ApiError) as info:
             json_patch(doc, bad)
         assert info.value.code == 422
