@@ -63,9 +63,12 @@ CASES = [
      ['egressip_network.node_address_range', 'first-last']),
     ('range_too_small', _set('egressip_network.node_address_range', '10.20.0.10-10.20.0.11'),
      ['egressip_network.node_address_range', 'node_address_range_too_small']),
-    ('ipv6_not_ipv6', _set('egressip_network.ipv6', {'cidr': '10.30.0.0/24', 'gateway': '10.30.0.1',
-                                                      'node_address_range': '10.30.0.10-10.30.0.99'}),
+    ('ipv6_not_ipv6', _set('egressip_network.ipv6', {'cidr': '10.30.0.0/24', 'gateway': '10.30.0.1', 'node_address_range': '10.30.0.10-10.30.0.99'}),
      ['egressip_network.ipv6.cidr', 'IPv6']),
+    ('vlan_out_of_range', _set('egressip_vsphere.portgroup.vlan_id', 4095),
+     ['egressip_vsphere.portgroup.vlan_id', '0 to 4094']),
+    ('selector_matches_no_node', _set('egressip_nodes.selector', {'node-role.kubernetes.io/egres': ''}),
+     ['egressip_nodes.selector', 'matches none of the 6 nodes']),
 ]
 
 INTERNAL_NAMES = ('preflight_network', 'preflight_objects', '_AnsibleTagged', 'AnsibleUnsafe', 'Traceback')
