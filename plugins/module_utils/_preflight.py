@@ -847,7 +847,15 @@ def check_variables(ctx):
     config['variables'] holds the egressip_* variables as the role passes them; absent for module options."""
     if ctx.config.get('variables') is None:
         return []
-    return _variables_schema.validate(ctx.config['variables'])
+    normalized, findings = _variables_schema.check(ctx.config['variables'])
+    portgroup = (normalized.get('egressip_vsphere') or {}).get('portgroup')
+    if findings or not portgroup:
+        return findings
+    # the vSphere network step's own option rules (vsphere_portgroup), for the keys only that step reads
+    options = dict((key, portgroup.get(key)) for key in ('vlan_id', 'port_binding', 'num_ports', 'elastic'))
+    return [catalogue_finding('variables_invalid', 'egressip_vsphere.portgroup.%s' % problem,
+                              objects=[{'kind': 'option', 'name': 'egressip_vsphere.portgroup'}])
+            for problem in _vsphere_network.validate_portgroup_options(portgroup.get('switch_type') or 'standard', options)]
 
 
 def check_bounds(ctx):

@@ -755,3 +755,12 @@ def test_selector_with_an_unknown_operator_is_a_finding_not_an_exception():
     snap = base_snapshot()
     snap['config']['nodes']['selector'] = {'matchExpressions': [{'key': 'a', 'operator': 'Equals', 'values': ['b']}]}
     assert [finding_id for finding_id, _message in _ids_and_messages(snap)] == ['variables_invalid']
+
+
+def test_portgroup_options_of_the_vsphere_step_are_checked_from_its_own_rules():
+    snap = base_snapshot()
+    portgroup = {'name': 'ocp-egress-120', 'switch_type': 'standard', 'switch': 'vSwitch1', 'num_ports': 8}
+    snap['config']['variables'] = {'egressip_vsphere': {'portgroup': portgroup}}
+    found = [message for finding_id, message in _ids_and_messages(snap) if finding_id == 'variables_invalid']
+    assert found == ['egressip_vsphere.portgroup.num_ports=8 applies to distributed port groups only: remove it, or set '
+                     'switch_type=distributed.']
