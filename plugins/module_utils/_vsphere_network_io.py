@@ -338,10 +338,11 @@ def remove_nics_change(vm, nics):
     return [vim.vm.device.VirtualDeviceSpec(operation='remove', device=vm['devices'][nic['key']]) for nic in nics]
 
 
-def start_reconfigure(client, vm, device_change):
-    """ReconfigVM_Task guarded by the changeVersion read with the VM: vCenter applies it only if nobody changed the VM since."""
-    return client.call('ReconfigVM_Task', 'reconfiguring the NICs of VM %s' % vm['name'], vm['ref'].ReconfigVM_Task,
-                       spec=vim.vm.ConfigSpec(deviceChange=device_change, changeVersion=vm.get('change_version')))
+def start_reconfigure(client, vm, device_change, guarded=False):
+    """ReconfigVM_Task; guarded: with the changeVersion read with the VM, so vCenter applies it only if nobody changed the VM
+    since (the snapshot must then be fresh: a second write from the same snapshot would be refused)."""
+    spec = vim.vm.ConfigSpec(deviceChange=device_change, changeVersion=vm.get('change_version') if guarded else None)
+    return client.call('ReconfigVM_Task', 'reconfiguring the NICs of VM %s' % vm['name'], vm['ref'].ReconfigVM_Task, spec=spec)
 
 
 def concurrent_change(error):

@@ -493,7 +493,7 @@ def _reconfigure(client, entries, snapshots, network, params):
     for entry in entries:
         vm = snapshots[entry['moid']]
         change = io.nic_device_change(entry, vm, network)
-        jobs.append((entry['moid'], lambda vm=vm, change=change: io.start_reconfigure(client, vm, change)))
+        jobs.append((entry['moid'], lambda vm=vm, change=change: io.start_reconfigure(client, vm, change, guarded=True)))
     return io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'waiting for the NIC reconfigure tasks')
 
 
@@ -513,7 +513,7 @@ def _remove_duplicates(client, entries, snapshots, after, network, params, owned
         kept_by_moid[entry['moid']] = (kept, extra, len([nic for nic in vm_after['nics'] if plan.nic_on_network(nic, network)]))
         if extra:
             change = io.remove_nics_change(vm_after, extra)
-            jobs.append((entry['moid'], lambda vm=vm_after, change=change: io.start_reconfigure(client, vm, change)))
+            jobs.append((entry['moid'], lambda vm=vm_after, change=change: io.start_reconfigure(client, vm, change, guarded=True)))
     outcomes = io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'removing duplicate NICs') if jobs else {}
     if outcomes:
         cleaned = [after[moid] for moid in outcomes]
