@@ -63,6 +63,22 @@ def test_rerun_changes_nothing(twin, unowned, run_playbook):
     assert unowned_placement(twin) == unowned
 
 
+def test_labels_of_a_release_before_the_record_are_kept_then_handed_over(twin, unowned, run_playbook):
+    workers = ['ocp1-worker-0', 'ocp1-worker-1', 'ocp1-worker-2']
+    payments = dict((key, value) for key, value in bh.assignments(twin).items() if key[0] == 'payments')
+    for worker in workers:  # as an older release left them: the label without the record
+        twin.core_v1().patch_node(worker, {'metadata': {'annotations': {RECORD: None}}})
+    run = run_playbook('playbooks/enable.yml', extra_vars=TWIN_VARS)
+    assert run.rc == 0 and run.changed == 0, run
+    assert '[egress_label_set_by_hand] node ocp1-worker-0 carries' in run.stdout, run
+    run = run_playbook('playbooks/enable.yml', extra_vars=[TWIN_VARS, {'egress_nodes_adopt': True}])
+    assert run.rc == 0 and run.changed == 1, run
+    assert all((node(twin, worker).annotations or {}).get(RECORD) == 'ocp.egressip' for worker in workers)
+    assert RECORD not in (node(twin, HAND_LABELLED).annotations or {}), 'a label outside the selector is never adopted'
+    assert unowned_placement(twin) == unowned
+    assert dict((key, value) for key, value in bh.assignments(twin).items() if key[0] == 'payments') == payments
+
+
 def test_verify_moves_nothing(twin, unowned, run_playbook):
     run = run_playbook('playbooks/verify.yml', extra_vars=TWIN_VARS)
     assert unowned_placement(twin) == unowned, run
