@@ -304,7 +304,7 @@ def node_path(node_name, node, snapshot, networks, gateway=None):
             _gateway_route(row, nns, gateway)
     elif networks:
         row['address'] = address_path(node, None, networks, None)['address']
-    held = any(_safe_in_network(entry, networks) for entry in _host_cidrs(node)) if networks else row['address'] is not None
+    held = any(_safe_in_network(entry, networks) for entry in _host_cidrs(node)) if networks else None
     if _carrier_loss(row, held):
         return row
     if row['problems']:
@@ -317,12 +317,13 @@ def node_path(node_name, node, snapshot, networks, gateway=None):
 def _carrier_loss(row, held):
     """Classify a disconnected vNIC by what NetworkManager did (DOMAIN.md section 6); True when the row is final.
 
-    held: host-cidrs still hold the address (ovnkube-node's live view; NodeNetworkState may be a minute old).
+    held: host-cidrs still hold the address (ovnkube-node's live view; NodeNetworkState may be a minute old);
+    None when no network is known to look for (then the vNIC stays a broken path, not classified).
     Address gone (no ignore-carrier): OVN-K moves the IPs and places none here, a capacity loss, not a blackhole.
     Address kept (ignore-carrier, or within NetworkManager's few seconds): the IPs stay and are dropped, a blackhole.
     """
     nic = row.get('nic')
-    if not nic or nic.get('connected'):
+    if not nic or nic.get('connected') or held is None:
         return False
     if not held:
         row['carrier_loss'] = 'remove'

@@ -19,6 +19,7 @@ NETWORK = {'cidr': CIDR, 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.
 PORTGROUP = {'name': 'ocp-egress-120', 'switch_type': 'standard', 'switch': 'vSwitch1', 'vlan_id': 120}
 DISTRIBUTED_PORTGROUP = {'name': 'ocp-egress-dpg', 'switch_type': 'distributed', 'switch': 'DSwitch1', 'vlan_id': 120}
 LABEL = 'k8s.ovn.org/egress-assignable'
+MANAGED = {'egressip.ocp/managed-by': 'ocp.egressip'}
 ECHO_TARGET = '192.0.2.10:8080'
 NNCP = dict(group='nmstate.io', version='v1', plural='nodenetworkconfigurationpolicies')
 EGRESSIPS = dict(group='k8s.ovn.org', version='v1', plural='egressips')
@@ -195,8 +196,8 @@ def assignments(twin, name='payments'):
     return dict((item['egressIP'], item['node']) for item in (egressip(twin, name).get('status') or {}).get('items') or [])
 
 
-def create_egressip(twin, name, ips):
-    body = {'apiVersion': 'k8s.ovn.org/v1', 'kind': 'EgressIP', 'metadata': {'name': name},
+def create_egressip(twin, name, ips, labels=None):
+    body = {'apiVersion': 'k8s.ovn.org/v1', 'kind': 'EgressIP', 'metadata': {'name': name, 'labels': dict(labels or {})},
             'spec': {'egressIPs': list(ips), 'namespaceSelector': {'matchLabels': {'team': name}}}}
     twin.custom_objects().create_cluster_custom_object(body=body, **EGRESSIPS)
 
@@ -222,7 +223,7 @@ def make_egress_cluster(twin, ips=('10.20.0.200', '10.20.0.201'), nodes=None, po
     twin.wait_for(lambda: all('%s/24' % addresses[node] in host_cidrs(twin, node) for node in nodes), timeout=30,
                   what='host-cidrs of %s to show their secondary address' % ', '.join(nodes))
     namespace(twin, 'payments', {'team': 'payments'})
-    create_egressip(twin, 'payments', ips)
+    create_egressip(twin, 'payments', ips, labels=MANAGED)  # as the enable flow creates it: the drill may move its IPs
     twin.wait_for(lambda: len(assignments(twin)) == len(ips), timeout=30, what='every egress IP of payments to be assigned')
     return addresses
 

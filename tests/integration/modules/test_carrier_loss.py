@@ -11,7 +11,6 @@ side (a blackhole) is in test_blackhole_kinds.py and test_egressip_failover.py. 
 import _egress_cluster as ec
 
 TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 7, 'carrier_loss': 'remove', 'carrier_loss_delay': 1.0}
-MANAGED = {'egressip.ocp/managed-by': 'ocp.egressip'}
 
 
 def ids(result):
@@ -38,7 +37,6 @@ def secondary_cidrs(twin, node):
 
 def test_plan_predicts_a_move_for_a_disconnected_nic_and_says_it_assumed_so(twin, run_module):
     ec.make_egress_cluster(twin)
-    twin.custom_objects().patch_cluster_custom_object(name='payments', body={'metadata': {'labels': MANAGED}}, **ec.EGRESSIPS)
     node = ec.assignments(twin)['10.20.0.200']
     result = run_module('egressip_plan', {'nodes': [node], 'trigger': 'disconnect_nic'})
     what_if = result['what_if'][0]

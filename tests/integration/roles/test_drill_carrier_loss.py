@@ -24,8 +24,6 @@ def read(report_dir, name):
 
 def test_drill_disconnect_nic_without_ignore_carrier_is_a_measured_failover(twin, run_playbook, tmp_path):
     ec.make_egress_cluster(twin)
-    managed = {'metadata': {'labels': {'egressip.ocp/managed-by': 'ocp.egressip'}}}
-    twin.custom_objects().patch_cluster_custom_object(name='payments', body=managed, **ec.EGRESSIPS)
     node = ec.assignments(twin)['10.20.0.200']
     run = run_playbook('playbooks/failover_drill.yml', [VARIABLES_FILE, {
         'egressip_report_dir': str(tmp_path), 'egressip_verify': {'wire': {'echo_target': ec.ECHO_TARGET}},

@@ -73,9 +73,11 @@ def test_verify_playbook_fails_on_a_blackhole_after_writing_the_report(twin, run
     try:
         run = run_playbook('playbooks/verify.yml', extra(tmp_path, egressip_verify={}))
         assert run.rc != 0 and run.recap['localhost']['failed'] == 1, run
-        assert 'Verification found 1 error(s)' in run.stdout and 'is disconnected' in run.stdout and 'Fix:' in run.stdout
+        # one per IP (egressip_blackhole) and one per node naming the kind (the node keeps its address: ignore-carrier)
+        assert 'Verification found 2 error(s)' in run.stdout and 'is disconnected' in run.stdout and 'Fix:' in run.stdout
         markdown = read(tmp_path, 'verify.md')
         assert '**Result: FAILED**' in markdown and '| BLACKHOLE |' in markdown and '`egressip_blackhole`' in markdown
+        assert '`blackhole_nic_disconnected`' in markdown
         assert 'DISCONNECTED' in markdown
     finally:
         ec.set_nic_connected(twin, victim, True)

@@ -493,3 +493,12 @@ def test_carrier_loss_choice_reads_ignore_carrier_from_a_down_link_that_keeps_it
     behaviour, how = verify.carrier_loss_choice('w0', nns=cluster.nns)
     assert behaviour == 'keep' and 'read from node w2' in how and 'ens224 is down and still holds 10.20.0.12/24' in how
     assert verify.carrier_loss_choice('w0', given='remove', nns=cluster.nns) == ('remove', 'given (carrier_loss=remove)')
+
+
+def test_without_a_network_to_look_for_an_idle_disconnected_nic_stays_a_broken_path():
+    cluster = Cluster()
+    cluster.vsphere['vms']['w2']['nics'][1]['connected'] = False
+    _address_removed(cluster, 'w2', 2)
+    result = cluster.evaluate(cidr=None)
+    w2 = node_row(result, 'w2')
+    assert w2['path'] == 'broken' and w2['carrier_loss'] is None and result['broken_nodes'] == ['w2']
