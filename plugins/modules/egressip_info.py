@@ -20,7 +20,7 @@ description:
     subnet) or on a secondary network (the longest-prefix match over the node's other host CIDRs, global
     unicast only) and which subnet, as the OVN-Kubernetes cluster manager decides; which egress-assignable
     nodes could host it; and which node it is assigned to now.
-  - Costs two API requests whatever the cluster size, one list of Nodes and one list of EgressIPs.
+  - Costs two API requests up to 500 Nodes and 500 EgressIPs, one list of each; a list is read in pages of 500 items beyond that.
   - Read-only; this module never changes anything in the cluster.
 author:
   - ocp.egressip maintainers (!UNKNOWN)

@@ -20,10 +20,9 @@ import time
 from . import patch as patching
 from .errors import ApiError
 
-STRIPPED = {("f:apiVersion",), ("f:kind",), ("f:metadata",)} | {
-    ("f:metadata", "f:" + f) for f in ("name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
-                                        "generation", "managedFields", "resourceVersion", "deletionTimestamp",
-                                        "deletionGracePeriodSeconds")}
+_SERVER_META = ("name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation", "managedFields",
+                "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds")
+STRIPPED = {("f:apiVersion",), ("f:kind",), ("f:metadata",)} | {("f:metadata", "f:" + f) for f in _SERVER_META}
 BEFORE_FIRST_APPLY = "before-first-apply"
 
 
