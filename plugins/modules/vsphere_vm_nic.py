@@ -39,7 +39,8 @@ description:
     by name, UUID or moid are not matched to nodes, so no NIC is moved for them.'
   - Every reconfigure carries the VM's C(changeVersion) as read; vCenter applies it only if nobody changed the VM in
     between, so a concurrent writer that ignores the cluster lock cannot make a VM get two NICs. A VM refused that way
-    (C(ConcurrentAccess)) is read and planned again (up to 3 times). Right after its writes the module reads the VMs
+    (C(ConcurrentAccess)) is read and planned again (up to 3 times); so is a VM on which another task was running
+    (C(TaskInProgress), vCenter runs one task at a time per VM), after waiting 1, 2 and 4 seconds. Right after its writes the module reads the VMs
     back; a VM with more than one NIC on O(network) (a server that ignores C(changeVersion)) keeps the NIC every run
     keeps (the one a policy names, else the lowest device key) and loses the ones this run added, reported as finding
     C(vsphere_vm_nic_duplicate_removed).
@@ -270,6 +271,7 @@ diff:
 '''
 
 import copy
+import time
 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
@@ -285,6 +287,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_
 MAX_PARALLEL = 64
 CHANGING = ('add', 'move', 'connect', 'remove')
 RETRIES = 3  # re-plans of a VM another writer changed between our read and our write
+BUSY_WAIT = 1.0  # seconds before re-reading a VM another task was running on (doubled per attempt)
 
 
 def argument_spec():
@@ -464,11 +467,16 @@ def apply(module, client, entries, snapshots, network, replan, owned):
     outcomes, pending = {}, [entry for entry in entries if entry['action'] in CHANGING]
     for attempt in range(RETRIES + 1):
         outcomes.update(_reconfigure(client, pending, snapshots, network, params))
-        stale = [entry['moid'] for entry in pending if io.concurrent_change(outcomes.get(entry['moid']))]
+        stale = [entry['moid'] for entry in pending if io.concurrent_change(outcomes.get(entry['moid'])) or _busy(outcomes.get(entry['moid']))]
         if not stale or attempt == RETRIES:
             break
+        if any(_busy(outcomes.get(moid)) for moid in stale):
+            time.sleep(BUSY_WAIT * 2 ** attempt)  # the other task must end before this VM can be read and changed again
         pending = []
         for vm, entry in replan(stale):
+            if entry['action'] == 'refused':  # the other writer left the VM in a state this run refuses: a failed write
+                outcomes[vm['moid']] = 'the VM changed while this run wrote it (another writer): %s' % _refusal(entry)
+                continue
             snapshots[vm['moid']] = vm
             entries[[item['moid'] for item in entries].index(vm['moid'])] = entry
             outcomes.pop(vm['moid'], None)
@@ -486,6 +494,11 @@ def apply(module, client, entries, snapshots, network, replan, owned):
             nic = plan.new_nic(snapshots[entry['moid']]['nics'], vm_after['nics'], network)
         results[entry['moid']] = (nic, error, len(vm_after['nics']) if vm_after else None)
     return results
+
+
+def _busy(error):
+    """Whether a reconfigure was refused because another task was running on the VM (TaskInProgress)."""
+    return bool(error) and error.startswith('TaskInProgress')
 
 
 def _reconfigure(client, entries, snapshots, network, params):

@@ -126,3 +126,12 @@ def test_a_machine_whose_vm_lost_the_egress_nic_advises_enable_not_align():
                               'egress-new', False, True)
     assert entry['action'] == 'report'
     assert 'run enable' in entry['findings'][0]['message'] and 'align_machines cannot help' in entry['findings'][0]['message']
+
+
+def test_a_task_error_as_pyvmomi_hands_it_over_names_the_fault_and_vcenters_message():
+    from pyVmomi import vim  # pylint: disable=import-outside-toplevel
+    from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io  # pylint: disable=import-outside-toplevel
+    error = vim.fault.ConcurrentAccess(msg='Cannot complete operation due to concurrent modification by another operation.')
+    text = io.task_error_text(error)
+    assert text == 'ConcurrentAccess: Cannot complete operation due to concurrent modification by another operation.'
+    assert io.concurrent_change(text) and not io.concurrent_change('SystemError: disk full') and not io.concurrent_change(None)
