@@ -649,7 +649,9 @@ def check_node_vms(ctx):
     targets, findings = _vm_targets(ctx)
     network = _secondary_network(ctx) if ctx.portgroup_config.get('name') else None
     if network is not None:
-        for entry in _vsphere_network.plan_vm_nics(targets, network):
+        # the collection's NICs by MAC (its policies): a changed port group moves them, or is refused here, before any write
+        owned = _vsphere_network.own_macs_by_node(_node_network.policy_allocation(policy) for policy in ctx.kind('nncps') or [])
+        for entry in _vsphere_network.plan_vm_nics(targets, network, own_macs_by_node=owned):
             findings += entry['findings']
     return findings
 

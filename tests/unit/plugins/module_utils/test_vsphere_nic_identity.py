@@ -1,8 +1,14 @@
 """The collection's NIC by MAC (issue 13): a changed port group moves it, a concurrent writer's duplicate is removed,
 MachineSet/Machine devices of an earlier port group name are renamed, not doubled."""
 
+from pyVmomi import vim
+
 from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
+from ansible_collections.ocp.egressip.plugins.module_utils import _preflight
 from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as net
+from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
+
+from _preflight_snapshots import base_snapshot  # pylint: disable=wrong-import-order
 
 NEW = {'type': 'standard', 'name': 'egress-new', 'moid': 'network-21'}
 PRIMARY = {'network_moid': 'network-7', 'network': 'VM Network'}
@@ -129,9 +135,21 @@ def test_a_machine_whose_vm_lost_the_egress_nic_advises_enable_not_align():
 
 
 def test_a_task_error_as_pyvmomi_hands_it_over_names_the_fault_and_vcenters_message():
-    from pyVmomi import vim  # pylint: disable=import-outside-toplevel
-    from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io  # pylint: disable=import-outside-toplevel
     error = vim.fault.ConcurrentAccess(msg='Cannot complete operation due to concurrent modification by another operation.')
     text = io.task_error_text(error)
     assert text == 'ConcurrentAccess: Cannot complete operation due to concurrent modification by another operation.'
     assert io.concurrent_change(text) and not io.concurrent_change('SystemError: disk full') and not io.concurrent_change(None)
+
+
+def test_preflight_refuses_a_move_that_cannot_be_told_before_any_write():
+    """The same plan as vsphere_vm_nic's, on preflight's snapshot: the refusal comes before the port group step writes."""
+    snap = base_snapshot()
+    vm = next(item for item in snap['vsphere']['vms'] if item['name'] == 'ocp1-worker-0')
+    own = dict(vm['nics'][0], mac='00:50:56:80:01:01', key=4001, network='egress-old')
+    other = dict(vm['nics'][0], mac='00:50:56:80:01:02', key=4002, network=snap['config']['vsphere']['portgroup']['name'])
+    vm['nics'] = vm['nics'] + [own, other]
+    snap['nncps'] = [{'metadata': {'name': 'egressip-ocp1-worker-0', 'labels': {'egressip.ocp/managed-by': 'ocp.egressip'},
+                                   'annotations': {'egressip.ocp/node': 'ocp1-worker-0', 'egressip.ocp/addresses': '10.20.0.11/24'}},
+                      'spec': {'desiredState': {'interfaces': [{'mac-address': '00:50:56:80:01:01'}]}}}]
+    found = [item for item in _preflight.run_checks(snap) if item['id'] == 'vsphere_vm_nic_move_refused']
+    assert found and found[0]['severity'] == 'error' and '00:50:56:80:01:01 on egress-old' in found[0]['message'], found
