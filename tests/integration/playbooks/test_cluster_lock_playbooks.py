@@ -30,12 +30,12 @@ def _variables(**lock):
     return variables
 
 
-def _start(twin, variables, *extra, new_session=False):
+def _start(twin, variables, *extra, new_session=False, playbook='enable.yml'):
     env = dict(os.environ)
     env.pop('KUBECONFIG', None)
     env.update(twin.env)
     env.update({'ANSIBLE_COLLECTIONS_PATH': COLLECTIONS_DIR, 'PYTHONPATH': COLLECTIONS_DIR, 'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_FORCE_COLOR': '0'})
-    argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), os.path.join(REPO_ROOT, 'playbooks', 'enable.yml'),
+    argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), os.path.join(REPO_ROOT, 'playbooks', playbook),
             '-e', json.dumps(variables)] + list(extra)
     return subprocess.Popen(argv, env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=new_session)
@@ -98,6 +98,20 @@ def test_two_enables_at_once_write_one_after_the_other_and_a_third_fails_naming_
     for vm in twin.inventory()['vms']:
         if '-worker-' in vm['name']:
             assert len(vm['nics']) == 2, (vm['name'], vm['nics'])
+
+
+def test_verify_takes_the_lock_only_to_remediate(twin):
+    transitions = _lease(twin).spec.lease_transitions
+    for remediate in (False, True):
+        variables = _variables()
+        variables['egressip_verify'] = dict(variables['egressip_verify'], remediate=remediate)
+        twin.reset_kube_requests()
+        code, out = _finish(_start(twin, variables, playbook='verify.yml'))
+        assert code == 0, out[-4000:]
+        # taken and released (and renewed every 2 s while verify runs), or not written at all
+        assert (lock_writes(twin) >= 2) if remediate else (lock_writes(twin) == 0), (remediate, lock_writes(twin))
+    lease = _lease(twin)
+    assert lease.spec.holder_identity is None and lease.spec.lease_transitions == transitions + 1
 
 
 def test_a_killed_runs_lock_expires_and_the_next_run_takes_it_over(twin):
