@@ -46,9 +46,9 @@ description:
     activated (the extra selector key removed). A policy another writer created for the same node at the same moment is
     kept as it is. So one address is never configured on two nodes; a run killed in between leaves a parked policy that
     the next run activates."
-  - With O(wait=true), waits until each policy is C(Available) on its node and fails on C(Degraded) with the
+  - "With O(wait=true), waits until each policy is C(Available) on its node and fails on C(Degraded) with the
     node's enactment message (for example, no NIC holds the MAC). A newer NMState handler retries a failing apply a few
-    times (its enactment is C(Failing) and C(Progressing) together): that is reported as C(retrying) and waited for.
+    times (its enactment is C(Failing) and C(Progressing) together): that is reported as C(retrying) and waited for."
   - "With O(replace_hand_made=true), once the collection's policy of a node is C(Available) there, the hand-made policies
     that configure only that node's secondary NIC, with the same address, are deleted (see O(replace_hand_made))."
   - O(state=absent) first updates the policy so the address and route are removed from the node (deleting a

@@ -712,9 +712,11 @@ def test_a_problem_two_rule_owners_report_is_listed_once():
 
 def test_nmstate_handler_release_is_reported_and_an_unreadable_one_is_a_warning():
     snap = base_snapshot()
-    snap['nns'] = [{'metadata': {'name': 'ocp1-worker-%d' % index}, 'status': {'handlerNmstateVersion': 'nmstatectl 2.2.38'}}
-                   for index in (0, 1)] + [{'metadata': {'name': 'ocp1-worker-2'}, 'status': {}},
-                                          {'metadata': {'name': 'ocp1-master-0'}, 'status': {'handlerNmstateVersion': 'nmstatectl 2.2.43'}}]
+    states = [{'metadata': {'name': 'ocp1-worker-%d' % index}, 'status': {'handlerNmstateVersion': 'nmstatectl 2.2.38'}}
+              for index in (0, 1)]
+    states.append({'metadata': {'name': 'ocp1-worker-2'}, 'status': {}})
+    states.append({'metadata': {'name': 'ocp1-master-0'}, 'status': {'handlerNmstateVersion': 'nmstatectl 2.2.43'}})
+    snap['nns'] = states
     found = by_id(snap, 'node_nmstate_version')
     # only the nodes the selector picks (the workers) count
     assert [item['message'] for item in found] == ['NMState handler nmstate release: 2.2.38 on 2 node(s).']
