@@ -346,7 +346,7 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR, parse_network
+from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR, parse_networks
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
@@ -380,29 +380,13 @@ def read_snapshot(k8s):
 
 def networks_from(params):
     """Validated networks (IPv4 or IPv6 first, then the dual-stack IPv6 one) and the refusals."""
-    findings, networks = [], []
     missing = [key for key in ('cidr', 'gateway', 'node_address_range') if not params.get(key)]
     if missing:
         return [], [catalogue_finding('node_network_input_invalid', '%s is required with state: present.' % ', '.join(missing),
                                       objects=[{'kind': 'option', 'name': key} for key in missing],
                                       remedy='give egressip_network.cidr, gateway and node_address_range.')]
-    network, found = parse_network(params['cidr'], params['gateway'], params['node_address_range'])
-    findings += found
-    if network:
-        networks.append(network)
-    if params.get('ipv6'):
-        ipv6 = params['ipv6']
-        second, found = parse_network(ipv6['cidr'], ipv6['gateway'], ipv6['node_address_range'], 'ipv6.')
-        findings += found
-        if second and second.version != 6:
-            findings.append(catalogue_finding('node_network_input_invalid', 'ipv6.cidr %s is not an IPv6 network.' % ipv6['cidr'],
-                                              objects=[{'kind': 'option', 'name': 'ipv6.cidr'}], remedy='give an IPv6 cidr.'))
-        elif second and network and network.version != 4:
-            findings.append(catalogue_finding('node_network_input_invalid', 'cidr %s must be IPv4 when ipv6 is given.' % params['cidr'],
-                                              objects=[{'kind': 'option', 'name': 'cidr'}], remedy='give the IPv4 network in cidr.'))
-        elif second:
-            networks.append(second)
-    return networks, findings
+    # the same rules preflight applies to egressip_network (one parser for both)
+    return parse_networks(params['cidr'], params['gateway'], params['node_address_range'], params.get('ipv6'))
 
 
 def check_interface_name(name):
