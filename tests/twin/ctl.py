@@ -91,13 +91,14 @@ def _spawn(argv, log_path, env=None, cwd=None):
 
 def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1.0, binary=None, random_seed=None,
           nmstate_version=None, nns_refresh=None, nmstate_retry_backoff=None, tuned_delay=None,
-          carrier_loss=None, carrier_loss_delay=None):
+          carrier_loss=None, carrier_loss_delay=None, vcsim_max_objects=None):
     """Start both processes; returns the settings written to <state_dir>/env as a dict.
 
     nmstate_version: the NMState handler's nmstate release (default 2.2.38, before routes could name a
     profile); nns_refresh: seconds between NodeNetworkState refreshes (default 60, as a cluster).
     carrier_loss: 'remove' (default, NetworkManager without ignore-carrier: the secondary address goes
     carrier_loss_delay seconds, default 4, after the vNIC is disconnected) or 'keep' (ignore-carrier).
+    vcsim_max_objects: the property collector's own page limit (objects per RetrievePropertiesEx page; default none).
     """
     state_dir = os.path.abspath(state_dir)
     if status(state_dir):
@@ -111,7 +112,8 @@ def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1
     vcsim_log = os.path.join(state_dir, 'vcsim.log')
     vcsim = _spawn([binary, '-listen', '127.0.0.1:0', '-hosts', str(hosts), '-masters', str(masters),
                     '-workers', str(workers), '-username', VCENTER_USER, '-password', password,
-                    '-state', os.path.join(state_dir, 'vcsim.json')], vcsim_log)
+                    '-state', os.path.join(state_dir, 'vcsim.json')]
+                   + (['-max-objects', str(vcsim_max_objects)] if vcsim_max_objects is not None else []), vcsim_log)
     pids = {'vcsim': vcsim.pid}
     _write_json(os.path.join(state_dir, 'pids.json'), pids)
     try:

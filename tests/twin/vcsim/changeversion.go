@@ -186,12 +186,19 @@ func (t *twin) serveOptions(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			ChangeVersionCheck *bool    `json:"change_version_check"`
 			ReconfigureDelay   *float64 `json:"reconfigure_delay"`
+			ReconfigureOverlap *string  `json:"reconfigure_overlap"` // checks.go
 		}
 		dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&body); err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("bad options: %v", err)})
 			return
+		}
+		if body.ReconfigureOverlap != nil {
+			if err := setOverlapMode(*body.ReconfigureOverlap); err != nil {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+				return
+			}
 		}
 		if body.ChangeVersionCheck != nil {
 			vmVersions.setChecking(*body.ChangeVersionCheck)
@@ -200,5 +207,7 @@ func (t *twin) serveOptions(w http.ResponseWriter, r *http.Request) {
 			vmVersions.setDelay(*body.ReconfigureDelay)
 		}
 	}
-	writeJSON(w, http.StatusOK, vmVersions.options())
+	options := vmVersions.options()
+	options["reconfigure_overlap"] = overlapMode()
+	writeJSON(w, http.StatusOK, options)
 }

@@ -35,6 +35,7 @@ type config struct {
 	username    string
 	password    string
 	state       string
+	maxObjects  int
 }
 
 // stateFile is what the twin writes once it listens (README, "Process 1: vcsim").
@@ -73,6 +74,7 @@ func parseFlags() config {
 	flag.StringVar(&c.username, "username", "administrator@vsphere.local", "the only user name accepted by Login")
 	flag.StringVar(&c.password, "password", "", "the only password accepted by Login (required)")
 	flag.StringVar(&c.state, "state", "", "path of the JSON state file written (atomically) once listening")
+	flag.IntVar(&c.maxObjects, "max-objects", 0, "PropertyCollector policy: at most N objects per RetrievePropertiesEx page (0: no limit)")
 	flag.Parse()
 
 	if flag.NArg() != 0 {
@@ -83,6 +85,9 @@ func parseFlags() config {
 	}
 	if c.masters < 0 || c.workers < 0 {
 		log.Fatal("-masters and -workers must not be negative")
+	}
+	if c.maxObjects < 0 {
+		log.Fatal("-max-objects must not be negative")
 	}
 	if c.clusterName == "" {
 		log.Fatal("-cluster-name must not be empty")
@@ -97,6 +102,7 @@ func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	log.SetPrefix("vcsim-twin: ")
 	cfg := parseFlags()
+	serverMaxObjects = int32(cfg.maxObjects)
 
 	model := simulator.VPX()
 	model.Datacenter = 1

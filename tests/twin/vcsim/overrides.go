@@ -72,6 +72,9 @@ type overrides struct {
 // serveOverride handles a SOAP call if the twin overrides its method; it returns false
 // (having written nothing) otherwise. The gate is held by the caller.
 func (t *twin) serveOverride(w http.ResponseWriter, r *http.Request, body []byte, method, this string) bool {
+	if check, ok := wrapped[method]; ok && check(t, w, r, body) {
+		return true // checks.go (vCenter's own checks), pages.go
+	}
 	if impl, ok := implemented[method]; ok {
 		if !t.authenticated(r) {
 			t.inner.ServeHTTP(w, r) // vcsim answers NotAuthenticated
@@ -453,6 +456,10 @@ func (t *twin) migrateVM(m *simulator.Method) soap.HasFault {
 	vm, ok := obj.(*simulator.VirtualMachine)
 	if !ok {
 		body.Fault_ = simulator.Fault("", &types.MethodNotFound{Receiver: m.This, Method: m.Name})
+		return body
+	}
+	if failed := migrateNetworkCheck(vm, req); failed != nil { // checks.go
+		body.Res = &types.MigrateVM_TaskResponse{Returnval: *failed}
 		return body
 	}
 	var task types.ManagedObjectReference
