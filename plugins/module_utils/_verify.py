@@ -182,7 +182,12 @@ def vsphere_path(node_name, vsphere):
         return facts
     facts['nic'] = {'mac': nic.get('mac'), 'connected': bool(nic.get('connected')), 'network': nic.get('network') or portgroup,
                     'portgroup_on_host': None}
-    if not nic.get('connected'):
+    if vm.get('power_state') not in (None, 'poweredOn'):
+        # vCenter reports every NIC of a VM that is not running disconnected: what counts is whether it connects at power-on
+        if not nic.get('start_connected'):
+            facts['problems'].append('vNIC %s of VM %s on port group %s will not connect when the VM powers on (startConnected false)'
+                                     % (nic.get('mac'), vm.get('name'), portgroup))
+    elif not nic.get('connected'):
         facts['problems'].append('vNIC %s of VM %s on port group %s is disconnected' % (nic.get('mac'), vm.get('name'), portgroup))
     on_host, problem = _portgroup_on_host(vm, vsphere)
     facts['nic']['portgroup_on_host'] = on_host
@@ -323,7 +328,7 @@ def _carrier_loss(row, held):
     Address kept (ignore-carrier, or within NetworkManager's few seconds): the IPs stay and are dropped, a blackhole.
     """
     nic = row.get('nic')
-    if not nic or nic.get('connected') or held is None:
+    if not nic or nic.get('connected') or held is None or row.get('power_state') not in (None, 'poweredOn'):
         return False
     if not held:
         row['carrier_loss'] = 'remove'

@@ -70,7 +70,8 @@ def _run_at_once(twin, tmp_path, network, count=3):
 def slow_vcenter(twin):
     twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 1.0})  # pylint: disable=protected-access
     yield
-    twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 0, 'change_version_check': True, 'reconfigure_overlap': 'fail'})  # pylint: disable=protected-access
+    twin._vcsim('POST', '/_twin/options',  # pylint: disable=protected-access
+                {'reconfigure_delay': 0, 'change_version_check': True, 'reconfigure_overlap': 'fail'})
 
 
 def _assert_one_nic_per_vm(twin, results, portgroup, refusal_allowed=False):
