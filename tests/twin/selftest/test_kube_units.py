@@ -246,3 +246,22 @@ def test_schema_reports_each_violation():
     assert errors["spec.labels.k"].etype == "type"
     errors = errors_of({})[2]
     assert str(errors["spec.name"]) == "spec.name: Required value"
+
+
+def test_first_apply_to_an_untracked_object_conflicts_with_before_first_apply(store):
+    """skipNonAppliedManager: fields of an object no manager tracks (written through the store, as the seed and
+    the controllers write) belong to "before-first-apply" at its first apply; a store write keeps managedFields."""
+    eip = {"apiVersion": "k8s.ovn.org/v1", "kind": "EgressIP", "metadata": {"name": "seeded"},
+           "spec": {"egressIPs": ["192.168.20.10"], "namespaceSelector": {"matchLabels": {"a": "b"}}}}
+    store.create("egressips.k8s.ovn.org", eip)
+    assert "managedFields" not in store.get("egressips.k8s.ovn.org", "seeded")["metadata"]
+    changed = dict(eip, spec=dict(eip["spec"], egressIPs=["192.168.20.11"]))
+    alice = {"manager": "alice", "api_version": "k8s.ovn.org/v1", "force": False}
+    with pytest.raises(ApiError) as info:
+        store.patch("egressips.k8s.ovn.org", "seeded", changed, patch_type="apply", fields=alice)
+    assert info.value.code == 409
+    assert info.value.message.startswith('Apply failed with 1 conflict: conflict with "before-first-apply" using k8s.ovn.org/v1 at ')
+    applied = store.patch("egressips.k8s.ovn.org", "seeded", changed, patch_type="apply", fields=dict(alice, force=True))
+    assert {m["manager"] for m in applied["metadata"]["managedFields"]} == {"alice", "before-first-apply"}
+    kept = store.patch("egressips.k8s.ovn.org", "seeded", {"metadata": {"labels": {"x": "y"}}})
+    assert kept["metadata"]["managedFields"] == applied["metadata"]["managedFields"]
