@@ -22,7 +22,8 @@ Follows ovn-kubernetes go-controller/pkg/clustermanager/egressip_controller.go
   `{mark}` (generateEgressIPPatches), and an add of an existing member replaces it (RFC 6902): every
   other annotation of the object goes. At start (syncEgressIPMarkAllocator) the marks in use are
   reserved and every EgressIP without one gets that add alone. Marks are the lowest free in
-  50000-55000 (the upstream id allocator's order: unconfirmed). Upstream since 4cc860151 (Dec 2024).
+  50000-55000 (the upstream id allocator's order: unconfirmed). Upstream since 4cc860151 (Dec 2024);
+  `marks=False` models the releases before it (status-only patches, no mark).
 """
 
 import dataclasses
@@ -114,9 +115,12 @@ def _go_list(values):
 class ClusterManager:
     """EgressIP allocator; `probe(node) -> bool` is the reachability probe."""
 
-    def __init__(self, rng, probe):
+    def __init__(self, rng, probe, marks=True):
         self.rng = rng
         self.probe = probe
+        # releases before ovn-kubernetes 4cc860151 (Dec 2024) write no mark: status-only patches (which OpenShift
+        # release has the mark is unconfirmed; both are modelled)
+        self.marks = marks
         self.reachable = {}
         self._eligible_before = set()
         self._fingerprints = {}
@@ -127,7 +131,7 @@ class ClusterManager:
         operator = ctx.store.get(NETWORK_OPERATOR, "cluster")
         cache = self._egress_nodes(ctx.store.list("nodes"), reachability_timeout(operator), probe_due)
         egressips = sorted(ctx.store.list(EGRESSIPS), key=lambda e: (e["metadata"].get("creationTimestamp") or "", k8s.name_of(e)))
-        if not self._marks_synced:
+        if self.marks and not self._marks_synced:
             self._sync_marks(ctx, egressips)
         for egressip in egressips:
             for item in (egressip.get("status") or {}).get("items") or []:
@@ -176,7 +180,7 @@ class ClusterManager:
     def _write_status(self, ctx, egressip, items):
         """patchEgressIP(generateEgressIPPatches(...)): the mark first while there is none, then the status."""
         ops = []
-        if MARK_ANNOTATION not in k8s.annotations_of(egressip):
+        if self.marks and MARK_ANNOTATION not in k8s.annotations_of(egressip):
             mark = _free_mark(ctx.store.list(EGRESSIPS))
             if mark is not None:
                 ops.append(_mark_op(mark))

@@ -64,3 +64,15 @@ def test_egressips_without_a_mark_get_one_at_start_in_a_patch_of_their_own():
     cluster.settle()
     assert calls == [("json", [{"op": "add", "path": "/metadata/annotations", "value": {MARK_ANNOTATION: "50000"}}])]
     assert cluster.egressip("idle")["metadata"]["annotations"] == {MARK_ANNOTATION: "50000"}
+
+
+def test_releases_without_marks_patch_the_status_only():
+    cluster = egress_cluster()
+    cluster.runner.cluster_manager.marks = False
+    calls = recorded_patches(cluster)
+    cluster.store.create(EGRESSIPS, {"apiVersion": "k8s.ovn.org/v1", "kind": "EgressIP",
+                                     "metadata": {"name": "eip", "annotations": {"team.example.com/owner": "payments"}},
+                                     "spec": {"egressIPs": ["10.20.0.200"], "namespaceSelector": {"matchLabels": {"a": "b"}}}})
+    cluster.settle()
+    assert [[op["path"] for op in ops] for _t, ops in calls] == [["/status"]]
+    assert cluster.egressip("eip")["metadata"]["annotations"] == {"team.example.com/owner": "payments"}
