@@ -62,7 +62,10 @@ def test_seeded_cluster(twin, run_module):
         assert node['host_cidrs'] == json.loads(annotations[HOST_CIDRS])
         assert node['primary_ifaddr'] == json.loads(annotations['k8s.ovn.org/node-primary-ifaddr'])
         assert node['primary_subnets'] == ['192.168.10.0/24']
-        assert node['secondary_subnets'] == [] and node['assigned_egress_ips'] == [] and node['notes'] == []
+        # keepalived's VIPs are /32 host addresses of the nodes holding them: OVN-K sees a /32 "secondary" network there
+        vips = [cidr for cidr in json.loads(annotations[HOST_CIDRS]) if cidr.endswith('/32')]
+        assert node['secondary_subnets'] == vips and node['assigned_egress_ips'] == [] and node['notes'] == []
+    assert sorted(cidr for node in result['nodes'] for cidr in node['secondary_subnets']) == ['192.168.10.5/32', '192.168.10.6/32']
 
 
 def test_costs_two_list_requests_and_no_write(twin, run_module):

@@ -74,3 +74,20 @@ def test_primary_network_egress_ip_is_not_a_secondary_one(cluster):
     cluster.settle()
     assert cluster.assignments("eip") == {"192.168.10.200": WORKER}
     assert _annotation(cluster, SECONDARY_EGRESS_IPS) is None
+
+
+def test_keepalived_vips_are_host_addresses_of_the_nodes_holding_them(cluster):
+    """vSphere IPI: the API VIP on a control-plane node, the ingress VIP on a worker, each a /32 on br-ex."""
+    assert _annotation(cluster, HOST_CIDRS, "ocp1-master-0") == ["192.168.10.11/24", "192.168.10.5/32"]
+    assert _annotation(cluster, HOST_CIDRS, "ocp1-worker-2") == ["192.168.10.16/24", "192.168.10.6/32"]
+    assert _annotation(cluster, PRIMARY_IFADDR, "ocp1-worker-2") == {"ipv4": "192.168.10.16/24"}
+    assert _annotation(cluster, HOST_CIDRS, "ocp1-master-1") == ["192.168.10.12/24"]
+
+
+def test_a_vip_moves_when_its_node_is_not_ready(cluster):
+    node = cluster.node("ocp1-worker-2")
+    conditions = [dict(c, status="False") if c["type"] == "Ready" else c for c in node["status"]["conditions"]]
+    cluster.store.patch("nodes", "ocp1-worker-2", {"status": {"conditions": conditions}}, subresource="status")
+    cluster.settle()
+    assert _annotation(cluster, HOST_CIDRS, "ocp1-worker-2") == ["192.168.10.16/24"]
+    assert _annotation(cluster, HOST_CIDRS, "ocp1-worker-1") == ["192.168.10.15/24", "192.168.10.6/32"]
