@@ -550,6 +550,12 @@ EGRESSIP_CHECKS = {
         'title': 'The secondary NIC of an egress node has no route via the network\'s gateway in NodeNetworkState',
         'remedy': 'Run the node step (node_nic_address) so the NIC gets its gateway route back; remediate: true moves the IPs meanwhile.',
     },
+    'egressip_remediation_skipped': {
+        'severity': 'warning',
+        'title': 'Remediation left a broken node labelled: the collection did not set its label, or it hosts egress IPs the collection does not own',
+        'remedy': 'Fix the node\'s secondary path, or remove the label yourself once the egress IPs it hosts (for example primary-network '
+                  'ones) may move: oc label node <node> k8s.ovn.org/egress-assignable-.',
+    },
     'egressip_remediation_refused': {
         'severity': 'error',
         'title': 'A node with a broken secondary path was not unlabelled: no capable replacement could take its egress IPs',

@@ -55,9 +55,11 @@ from ansible_collections.ocp.egressip.plugins.module_utils._node_network import 
     interface_addresses,
     interface_by_mac,
     in_network,
+    label_recorded,
     node_capability,
     selector_matches,
     sysctl_interface,
+    unowned_egress_ips,
 )
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_network import nic_on_network
 
@@ -827,16 +829,43 @@ def _probe_finding(probe):
 
 # --- remediation ------------------------------------------------------------------------------------
 
-def plan_remediation(result, snapshot):
+def _remediation_skips(broken, snapshot, cidr):
+    """{node: reason} for broken nodes whose label remediation must not remove: a label set by hand (no record that
+    this collection set it) or a node hosting egress IPs the collection does not own (a primary-network IP, or an
+    object without its managed-by label), since removing the label would move those IPs too."""
+    nodes = dict((((node.get('metadata') or {}).get('name')), node) for node in snapshot.get('nodes') or [])
+    owned = set(obj['metadata']['name'] for obj in snapshot.get('egressips') or []
+                if ((obj.get('metadata') or {}).get('labels') or {}).get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE)
+    hosted = {}
+    for obj in snapshot.get('egressips') or []:
+        for item in (obj.get('status') or {}).get('items') or []:
+            hosted.setdefault(item.get('node'), []).append((obj['metadata']['name'], item.get('egressIP')))
+    skips = {}
+    for name in broken:
+        unowned = unowned_egress_ips(hosted.get(name, []), owned, [str(cidr)] if cidr else None)
+        if unowned:
+            skips[name] = 'it hosts egress IP(s) the collection does not own: %s' % ', '.join('%s (EgressIP %s)' % (ip, obj) for obj, ip in unowned)
+        elif name in nodes and not label_recorded(nodes[name]):
+            skips[name] = 'its %s label was set by hand (no %s record)' % (EGRESS_ASSIGNABLE_LABEL, 'egressip.ocp/egress-assignable')
+    return skips
+
+
+def plan_remediation(result, snapshot, cidr=None):
     """Which broken egress nodes to unlabel so OVN-K moves their IPs, and whether that is safe.
 
     Every labelled node whose secondary path is broken loses the label (an idle one too: OVN-K
-    could otherwise move an IP onto it). Refused as a whole when the prediction says a moved IP
-    may be left unassigned. Returns {'nodes': [names], 'moves': [{'egressip', 'ip', 'from',
-    'candidates'}], 'refused': bool, 'findings': [...]}.
+    could otherwise move an IP onto it), except a node whose label the collection did not set or
+    that hosts egress IPs the collection does not own (egressip_remediation_skipped). Refused as a
+    whole when the prediction says a moved IP may be left unassigned. Returns {'nodes': [names],
+    'moves': [{'egressip', 'ip', 'from', 'candidates'}], 'refused': bool, 'findings': [...], 'skipped': {node: reason}}.
     """
-    broken = list(result['broken_nodes'])
-    plan = {'nodes': broken, 'moves': [], 'refused': False, 'findings': []}
+    skips = _remediation_skips(result['broken_nodes'], snapshot, cidr)
+    broken = [name for name in result['broken_nodes'] if name not in skips]
+    plan = {'nodes': broken, 'moves': [], 'refused': False, 'findings': [], 'skipped': skips}
+    for name in sorted(skips):
+        plan['findings'].append(catalogue_finding(
+            'egressip_remediation_skipped', 'Node %s has a broken secondary path but its label is left alone: %s.' % (name, skips[name]),
+            objects=[{'kind': 'Node', 'name': name}]))
     if not broken:
         return plan
     after = copy.deepcopy(snapshot['placement'])

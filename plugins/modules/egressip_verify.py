@@ -433,10 +433,14 @@ class Verification(object):
 
     def remediate(self, snapshot, result):
         """(remediation record, final result, changed, diff) for the broken egress nodes."""
-        plan = _verify.plan_remediation(result, snapshot)
+        plan = _verify.plan_remediation(result, snapshot, self.cidr)
         record = {'nodes': plan['nodes'], 'moves': [dict(move, to=None, seconds=None) for move in plan['moves']],
                   'refused': plan['refused'], 'check_mode': self.module.check_mode, 'seconds': None, 'comparison': [],
-                  'detected': bool(plan['nodes'])}
+                  'detected': bool(plan['nodes']), 'skipped': plan['skipped']}
+        if plan['skipped']:
+            result['findings'] += [item for item in plan['findings'] if item['id'] == 'egressip_remediation_skipped']
+        if not plan['nodes']:
+            return record, result, False, None
         if plan['refused']:
             result['findings'] += plan['findings']
             return record, result, False, None

@@ -158,7 +158,10 @@ def kernel_names(twin, macs):
 
 
 def label(twin, node, present=True):
-    twin.core_v1().patch_node(node, {'metadata': {'labels': {LABEL: '' if present else None}}})
+    # as egress_nodes labels a node: the label and, beside it, the record that this collection set it
+    record = 'ocp.egressip' if present else None
+    twin.core_v1().patch_node(node, {'metadata': {'labels': {LABEL: '' if present else None},
+                                                  'annotations': {'egressip.ocp/egress-assignable': record}}})
 
 
 def labelled(twin, node):

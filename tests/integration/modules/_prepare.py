@@ -83,7 +83,10 @@ def address_policy(twin, node, mac, address, prefix=24):
 
 
 def label(twin, node, present=True):
-    twin.core_v1().patch_node(node, {'metadata': {'labels': {LABEL: '' if present else None}}})
+    # as egress_nodes labels a node: the label and, beside it, the record that this collection set it
+    record = 'ocp.egressip' if present else None
+    twin.core_v1().patch_node(node, {'metadata': {'labels': {LABEL: '' if present else None},
+                                                  'annotations': {'egressip.ocp/egress-assignable': record}}})
 
 
 def host_cidrs(twin, node):

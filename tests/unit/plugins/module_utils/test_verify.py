@@ -10,6 +10,14 @@ CIDR = '10.20.0.0/24'
 PORTGROUP = {'name': 'ocp-egress-120', 'switch_type': 'standard', 'switch': 'vSwitch1'}
 
 
+RECORD = 'egressip.ocp/egress-assignable'
+
+
+def owned(egressip):
+    egressip['metadata']['labels'] = {'egressip.ocp/managed-by': 'ocp.egressip'}
+    return egressip
+
+
 def mac(index):
     return '00:50:56:aa:00:%02x' % index
 
@@ -36,7 +44,9 @@ class Cluster:
 
     def __init__(self, ips=('10.20.0.200', '10.20.0.201'), status=(('10.20.0.200', 'w0'), ('10.20.0.201', 'w1')), count=3):
         self.nodes = [node_object('w%d' % index, index, [CIDR]) for index in range(count)]
-        self.egressips = [egressip_object('payments', ips, status)]
+        for node in self.nodes:  # labelled by egress_nodes: the record beside the label
+            node['metadata']['annotations'][RECORD] = 'ocp.egressip'
+        self.egressips = [owned(egressip_object('payments', ips, status))]
         self.nns = dict(('w%d' % index, nns('w%d' % index, index)) for index in range(count))
         self.vsphere = {'portgroup': PORTGROUP['name'], 'switch_type': 'standard', 'switch': 'vSwitch1',
                         'network': {'type': 'standard', 'name': PORTGROUP['name']}, 'cluster': 'C0',
@@ -377,7 +387,23 @@ def test_nothing_to_remediate_on_a_healthy_cluster():
     cluster = Cluster()
     snapshot = cluster.snapshot()
     assert verify.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot) == {'nodes': [], 'moves': [], 'refused': False,
-                                                                                       'findings': []}
+                                                                                       'findings': [], 'skipped': {}}
+
+
+def test_remediation_never_removes_a_hand_made_label_or_moves_an_egress_ip_it_does_not_own():
+    cluster = Cluster(count=4)
+    for name in ('w0', 'w1', 'w3'):
+        cluster.vsphere['vms'][name]['nics'][1]['connected'] = False
+    del cluster.node('w3')['metadata']['annotations'][RECORD]  # labelled by hand
+    cluster.egressips.append(egressip_object('legacy', ['192.168.10.200'], [('192.168.10.200', 'w1')]))  # primary network, hand-made
+    snapshot = cluster.snapshot()
+    plan = verify.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot, CIDR)
+    assert plan['nodes'] == ['w0']
+    assert sorted(plan['skipped']) == ['w1', 'w3']
+    assert 'does not own: 192.168.10.200 (EgressIP legacy)' in plan['skipped']['w1']
+    assert 'set by hand' in plan['skipped']['w3']
+    assert [item['id'] for item in plan['findings']] == ['egressip_remediation_skipped'] * 2
+    assert [move['from'] for move in plan['moves']] == ['w0']
 
 
 def test_remediated_findings_name_where_each_ip_went():
