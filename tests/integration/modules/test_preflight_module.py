@@ -102,8 +102,11 @@ def test_fresh_twin_passes_with_the_expected_notices_and_writes_nothing(quiet, r
     assert result['summary']['ok'] is True and result['summary']['error'] == 0
     # the twin runs IPI-style: Machine API MachineSets build the workers, without the secondary device yet
     assert set(ids(result)) == {'support_acknowledged', 'infrastructure_node_networking_not_pinned', 'node_ip_forwarding_off',
-                                'machineset_missing_secondary_device', 'portgroup_missing'}
+                                'machineset_missing_secondary_device', 'portgroup_missing', 'node_nmstate_version'}
     assert ids(result, 'warning') == ['infrastructure_node_networking_not_pinned']
+    # the twin's default NMState handler: a release before routes could name a profile (the collection names the kernel NIC)
+    release = [item for item in result['findings'] if item['id'] == 'node_nmstate_version'][0]
+    assert release['severity'] == 'info' and release['message'] == 'NMState handler nmstate release: 2.2.38 on 3 node(s).'
     assert result['cluster']['platform'] == 'VSphere' and result['cluster']['network_type'] == 'OVNKubernetes'
     assert result['cluster']['openshift_version'].startswith('4.')
     assert result['checked'] == {'vcenter': True, 'pods': True}

@@ -83,8 +83,9 @@ def node(name, labels=None):
 
 # ---------------------------------------------------------------- start-up, discovery
 
-def test_startup_is_fast_and_writes_state(emu):
-    assert emu.startup_seconds < 2.0
+def test_startup_writes_state(emu):
+    # start-up time is a benchmark figure (docs/benchmarks.md), never a timed assertion: CI machines are shared
+    assert emu.startup_seconds > 0
     assert emu.info["url"].startswith("https://127.0.0.1:")
     for name in ("ca.crt", "server.crt", "kubeconfig", "kube.json"):
         assert os.path.exists(os.path.join(emu.state_dir, name))
