@@ -487,7 +487,8 @@ class Step(object):
         When that differs from the prediction's behaviour, the prediction is made again for what was observed.
         """
         node = self.params['node']
-        subnets = set(self._snap['nodes'][node]['secondary'])
+        # a /32 (/128) host address such as keepalived's VIP on br-ex can host no egress IP and stays: not the NIC's subnet
+        subnets = set(cidr for cidr in self._snap['nodes'][node]['secondary'] if not _host_route(cidr))
         deadline = started + self.params['observe_seconds']
         while True:
             current = next((item for item in self.k8s.list_nodes() if item['metadata']['name'] == node), None)
@@ -568,7 +569,12 @@ class Step(object):
 
 def _address_back(trigger, node):
     """After reconnect_nic: the node holds a secondary subnet in host-cidrs again (NetworkManager autoconnect); else True."""
-    return trigger != 'disconnect_nic' or bool(_placement.snapshot([node], [])['nodes'][node['metadata']['name']]['secondary'])
+    secondary = _placement.snapshot([node], [])['nodes'][node['metadata']['name']]['secondary']
+    return trigger != 'disconnect_nic' or any(not _host_route(cidr) for cidr in secondary)
+
+
+def _host_route(cidr):
+    return str(cidr).endswith('/32') or str(cidr).endswith('/128')
 
 
 def main():

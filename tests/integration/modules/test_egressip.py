@@ -64,7 +64,8 @@ def test_node_address_outside_the_range_is_refused(twin, run_module):
     result = run_module('egressip', args(dict(PAYMENTS, name='clash', egress_ips=['10.20.0.12']), network={'cidr': '10.20.0.0/24'}))
     assert ids(result) == ['egressip_node_address'] and 'is an address of node ocp1-worker-1' in result['msg']
     assert kube_writes(twin) == 0
-    assert run_module('egressip', {'objects': [{'name': 'payments'}], 'state': 'absent'})['changed'] is True
+    # payments carries traffic (its IP is assigned): deleting it needs force
+    assert run_module('egressip', {'objects': [{'name': 'payments'}], 'state': 'absent', 'force': True})['changed'] is True
 
 
 def test_missing_selector_and_bad_name_are_refused_before_any_request(twin, run_module):
@@ -203,10 +204,10 @@ def test_ip_claimed_by_an_object_made_by_hand_is_refused(twin, run_module):
 
 def test_exclusive_deletes_owned_objects_not_listed_only(twin, run_module):
     listed = dict(PAYMENTS, egress_ips=['10.20.0.200'])
-    result = run_module('egressip', args(listed, exclusive=True), check=True, diff=True)
+    result = run_module('egressip', args(listed, exclusive=True, force=True), check=True, diff=True)
     assert sorted(result['diff']['before']) == ['billing', 'legacy'] and result['diff']['after'] == {'billing': None, 'legacy': None}
     assert prepare.egressip(twin, 'billing') is not None
-    result = run_module('egressip', args(listed, exclusive=True))
+    result = run_module('egressip', args(listed, exclusive=True, force=True))
     assert result['_rc'] == 0 and [(item['name'], item['action']) for item in result['egressips']] == [
         ('payments', 'none'), ('billing', 'delete'), ('legacy', 'delete')]
     assert prepare.egressip(twin, 'billing') is None and prepare.egressip(twin, 'legacy') is None
@@ -217,9 +218,14 @@ def test_absent_deletes_owned_objects_and_refuses_others(twin, run_module):
     twin.reset_kube_requests()
     result = run_module('egressip', {'objects': [{'name': 'manual'}], 'state': 'absent'})
     assert ids(result) == ['egressip_not_owned'] and kube_writes(twin) == 0
-    result = run_module('egressip', {'objects': [{'name': 'payments'}, {'name': 'never-existed'}], 'state': 'absent'}, check=True)
-    assert result['changed'] is True and kube_writes(twin) == 0 and prepare.egressip(twin, 'payments') is not None
+    # payments' IP is assigned: without force the delete is refused before any write, naming what would stop carrying traffic
     result = run_module('egressip', {'objects': [{'name': 'payments'}, {'name': 'never-existed'}], 'state': 'absent'})
+    assert result['_rc'] != 0 and ids(result) == ['egressip_delete_assigned'] and kube_writes(twin) == 0
+    assert [item['egressip'] for item in result['stops_carrying']] == ['payments']
+    absent = {'objects': [{'name': 'payments'}, {'name': 'never-existed'}], 'state': 'absent', 'force': True}
+    result = run_module('egressip', absent, check=True)
+    assert result['changed'] is True and kube_writes(twin) == 0 and prepare.egressip(twin, 'payments') is not None
+    result = run_module('egressip', absent)
     assert result['changed'] is True and prepare.egressip(twin, 'payments') is None
     assert run_module('egressip', {'objects': [{'name': 'payments'}], 'state': 'absent'})['changed'] is False
     prepare.delete_by_hand(twin, 'manual')
@@ -243,7 +249,7 @@ def test_wait_timeout_names_each_unassigned_ip_with_the_events(twin, run_module)
     assert len(result['egressips'][0]['assignments']) == 3
     counts = twin.kube_requests()['counts']
     assert counts['list'] >= 3  # egressips, nodes, events (and the polls)
-    assert run_module('egressip', {'objects': [{'name': 'wide'}], 'state': 'absent'})['changed'] is True
+    assert run_module('egressip', {'objects': [{'name': 'wide'}], 'state': 'absent', 'force': True})['changed'] is True
 
 
 def test_server_error_fails_with_the_api_message_and_a_rerun_converges(twin, run_module):

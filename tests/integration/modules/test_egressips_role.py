@@ -75,5 +75,8 @@ def test_single_point_of_failure_can_be_refused(twin, run_playbook, playbook):
 
 def test_absent_removes_the_objects(twin, run_playbook, playbook):
     run = run_playbook(playbook, dict(VARIABLES, egressips_state='absent'))
+    assert run.rc != 0 and 'egressip_delete_assigned' in run.stdout, run  # it carries traffic: refused without force
+    assert prepare.egressip(twin, 'payments') is not None
+    run = run_playbook(playbook, dict(VARIABLES, egressips_state='absent', egressips_force=True))
     assert run.rc == 0 and run.changed == 1, run
     assert prepare.egressip(twin, 'payments') is None

@@ -13,7 +13,7 @@ import os
 import pytest
 import yaml
 
-from twin.fixture import Twin, kube_writes, vcsim_writes
+from twin.fixture import Twin, kube_writes, lock_writes, vcsim_writes
 
 pytestmark = pytest.mark.slow
 
@@ -203,9 +203,12 @@ def test_enable_after_the_gitops_apply_changes_nothing(twin, run_playbook):
     run = run_playbook('playbooks/enable.yml', VARIABLES)
     assert run.rc == 0, run
     assert run.changed == 0, run
-    # the verify step's wire check creates its probe namespace and pods; nothing else may be written
+    # the verify step's wire check creates its probe namespace and pods, and enable holds the cluster lock (a Lease, taken
+    # and released); nothing else may be written
     writes = [(item['verb'], item['path']) for item in twin.kube_requests()['requests']
-              if item['verb'] in ('create', 'update', 'patch', 'delete') and not item['dry_run'] and item['resource'] not in ('namespaces', 'pods')]
+              if item['verb'] in ('create', 'update', 'patch', 'delete') and not item['dry_run']
+              and item['resource'] not in ('namespaces', 'pods', 'leases.coordination.k8s.io')]
+    assert lock_writes(twin) >= 2  # taken, then released
     assert writes == [] and vcsim_writes(twin) == {}
 
 
