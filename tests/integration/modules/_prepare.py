@@ -82,9 +82,10 @@ def address_policy(twin, node, mac, address, prefix=24):
     twin.custom_objects().create_cluster_custom_object(body=body, **NNCP)
 
 
-def label(twin, node, present=True):
-    # as egress_nodes labels a node: the label and, beside it, the record that this collection set it
-    record = 'ocp.egressip' if present else None
+def label(twin, node, present=True, recorded=True):
+    """As egress_nodes labels a node: the label and, beside it, the record that this collection set it
+    (recorded=False: a label set by hand, without the record)."""
+    record = 'ocp.egressip' if present and recorded else None
     twin.core_v1().patch_node(node, {'metadata': {'labels': {LABEL: '' if present else None},
                                                   'annotations': {'egressip.ocp/egress-assignable': record}}})
 
