@@ -100,7 +100,9 @@ def holder_text(info, moment):
     details = ', '.join('%s %s' % (key, info['details'][key]) for key in DETAIL_KEYS if key in info['details'])
     text = info['holder'] + (' (%s)' % details if details else '')
     since = _seconds(moment, info['acquire_time'])
-    text += ' since %s' % info['acquire_time'] + (' (%d s ago)' % since if since is not None else '')
+    text += ' since %s' % info['acquire_time']
+    if since is not None:
+        text += ' (%d s ago)' % since
     renewed = _seconds(moment, info['renew_time'])
     if renewed is not None:
         text += ', last renewed %d s ago' % renewed

@@ -76,9 +76,9 @@ def test_server_policy_limits_pages_without_max_objects(paged_twin):
     collector, spec = _vm_names_spec(paged_twin.si)
     sizes, names = _pages(collector, collector.RetrievePropertiesEx([spec], PC.RetrieveOptions()))
     assert sizes == [2, 2, 2, 2] and names == sorted(vm['name'] for vm in paged_twin.state['vms'])
-    sizes, _ = _pages(collector, collector.RetrievePropertiesEx([spec], PC.RetrieveOptions(maxObjects=100)))
+    sizes, _names = _pages(collector, collector.RetrievePropertiesEx([spec], PC.RetrieveOptions(maxObjects=100)))
     assert sizes == [2, 2, 2, 2]  # the policy wins over a larger maxObjects
-    sizes, _ = _pages(collector, collector.RetrievePropertiesEx([spec], PC.RetrieveOptions(maxObjects=1)))
+    sizes, _names = _pages(collector, collector.RetrievePropertiesEx([spec], PC.RetrieveOptions(maxObjects=1)))
     assert sizes == [1] * 8
 
 
