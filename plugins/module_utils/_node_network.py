@@ -175,6 +175,20 @@ def activation_patch():
     return {'spec': {'nodeSelector': {CLAIM_SELECTOR_KEY: None}}}
 
 
+def is_parked(policy):
+    return CLAIM_SELECTOR_KEY in (((policy or {}).get('spec') or {}).get('nodeSelector') or {})
+
+
+def unsettled_claims(policies):
+    """Parked policies whose address another policy claimed first: their writer is re-allocating them (or was killed).
+
+    Their allocation is not fixed yet (a parked policy configures no node), so it neither reserves the address nor
+    conflicts with the policy that holds it.
+    """
+    policies = list(policies)
+    return losing_claims(policies, [item['metadata']['name'] for item in policies if is_parked(item)])
+
+
 def losing_claims(policies, ours):
     """Names in `ours` whose address another policy of the collection claimed first.
 
@@ -824,7 +838,8 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
                 % (policy_name(name), MANAGED_BY_LABEL, MANAGED_BY_VALUE),
                 objects=[{'kind': POLICY_KIND, 'name': policy_name(name)}, {'kind': 'Node', 'name': name}]))
 
-    allocations_by_policy = [policy_allocation(policy) for policy in policies.values()]
+    unsettled = set(unsettled_claims(policies.values()))
+    allocations_by_policy = [policy_allocation(policy) for name, policy in policies.items() if name not in unsettled]
     allocations_by_policy = [item for item in allocations_by_policy if item]
     for item in allocations_by_policy:
         if item['node'] not in nodes:
@@ -869,7 +884,8 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
 
     gateways = dict((network.version, str(network.gateway)) for network in networks)
     enactments = _by_name(snapshot.get('enactments'))
-    plan = {'findings': findings, 'allocations': [], 'create': [], 'patch': [], 'before': {}, 'after': {}, 'pending': pending}
+    plan = {'findings': findings, 'allocations': [], 'create': [], 'patch': [], 'before': {}, 'after': {}, 'pending': pending,
+            'reclaim': [policy_name(name) for name in names if policy_name(name) in unsettled]}
     for entry in entries:
         name = entry['node']
         if name not in planned or len(planned[name]) != len(networks):
@@ -878,7 +894,7 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
         route_interface = secondary_ifnames.get(name) or unknown_interface(entry['mac'])
         desired = desired_policy(name, hostname, entry['mac'], planned[name], gateways, route_metric, profile_name, route_interface)
         current = policies.get(desired['metadata']['name'])
-        _add_write(plan, current, desired)
+        _add_write(plan, current, desired, park=desired['metadata']['name'] in plan['reclaim'])
         progress, message = (PROGRESSING, 'policy not created yet')
         if current is not None and not owned_patch(current, desired):
             progress, message = policy_progress(current, enactments.get(enactment_name(name, current['metadata']['name'])))
@@ -891,12 +907,13 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
     return plan
 
 
-def _add_write(plan, current, desired):
+def _add_write(plan, current, desired, park=False):
+    """A create or a patch of the owned part; `park` keeps a re-allocated policy parked until its claim is checked."""
     name = desired['metadata']['name']
     if current is None:
         plan['create'].append(desired)
     else:
-        patch = owned_patch(current, desired)
+        patch = owned_patch(current, parked(desired) if park else desired)
         if not patch:
             return
         plan['patch'].append((name, patch))

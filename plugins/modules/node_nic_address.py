@@ -45,7 +45,9 @@ description:
     C(creationTimestamp), then lower name) is re-allocated while the policy is still parked, and only then is the policy
     activated (the extra selector key removed). A policy another writer created for the same node at the same moment is
     kept as it is. So one address is never configured on two nodes; a run killed in between leaves a parked policy that
-    the next run activates."
+    the next run activates. A parked policy that lost its claim is not an allocation: a run that finds one waits up to
+    15 s for its writer to re-allocate it, then re-allocates it itself when it is one of its nodes (and ignores it
+    otherwise), instead of refusing both nodes with C(node_address_in_use)."
   - "With O(wait=true), waits until each policy is C(Available) on its node and fails on C(Degraded) with the
     node's enactment message (for example, no NIC holds the MAC). A newer NMState handler retries a failing apply a few
     times (its enactment is C(Failing) and C(Progressing) together): that is reported as C(retrying) and waited for."
@@ -448,6 +450,21 @@ def _create(k8s, body, check):
         raise
 
 
+def settle_claims(module, snapshot, limit=15):
+    """Wait (bounded) while another writer re-allocates parked policies that lost an address claim.
+
+    A writer ignoring the cluster lock settles its claims within seconds; planning meanwhile would see two policies
+    holding one address. A parked loser left after the wait (its writer was killed) is re-allocated by this run when it
+    is one of this run's nodes (plan['reclaim']) and ignored otherwise: a parked policy configures no node.
+    """
+    if module.check_mode or not nn.unsettled_claims(snapshot['policies']):
+        return
+    clock = io.Clock(min(limit, module.params['wait_timeout']), module.params['wait_sleep'])
+    while nn.unsettled_claims(snapshot['policies']) and not clock.expired():
+        clock.sleep()
+        snapshot['policies'] = io.list_objects(module.k8s, io.NNCP, io.NMSTATE_MISSING)
+
+
 def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
     """Make sure no other policy claimed the addresses of the policies just created, then activate them.
 
@@ -456,7 +473,7 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
     parked, so an address is never configured on two nodes.
     """
     params, k8s = module.params, module.k8s
-    created = [body['metadata']['name'] for body in plan['create']]
+    created = [body['metadata']['name'] for body in plan['create']] + plan['reclaim']
     for _attempt in range(attempts):
         policies = io.list_objects(k8s, io.NNCP, io.NMSTATE_MISSING)
         losers = nn.losing_claims(policies, created)
@@ -480,18 +497,18 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
             'node_address_claim_conflict', 'policies %s kept losing their node addresses to other writers after %d attempts.'
             % (', '.join(losers), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in losers])],
             written=_written_names(created))
-    _record_final_allocations(plan, policies)
+    record_final_allocations(plan, policies)
     results, failures = io.run_parallel([lambda name=name: io.patch(k8s, io.NNCP, name, nn.activation_patch(), False)
                                          for name in created])
     io.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy activation')
 
 
-def _record_final_allocations(plan, policies):
+def record_final_allocations(plan, policies):
     """The addresses the policies hold once the claims settled (another writer's, for a policy it created first)."""
     final = dict((item['node'], item) for item in (nn.policy_allocation(policy) for policy in policies) if item)
     for item in plan['allocations']:
         held = final.get(item['node'])
-        if held and item['policy'] in plan.get('taken', []) + [entry['metadata']['name'] for entry in plan['create']]:
+        if held and item['policy'] in plan.get('taken', []) + plan['reclaim'] + [entry['metadata']['name'] for entry in plan['create']]:
             item['address'] = held['addresses'].get(4) or held['addresses'].get(6)
             item['ipv6_address'] = held['addresses'].get(6) if 4 in held['addresses'] else None
 
@@ -586,6 +603,7 @@ def present(module, result):
     if errors(findings):
         raise Refused(findings)
     snapshot = read_snapshot(module.k8s)
+    settle_claims(module, snapshot)
     plan = nn.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
     if errors(plan['findings']):
         raise Refused(plan['findings'])
@@ -598,7 +616,7 @@ def present(module, result):
     result['changed'] = bool(plan['create'] or plan['patch'])
     result['diff'] = {'before': nn.to_json(plan['before']), 'after': nn.to_json(plan['after'])}
     write_policies(module, plan)
-    if (plan['create'] or plan.get('taken')) and not module.check_mode:
+    if (plan['create'] or plan.get('taken') or plan['reclaim']) and not module.check_mode:
         claim_addresses(module, entries, networks, snapshot, plan)
         result['created'] = [body['metadata']['name'] for body in plan['create']]
         result['allocations'] = plan['allocations']
@@ -611,6 +629,10 @@ def present(module, result):
                 item['status'], item['message'] = progress[item['policy']]
             if findings:
                 raise Refused(findings, written=_written(result))
+            if plan.get('taken'):
+                # the other writer may have re-allocated the policy it created while this run waited for it
+                record_final_allocations(plan, io.list_objects(module.k8s, io.NNCP))
+                result['allocations'] = plan['allocations']
     if params['replace_hand_made']:
         replace_hand_made(module, result, plan, snapshot)
 

@@ -74,3 +74,34 @@ def test_a_parked_policy_left_by_a_killed_run_is_activated_by_the_next_run(twin,
     after = twin.custom_objects().get_cluster_custom_object(name='egressip-' + W[0], **prepare.NNCP)
     assert after['spec']['nodeSelector'] == {'kubernetes.io/hostname': W[0]}
     assert after['metadata']['annotations'] == policy['metadata']['annotations']  # the allocation stayed
+
+
+def test_a_parked_policy_that_lost_its_claim_and_was_left_behind_is_re_allocated(twin, run_module):
+    """A writer was killed after its claim lost: its parked policy holds the address of an older, active policy.
+
+    The next run covering both nodes must not refuse with node_address_in_use (a parked policy configures no node):
+    it waits briefly for the writer, then re-allocates the parked policy and activates it; the older one never moves.
+    """
+    api = twin.custom_objects()
+    older = api.get_cluster_custom_object(name='egressip-' + W[4], **prepare.NNCP)
+    left = api.get_cluster_custom_object(name='egressip-' + W[5], **prepare.NNCP)
+    taken_ip = older['metadata']['annotations']['egressip.ocp/addresses'].split('/')[0]
+    own_ip = left['metadata']['annotations']['egressip.ocp/addresses'].split('/')[0]
+    api.delete_cluster_custom_object(name='egressip-' + W[5], **prepare.NNCP)
+    body = json.loads(json.dumps({'apiVersion': left['apiVersion'], 'kind': left['kind'], 'spec': left['spec'],
+                                  'metadata': {'name': left['metadata']['name'], 'labels': left['metadata']['labels'],
+                                               'annotations': left['metadata']['annotations']}}).replace(own_ip + '/', taken_ip + '/'))
+    body['spec']['nodeSelector']['egressip.ocp/address-claim'] = 'pending'
+    api.create_cluster_custom_object(body=body, **prepare.NNCP)
+    macs = dict((node, api.get_cluster_custom_object(name='egressip-' + node, **prepare.NNCP)['spec']['desiredState']['interfaces'][0]['mac-address'])
+                for node in W[4:6])
+    result = run_module('node_nic_address', dict(NETWORK, nodes=[{'node': node, 'mac': macs[node]} for node in W[4:6]],
+                                                  wait_timeout=20, wait_sleep=1))
+    assert result['_rc'] == 0 and result['changed'] is True, result
+    by_node = dict((item['node'], item['address'].split('/')[0]) for item in result['allocations'])
+    assert by_node[W[4]] == taken_ip
+    assert by_node[W[5]] != taken_ip
+    after = api.get_cluster_custom_object(name='egressip-' + W[5], **prepare.NNCP)
+    assert after['spec']['nodeSelector'] == {'kubernetes.io/hostname': W[5]}
+    assert after['metadata']['annotations']['egressip.ocp/addresses'].split('/')[0] == by_node[W[5]]
+    assert api.get_cluster_custom_object(name='egressip-' + W[4], **prepare.NNCP)['metadata']['annotations'] == older['metadata']['annotations']

@@ -455,3 +455,33 @@ def test_losing_claims_the_first_creation_keeps_the_address():
     # w-2 was first; w-0 and w-1 in the same second: the lower name goes first, both lose to w-2
     assert nn.losing_claims(policies, ['egressip-w-0', 'egressip-w-1', 'egressip-w-3']) == ['egressip-w-0', 'egressip-w-1']
     assert nn.losing_claims(policies, ['egressip-w-2']) == []
+
+
+def test_a_parked_policy_losing_its_claim_is_re_allocated_and_stays_parked():
+    """Two writers without the lock gave w-0 and w-1 the same address; w-0's policy was created first.
+
+    A third run covering both must not refuse (node_address_in_use): the parked loser is not an allocation yet.
+    """
+    nodes = [node('w-0', primary='192.168.10.14/24'), node('w-1', primary='192.168.10.15/24')]
+    states = [state('w-0'), state('w-1', mac='00:50:56:aa:bb:02')]
+    first = nn.plan_nic_addresses([{'node': 'w-0', 'mac': MAC}], v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states))
+    other = nn.plan_nic_addresses([{'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}], v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states))
+    winner = dict(nn.parked(first['create'][0]), status={})
+    winner['metadata']['creationTimestamp'] = '2026-12-01T20:00:00Z'
+    loser = dict(nn.parked(other['create'][0]), status={})
+    loser['metadata']['creationTimestamp'] = '2026-12-01T20:00:01Z'
+    assert nn.unsettled_claims([winner, loser]) == ['egressip-w-1']
+    entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}]
+    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states, policies=[winner, loser]))
+    assert plan['findings'] == [] and plan['create'] == []
+    assert plan['reclaim'] == ['egressip-w-1']
+    assert [(a['node'], a['address']) for a in plan['allocations']] == [('w-0', '10.20.0.10/24'), ('w-1', '10.20.0.11/24')]
+    patches = dict(plan['patch'])
+    # the winner is activated; the loser gets the new address and stays parked until its claim is checked
+    assert patches['egressip-w-0'] == nn.activation_patch()
+    assert patches['egressip-w-1']['metadata']['annotations']['egressip.ocp/addresses'] == '10.20.0.11/24'
+    assert 'spec' not in patches['egressip-w-1'] or nn.CLAIM_SELECTOR_KEY not in patches['egressip-w-1']['spec'].get('nodeSelector', {})
+    # an active policy holding the address is never re-allocated, parked or not the other one loses
+    active = dict(winner, spec=dict(winner['spec'], nodeSelector={'kubernetes.io/hostname': 'w-0'}))
+    assert nn.unsettled_claims([active, loser]) == ['egressip-w-1']
+    assert nn.unsettled_claims([dict(loser, metadata=dict(loser['metadata'], creationTimestamp='2026-12-01T19:00:00Z')), active]) == []
