@@ -77,6 +77,11 @@ class Twin:
         """The source address an echo target off the cluster sees for traffic from a pod."""
         return self._kube('GET', '/_twin/wire?%s' % urllib.parse.urlencode({'namespace': namespace, 'pod': pod}))
 
+    def kubeconfig_for(self, path, **subject):
+        """A kubeconfig whose token the twin authorizes by RBAC: user=, groups= or serviceaccount='namespace/name'."""
+        from twin.kube.testing import write_token_kubeconfig  # pylint: disable=import-outside-toplevel
+        return write_token_kubeconfig(path, self.kube_state, self._kube('POST', '/_twin/tokens', subject)['token'])
+
     def api_client(self):
         from kubernetes import config  # pylint: disable=import-outside-toplevel
         return config.new_client_from_config(config_file=self.kube_state['kubeconfig'])

@@ -236,7 +236,8 @@ class ResourceApi:
 
     def _create(self, target, query, headers, body):
         if target.rtype.key in authz.REVIEWS:
-            return Response(201, authz.review(target.rtype, _decode(body, headers.get("Content-Type"))))
+            return Response(201, authz.review(target.rtype, _decode(body, headers.get("Content-Type")), self.store,
+                                              getattr(target, "identity", authz.ADMIN)))
         options = self._write_options(target, query, headers)
         obj = self._check_body(target, _decode(body, headers.get("Content-Type")))
         created = self.store.create(target.rtype.key, obj, **options)

@@ -76,6 +76,12 @@ _BUILTIN_FIELDS = {
     "Lease": {"spec": _ANY_OBJECT},
     "SelfSubjectAccessReview": {"spec": _ANY_OBJECT, "status": _ANY_OBJECT},
     "SelfSubjectRulesReview": {"spec": _ANY_OBJECT, "status": _ANY_OBJECT},
+    "ServiceAccount": {"secrets": {"type": "array", "items": _ANY_OBJECT}, "imagePullSecrets": {"type": "array", "items": _ANY_OBJECT},
+                       "automountServiceAccountToken": {"type": "boolean"}},
+    "Role": {"rules": {"type": "array", "items": _ANY_OBJECT}},
+    "ClusterRole": {"rules": {"type": "array", "items": _ANY_OBJECT}, "aggregationRule": _ANY_OBJECT},
+    "RoleBinding": {"roleRef": _ANY_OBJECT, "subjects": {"type": "array", "items": _ANY_OBJECT}},
+    "ClusterRoleBinding": {"roleRef": _ANY_OBJECT, "subjects": {"type": "array", "items": _ANY_OBJECT}},
 }
 _BUILTIN_PACKAGES = {"": "io.k8s.api.core", "apiextensions.k8s.io": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions"}
 

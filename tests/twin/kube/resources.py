@@ -93,6 +93,12 @@ def _builtin_types():
                      builtin=True, verbs=["create"]),
         ResourceType("selfsubjectrulesreviews", "SelfSubjectRulesReview", group="authorization.k8s.io", namespaced=False,
                      builtin=True, verbs=["create"]),
+        ResourceType("serviceaccounts", "ServiceAccount", short_names=["sa"], builtin=True),
+        # rbac.authorization.k8s.io/v1, read by the authorizer (authz.py); escalation checks on writes are not modelled
+        ResourceType("roles", "Role", group="rbac.authorization.k8s.io", builtin=True),
+        ResourceType("rolebindings", "RoleBinding", group="rbac.authorization.k8s.io", builtin=True),
+        ResourceType("clusterroles", "ClusterRole", group="rbac.authorization.k8s.io", namespaced=False, builtin=True),
+        ResourceType("clusterrolebindings", "ClusterRoleBinding", group="rbac.authorization.k8s.io", namespaced=False, builtin=True),
         # pkg/registry/coordination/lease/strategy.go: AllowCreateOnUpdate true, AllowUnconditionalUpdate false
         ResourceType("leases", "Lease", group="coordination.k8s.io", builtin=True, allow_create_on_update=True,
                      allow_unconditional_update=False),

@@ -19,6 +19,7 @@ class Target:
         self.name = info.get("name")
         self.subresource = info.get("subresource")
         self.discovery = info.get("discovery", False)
+        self.identity = None  # authz.Identity of the caller, set once authenticated
 
     def log_fields(self):
         return {"verb": self.verb, "path": self.path, "resource": self.rtype.key if self.rtype else None,

@@ -79,6 +79,10 @@ class Emulator:
         status, _headers, payload = self.raw(method, path, body, token)
         return status, json.loads(payload or b"null")
 
+    def token_kubeconfig(self, path, **subject):
+        """Mint a token for a user (user=, groups=) or a ServiceAccount (serviceaccount="ns/name") and write its kubeconfig."""
+        return write_token_kubeconfig(path, self.info, self.twin("POST", "/_twin/tokens", subject)[1]["token"])
+
     def stop(self, timeout=5.0):
         if self.process.poll() is None:
             self.process.terminate()
@@ -88,3 +92,11 @@ class Emulator:
                 self.process.kill()
                 self.process.wait()
         return self.process.returncode
+
+
+def write_token_kubeconfig(path, info, token):
+    """A kubeconfig like the twin's own (info: kube.json) with another bearer token; returns its path."""
+    from .__main__ import kubeconfig  # pylint: disable=import-outside-toplevel
+    with open(str(path), "w") as handle:
+        json.dump(kubeconfig(info["url"], info["ca_file"], token), handle)
+    return str(path)

@@ -3,6 +3,7 @@
 import json
 import re
 
+from . import authz
 from .api import Response
 
 
@@ -11,8 +12,9 @@ def _error(code, message):
 
 
 class TwinApi:
-    def __init__(self, store, request_log, faults, runner=None):
+    def __init__(self, store, request_log, faults, runner=None, tokens=None):
         self.store = store
+        self.tokens = tokens
         self.request_log = request_log
         self.faults = faults
         self.runner = runner  # twin.controllers runner (set_reachable, wire), None without controllers
@@ -27,6 +29,7 @@ class TwinApi:
             ("POST", r"/_twin/nodes/([^/]+)", lambda m: self._node(m.group(1), body)),
             ("GET", r"/_twin/wire", lambda m: self._wire(query)),
             ("POST", r"/_twin/tuned/([^/]+)", lambda m: self._tuned(m.group(1), body)),
+            ("POST", r"/_twin/tokens", lambda m: self._token(body)),
             ("POST", r"/_twin/compact", lambda m: Response(200, {"compacted": str(self.store.compact())})),
         ]
         known = False
@@ -52,6 +55,23 @@ class TwinApi:
             return Response(201, self.faults.add(spec))
         except (ValueError, TypeError, KeyError, re.error) as err:
             return _error(400, "bad fault: %s" % err)
+
+    def _token(self, body):
+        """{"user": name, "groups": [...]} or {"serviceaccount": "namespace/name"}: a bearer token authorized by RBAC."""
+        try:
+            spec = json.loads(body or b"{}")
+        except ValueError as err:
+            return _error(400, "bad body: %s" % err)
+        if not isinstance(spec, dict):
+            return _error(400, 'body must be {"user": name, "groups": [...]} or {"serviceaccount": "namespace/name"}')
+        account = spec.get("serviceaccount")
+        if isinstance(account, str) and account.count("/") == 1 and all(account.split("/")):
+            identity = authz.Identity.service_account(*account.split("/"))
+        elif isinstance(spec.get("user"), str) and spec["user"] and isinstance(spec.get("groups", []), list):
+            identity = authz.Identity(spec["user"], [str(group) for group in spec.get("groups", [])])
+        else:
+            return _error(400, 'body must be {"user": name, "groups": [...]} or {"serviceaccount": "namespace/name"}')
+        return Response(201, {"token": self.tokens.mint(identity), "user": identity.name, "groups": identity.groups})
 
     def _no_runner(self):
         return _error(503, "the twin's controllers are not running (started with --no-controllers, or twin.controllers "
