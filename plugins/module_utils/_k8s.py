@@ -435,6 +435,18 @@ def kubeconfig_secrets(kubeconfig):
     return secrets
 
 
+class KubeconfigMasking(object):
+    """AnsibleModule mix-in: masks the credentials of a kubeconfig dict (``kubeconfig`` or ``kubernetes.kubeconfig``) as soon
+    as the parameters are read, so a failure of the argument checks (whose invocation -vvv shows) cannot print them."""
+
+    def _load_params(self):
+        super(KubeconfigMasking, self)._load_params()
+        params = self.params if isinstance(self.params, dict) else {}
+        nested = params.get('kubernetes') if isinstance(params.get('kubernetes'), dict) else {}
+        for kubeconfig in (params.get('kubeconfig'), nested.get('kubeconfig')):
+            self.no_log_values.update(kubeconfig_secrets(kubeconfig))
+
+
 def k8s_client_for(module, params):
     """A K8sClient for a module, from ``params``; ends the module on a missing library or a connection failure.
 
@@ -451,7 +463,7 @@ def k8s_client_for(module, params):
     return client
 
 
-class K8sModule(AnsibleModule):
+class K8sModule(KubeconfigMasking, AnsibleModule):
     """AnsibleModule with the Kubernetes connection options, the HTTP library check and a lazy client."""
 
     def __init__(self, argument_spec=None, **kwargs):

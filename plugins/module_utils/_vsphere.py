@@ -40,6 +40,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._errors import (
     fail_with,
     library_versions,
 )
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import KubeconfigMasking
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import VSPHERE_ENV, vsphere_argument_spec
 
 # Seconds allowed to open the TCP connection before the vCenter counts as unreachable.
@@ -271,7 +272,7 @@ def _records_from_pages(result, next_page):
         result = next_page(result.token)
 
 
-class VsphereModule(AnsibleModule):
+class VsphereModule(KubeconfigMasking, AnsibleModule):
     """AnsibleModule with the vCenter connection options, the pyVmomi check and a lazy client."""
 
     def __init__(self, argument_spec=None, **kwargs):
