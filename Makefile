@@ -25,7 +25,7 @@ unit: venv
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
 selftest: venv
-	$(PY) -m pytest tests/twin/selftest $(PYTEST_ARGS)
+	$(PY) -m pytest tests/twin/selftest tests/twin/conformance $(PYTEST_ARGS)
 
 integration: venv
 	$(PY) -m pytest tests/integration $(PYTEST_ARGS)
