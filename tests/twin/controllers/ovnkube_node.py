@@ -14,7 +14,9 @@
   ingress VIP to the last Ready worker by name; a VIP moves when its node is not Ready (VRRP failover).
 - `k8s.ovn.org/secondary-host-egress-ips`: egress IPs assigned to this node that it placed on a
   non-OVS link: the link is chosen by longest-prefix match over the base addresses (/32 bases
-  ignored) and must be up; otherwise the IP is not configured (and the annotation omits it).
+  ignored) and must be administratively up (node/controllers/egressip getFilteredPrefixes reads the
+  IFF_UP flag, not the carrier: a carrier-less link whose address NetworkManager keeps still gets
+  the IP); otherwise the IP is not configured (and the annotation omits it).
 """
 
 import json
@@ -35,7 +37,8 @@ def placed_egress_ips(host, egress_ips):
         if address is None or (host.primary and address in host.primary.network):
             continue
         match = host.link_for(address)
-        if match and match[0].up:
+        # IFF_UP (isLinkUp), not the carrier: ovnkube-node keeps the IP on a link that lost its carrier
+        if match and match[0].admin_up:
             placed.append(str(address))
     return sorted(placed)
 

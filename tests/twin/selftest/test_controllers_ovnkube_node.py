@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from twin.controllers import hostnet
 from twin.controllers.ovnkube_node import HOST_CIDRS, PRIMARY_IFADDR, SECONDARY_EGRESS_IPS
 from twin.controllers.testing import FakeCluster
 
@@ -55,17 +56,26 @@ def test_removed_nic_or_address_leaves_host_cidrs(cluster):
     assert _annotation(cluster, HOST_CIDRS, cluster.workers()[1]) == ["192.168.10.15/24"]
 
 
-def test_secondary_egress_ips_only_on_an_up_link(cluster):
-    mac = cluster.secondary(WORKER, "10.20.0.11")
-    cluster.label_egress(WORKER)
-    cluster.create_egressip("eip", ["10.20.0.200"])
-    cluster.settle()
-    assert cluster.assignments("eip") == {"10.20.0.200": WORKER}
-    assert _annotation(cluster, SECONDARY_EGRESS_IPS) == ["10.20.0.200"]
-    cluster.nic(WORKER, mac)["connected"] = False
-    cluster.settle()
-    assert cluster.assignments("eip") == {"10.20.0.200": WORKER}  # the blackhole: still "assigned"
-    assert _annotation(cluster, SECONDARY_EGRESS_IPS) is None
+def test_secondary_egress_ips_on_an_administratively_up_link_with_or_without_carrier(cluster):
+    """ovnkube-node's getFilteredPrefixes keeps links whose flags say "up" (IFF_UP, not the carrier): on a disconnected vNIC
+    whose address NetworkManager keeps (ignore-carrier) the egress IP stays configured (the blackhole); a link set down goes."""
+    hostnet.configure_carrier("keep")
+    try:
+        mac = cluster.secondary(WORKER, "10.20.0.11")
+        cluster.label_egress(WORKER)
+        cluster.create_egressip("eip", ["10.20.0.200"])
+        cluster.settle()
+        assert cluster.assignments("eip") == {"10.20.0.200": WORKER}
+        assert _annotation(cluster, SECONDARY_EGRESS_IPS) == ["10.20.0.200"]
+        cluster.nic(WORKER, mac)["connected"] = False
+        cluster.settle()
+        assert cluster.assignments("eip") == {"10.20.0.200": WORKER}  # the blackhole: still "assigned"
+        assert _annotation(cluster, SECONDARY_EGRESS_IPS) == ["10.20.0.200"]  # and still on the carrier-less link
+        cluster.secondary_policy(WORKER, mac, "10.20.0.11", state="down")
+        cluster.settle()
+        assert _annotation(cluster, SECONDARY_EGRESS_IPS) is None
+    finally:
+        hostnet.configure_carrier()  # back to the default for the other self-tests
 
 
 def test_primary_network_egress_ip_is_not_a_secondary_one(cluster):
