@@ -177,3 +177,16 @@ class Clock(object):
 
     def sleep(self):
         time.sleep(self.sleep_seconds)
+
+
+def wait_for_states(k8s, snapshot, plan, replan, timeout, sleep):
+    """Re-read the NodeNetworkStates into snapshot['states'] until replan(snapshot) has nothing pending (or `timeout` s); the last plan.
+
+    NodeNetworkState is refreshed about every 60 s, so a NIC added in vCenter a moment ago is listed a minute later.
+    """
+    clock = Clock(timeout, sleep)
+    while plan['pending'] and not clock.expired():
+        clock.sleep()
+        snapshot['states'] = list_objects(k8s, NNS, NMSTATE_MISSING)
+        plan = replan(snapshot)
+    return plan

@@ -39,8 +39,8 @@ description:
   - O(state=absent) deletes the C(Tuned) of the collection (O(mode=per_interface)) or sets C(ipForwarding) back to
     C(Restricted) (O(mode=global)).
   - Reads one list of Nodes, NodeNetworkStates and Tuned objects and the network operator configuration (and, when
-    forwarding is removed from a NIC, the EgressIPs; while waiting, the Profiles once per O(wait_sleep)); writes at
-    most one object.
+    forwarding is removed from a NIC, the EgressIPs; while waiting, the NodeNetworkStates or the Profiles once per
+    O(wait_sleep)); writes at most one object.
 author:
   - ocp.egressip maintainers (!UNKNOWN)
 requirements:
@@ -88,11 +88,21 @@ options:
     description: Seconds to wait for the Profiles.
     type: int
     default: 300
+  state_wait_timeout:
+    description:
+      - Seconds to wait for each listed node's NodeNetworkState to list its NIC (by MAC) before the Tuned is written. The
+        kernel name of the NIC comes from there, and NodeNetworkState is refreshed about every 60 s, so a NIC added in
+        vCenter a moment ago is listed later (as in M(ocp.egressip.node_nic_address)).
+      - Only with O(state=present) and O(wait=true), not in check mode; otherwise a NIC not listed yet is refused at once
+        (C(node_nic_not_found)).
+    type: int
+    default: 90
   wait_sleep:
     description: Seconds between two reads while waiting.
     type: int
     default: 2
 extends_documentation_fragment:
+  - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.egress_cidr
   - ansible.builtin.action_common_attributes
@@ -184,6 +194,7 @@ diff:
   sample: {before: {ipForwarding: Restricted}, after: {ipForwarding: Global}}
 '''
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
@@ -194,6 +205,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
 
 WHAT = 'ip_forwarding'
 TUNED_ID = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)
+PENDING_IDS = ('node_nic_not_found', 'node_network_state_missing')  # what a NodeNetworkState refresh may still resolve
 
 
 class Refused(Exception):
@@ -228,7 +240,7 @@ def per_interface(module, result, operator):
         raise Refused(findings)
     snapshot = {'nodes': module.k8s.list_nodes(), 'states': io.list_objects(module.k8s, io.NNS, io.NMSTATE_MISSING)}
     current = read_tuned(module.k8s)
-    targets, found = nn.forwarding_targets(entries, snapshot)
+    targets, found = wait_for_interfaces(module, entries, snapshot)
     findings += found
     if current is not None and not nn.is_managed(current):
         findings.append(catalogue_finding(
@@ -246,6 +258,31 @@ def per_interface(module, result, operator):
     write_tuned(module, result, current, desired)
     if desired is not None and params['wait'] and not module.check_mode:
         wait_applied(module, result, targets)
+
+
+def forwarding_plan(entries, snapshot):
+    """Targets and findings of forwarding_targets, and the entries whose NodeNetworkState does not list the NIC yet (pending)."""
+    targets, findings = nn.forwarding_targets(entries, snapshot)
+    found = set(target['node'] for target in targets)
+    names = set((item.get('metadata') or {}).get('name') for item in snapshot['nodes'])
+    pending = [entry for entry in entries if entry['node'] in names and entry['node'] not in found]
+    return {'targets': targets, 'findings': findings, 'pending': pending}
+
+
+def wait_for_interfaces(module, entries, snapshot):
+    """(targets, findings) once every listed node's NodeNetworkState lists its NIC (the sysctl needs the kernel name).
+
+    A NIC added in vCenter a moment ago is listed about a minute later; only a real run of state=present with wait waits.
+    """
+    params = module.params
+    plan = forwarding_plan(entries, snapshot)
+    if plan['pending'] and params['state'] == 'present' and params['wait'] and not module.check_mode:
+        plan = io.wait_for_states(module.k8s, snapshot, plan, lambda again: forwarding_plan(entries, again),
+                                  params['state_wait_timeout'], params['wait_sleep'])
+        for item in plan['findings']:
+            if plan['pending'] and item['id'] in PENDING_IDS:
+                item['message'] += ' Waited %d s for it (state_wait_timeout).' % params['state_wait_timeout']
+    return plan['targets'], plan['findings']
 
 
 def guard_removal(module, snapshot, current, desired):
@@ -355,13 +392,16 @@ def main():
             wait=dict(type='bool', default=True),
             wait_timeout=dict(type='int', default=300),
             wait_sleep=dict(type='int', default=2),
+            state_wait_timeout=dict(type='int', default=90),
             cidr=dict(type='str'),
             ipv6_cidr=dict(type='str'),
+            **module_lock.argument_spec()
         ),
         supports_check_mode=True,
     )
     result = dict(changed=False, mode=module.params['mode'], findings=[])
     try:
+        module_lock.take(module, 'ip_forwarding')
         operator = read_network_operator(module.k8s)
         result['cluster_ip_forwarding'] = nn.cluster_ip_forwarding(operator)
         if module.params['mode'] == nn.PER_INTERFACE:

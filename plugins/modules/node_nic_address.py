@@ -413,11 +413,8 @@ def wait_for_interfaces(module, entries, networks, snapshot, plan):
         return plan
     if not params['wait']:
         raise Refused(nn.pending_findings(plan['pending'], 0))
-    clock = io.Clock(params['state_wait_timeout'], params['wait_sleep'])
-    while plan['pending'] and not clock.expired():
-        clock.sleep()
-        snapshot['states'] = io.list_objects(module.k8s, io.NNS, io.NMSTATE_MISSING)
-        plan = nn.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
+    plan = io.wait_for_states(module.k8s, snapshot, plan, lambda again: nn.plan_nic_addresses(
+        entries, networks, params['route_metric'], params['interface_name'], again), params['state_wait_timeout'], params['wait_sleep'])
     if plan['pending']:
         raise Refused(nn.pending_findings(plan['pending'], params['state_wait_timeout']))
     return plan

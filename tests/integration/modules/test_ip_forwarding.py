@@ -12,7 +12,8 @@ from twin.fixture import kube_writes
 
 import _prepare as prepare
 
-TWIN_OPTIONS = {'workers': 3}
+# NodeNetworkState refreshed every 10 s (a minute on a cluster): a NIC added now is listed up to 10 s later
+TWIN_OPTIONS = {'workers': 3, 'nns_refresh': 10.0}
 W = ['ocp1-worker-%d' % i for i in range(3)]
 TUNED = dict(group='tuned.openshift.io', version='v1', plural='tuneds', namespace='openshift-cluster-node-tuning-operator')
 PROFILES = dict(TUNED, plural='profiles')
@@ -21,7 +22,10 @@ OPERATOR = dict(group='operator.openshift.io', version='v1', plural='networks', 
 
 @pytest.fixture(scope='module')
 def macs(twin):
-    return dict((node, prepare.add_nic(twin, node)) for node in W[:2])
+    found = dict((node, prepare.add_nic(twin, node, wait_state=False)) for node in W[:2])
+    for node, mac in found.items():
+        prepare.wait_for_nns_interface(twin, node, mac)
+    return found
 
 
 def nics(macs, *nodes):
@@ -78,10 +82,11 @@ def refused(twin, run_module, arguments, finding_id, text):
     ([{'node': W[0], 'mac': 'zz'}], 'node_network_input_invalid', "nodes[0].mac 'zz' is not a MAC address"),
     ([{'node': 'ocp1-worker-9', 'mac': '00:50:56:00:00:09'}], 'node_network_input_invalid', "'ocp1-worker-9' is not a Node of the cluster"),
     ([{'node': W[2], 'mac': '00:50:56:00:00:09'}], 'node_nic_not_found',
-     'NodeNetworkState of node ocp1-worker-2 lists no interface with MAC 00:50:56:00:00:09'),
+     'NodeNetworkState of node ocp1-worker-2 lists no interface with MAC 00:50:56:00:00:09, so the kernel name of the secondary NIC '
+     '(needed for net.ipv4.conf.<if>.forwarding) is unknown. Waited 1 s for it (state_wait_timeout).'),
 ])
 def test_bad_input_is_refused(twin, run_module, macs, entries, finding_id, text):
-    refused(twin, run_module, {'nodes': entries}, finding_id, text)
+    refused(twin, run_module, {'nodes': entries, 'state_wait_timeout': 1}, finding_id, text)
 
 
 def test_tuned_not_created_by_the_collection_is_not_touched(twin, run_module, macs):
@@ -132,13 +137,20 @@ def test_second_run_changes_nothing_and_reports_the_mode(twin, run_module, macs)
     assert twin.kube_requests()['counts'] == {'get': 1, 'list': 4, 'create': 0, 'update': 0, 'patch': 0, 'delete': 0}
 
 
-def test_another_node_is_a_patch_and_the_mode_was_partial(twin, run_module, macs):
-    macs[W[2]] = prepare.add_nic(twin, W[2])
+def test_another_node_added_a_moment_ago_is_waited_for_then_patched_and_the_mode_was_partial(twin, run_module, macs):
+    prepare.add_nic(twin, W[2])  # listed: its NodeNetworkState was refreshed just now, the next refresh is 10 s away
+    macs[W[2]] = prepare.add_nic(twin, W[2], wait_state=False)
+    state = twin.custom_objects().get_cluster_custom_object('nmstate.io', 'v1beta1', 'nodenetworkstates', W[2])
+    assert macs[W[2]].lower() not in [item.get('mac-address', '').lower() for item in state['status']['currentState']['interfaces']]
+    twin.reset_kube_requests()
     result = run_module('ip_forwarding', {'nodes': nics(macs, *W)}, diff=True)
     assert result['_rc'] == 0 and result['changed'] is True, result
+    reads = [r for r in twin.kube_requests()['requests'] if r['resource'] == 'nodenetworkstates.nmstate.io' and r['verb'] == 'list']
+    assert len(reads) >= 2  # it re-read NodeNetworkStates until the NIC was listed, then wrote the Tuned
+    assert next(item for item in result['interfaces'] if item['node'] == W[2])['interface'] == 'ens256'
     assert result['current_mode'] == 'partial'
-    assert [r['value'] for r in result['diff']['after']['spec']['recommend'][0]['match']] == W
-    assert forwarding_on(twin)[W[2]] == {'ens224'}
+    assert 'net.ipv4.conf.ens256.forwarding=1' in str(result['diff']['after']['spec']['profile'])
+    assert forwarding_on(twin)[W[2]] == {'ens256'}
 
 
 def test_injected_failure_then_rerun_converges(twin, run_module, macs):
