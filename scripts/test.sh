@@ -12,12 +12,28 @@ echo
 # Test modules run in parallel (each with a twin of its own); most of their time is spent waiting
 # on the twin's controllers and on ansible-playbook, so more workers than cores pays off.
 workers=${PYTEST_WORKERS:-4}
-echo "==> pytest ($workers workers): unit tests, twin self-tests, module and playbook tests against the twin"
 status=0
+# Sanity (ansible-test, antsibull-docs) runs beside pytest: the twin tests mostly wait on controllers, so the
+# cores have room for it; its output is printed after pytest's. SANITY_SERIAL=1 runs it after pytest instead.
+sanity_log=$(mktemp "${TMPDIR:-/tmp}/ocp-egressip-sanity-log.XXXXXX")
+sanity_pid=
+if [ "$#" -eq 0 ] && [ "${SANITY_SERIAL:-0}" != 1 ]; then
+  bash scripts/sanity.sh >"$sanity_log" 2>&1 &
+  sanity_pid=$!
+fi
+echo "==> pytest ($workers workers): unit tests, twin self-tests, module and playbook tests against the twin"
 .venv/bin/python -m pytest -n "$workers" --dist loadfile "$@" || status=$?
 echo
 echo "==> ansible-test sanity"
-bash scripts/sanity.sh || status=$?
+if [ -n "$sanity_pid" ]; then
+  sanity_status=0
+  wait "$sanity_pid" || sanity_status=$?
+  cat "$sanity_log"
+  [ "$sanity_status" -eq 0 ] || status=$sanity_status
+else
+  bash scripts/sanity.sh || status=$?
+fi
+rm -f "$sanity_log"
 if [ "$status" -ne 0 ]; then
   echo "==> FAILED (exit $status)"
 else
