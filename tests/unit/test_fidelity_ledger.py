@@ -114,7 +114,7 @@ def test_every_row_names_upstream_release_twin_file_and_existing_tests(section, 
     behaviour, upstream, release, twin_file, pinned = cells
     for column, value in (('behaviour', behaviour), ('upstream', upstream), ('release / commit', release)):
         assert value not in EMPTY, '%s: the %s column is empty (say what was read, or why nothing upstream applies)' % (where, column)
-    twin_files = [token for token in TWIN_FILE.findall(twin_file)]
+    twin_files = TWIN_FILE.findall(twin_file)
     assert twin_files, '%s: the twin file column names no file' % where
     for token in twin_files:
         candidates = [os.path.join(TWIN, token), os.path.join(REPO, token), os.path.join(TWIN, 'controllers', token),
@@ -129,14 +129,14 @@ def test_every_row_names_upstream_release_twin_file_and_existing_tests(section, 
     assert not missing_tests, '%s: test functions not found in the file named before them: %s' % (where, missing_tests)
 
 
-def test_the_parser_reads_the_three_ways_rows_name_tests(tmp_path):
+def test_the_parser_reads_the_three_ways_rows_name_tests():
     files = _test_files()
     named_files, named_tests = pinned_tests(
         '`selftest/test_controllers_placement.py::test_least_loaded_node_first`, `::test_no_failback`; '
         'test_controllers_failover.py `test_no_failback`, `test_does_not_exist`', files)
     assert [path is not None for _token, path in named_files] == [True, True]
-    assert [name for _path, name in named_tests] == ['test_least_loaded_node_first', 'test_no_failback', 'test_no_failback',
-                                                      'test_does_not_exist']
+    expected = ['test_least_loaded_node_first', 'test_no_failback', 'test_no_failback', 'test_does_not_exist']
+    assert [name for _path, name in named_tests] == expected
     assert not defines(named_tests[1][0], 'test_no_failback')  # `::name` belongs to the file before it: the placement file
     assert defines(named_tests[2][0], 'test_no_failback') and not defines(named_tests[3][0], 'test_does_not_exist')
     assert resolve('test_no_such_file.py', files) is None
