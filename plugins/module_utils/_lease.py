@@ -27,7 +27,7 @@ DEFAULT_NAME = 'egressip-lock'
 DEFAULT_NAMESPACE = 'openshift-machine-api'
 MANAGED_BY = {'egressip.ocp/managed-by': 'ocp.egressip'}
 ANNOTATION = 'egressip.ocp/lock-'
-DETAIL_KEYS = ('user', 'host', 'playbook', 'pid')
+DETAIL_KEYS = ('user', 'host', 'playbook', 'pid', 'module')
 _TIME_RE = re.compile(r'^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$')
 UTC = datetime.timezone.utc
 

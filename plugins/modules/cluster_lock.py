@@ -186,65 +186,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils import _lease as leas
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-
-CONFLICT_RETRIES = 5
-
-
-class LockHeld(Exception):
-    def __init__(self, finding, info):
-        super(LockHeld, self).__init__(finding['message'])
-        self.finding = finding
-        self.info = info
-
-
-def _held_finding(info, moment, params, waited, check_mode):
-    where = 'Lease %s/%s' % (params['namespace'], params['name'])
-    text = '%s is held by %s.' % (where, lease.holder_text(info, moment))
-    if check_mode:
-        text += ' Check mode takes no lock; a real run waits up to %d s (wait_timeout) for it, then fails.' % params['wait_timeout']
-        return catalogue_finding('cluster_lock_held', text, objects=[where], severity='warning')
-    text += ' Another run is writing to this cluster; waited %.0f s (egressip_lock.wait_timeout=%d).' % (waited, params['wait_timeout'])
-    return catalogue_finding('cluster_lock_held', text, objects=[where])
-
-
-def acquire(module, store, holder, details, params):
-    started, seen, seen_since = time.monotonic(), None, time.monotonic()
-    while True:
-        current = store.read()
-        moment = lease.now()
-        info = lease.describe(current, moment)
-        version = info and info['resource_version']
-        if version != seen:
-            seen, seen_since = version, time.monotonic()
-        if info and info['holder'] == holder:
-            if module.check_mode or store.replace(lease.renewed(current, params['lease_duration'], moment)) is not None:
-                return False, current, None
-            continue
-        if lease.is_free(info, time.monotonic() - seen_since):
-            if module.check_mode:
-                return True, current, info and info['holder']
-            if current is None:
-                written = store.create(lease.new_lease(params['namespace'], params['name'], holder, details, params['lease_duration'], moment))
-            else:
-                written = store.replace(lease.taken_over(current, holder, details, params['lease_duration'], moment))
-            if written is not None:
-                return True, written, info and info['holder']
-            continue  # another run won the race (409): read again
-        waited = time.monotonic() - started
-        if module.check_mode or waited >= params['wait_timeout']:
-            raise LockHeld(_held_finding(info, moment, params, waited, module.check_mode), info)
-        time.sleep(min(params['poll_interval'], max(0.1, params['wait_timeout'] - waited)))
-
-
-def release(store, holder, moment_fn=lease.now):
-    for _attempt in range(CONFLICT_RETRIES):
-        current = store.read()
-        info = lease.describe(current, moment_fn())
-        if info is None or info['holder'] != holder:
-            return False, current, info
-        if store.replace(lease.released(current, moment_fn())) is not None:
-            return True, store.read(), info
-    raise ModuleFailure('Lease %s/%s kept changing while releasing it (409 Conflict %d times).' % (store.namespace, store.name, CONFLICT_RETRIES))
+from ansible_collections.ocp.egressip.plugins.module_utils._module_lock import LockHeld, acquire, release
 
 
 def hold(store, holder, duration, owner, sleep=time.sleep):
@@ -328,7 +270,7 @@ def main():
             module.exit_json(**result)
         before = lease.describe(store.read(), lease.now())
         if params['state'] == 'acquired':
-            changed, written, previous = acquire(module, store, holder, details, params)
+            changed, written, previous = acquire(module.check_mode, store, holder, details, params)
             result.update(changed=changed, acquired=not module.check_mode, previous_holder=previous)
             result['lock'] = lease.describe(written, lease.now())
         else:

@@ -123,6 +123,7 @@ options:
     type: int
     default: 2
 extends_documentation_fragment:
+  - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.actiongroups
@@ -242,6 +243,7 @@ import json
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR, validate_cidr
@@ -343,6 +345,7 @@ def main():
             wait=dict(type='bool', default=False),
             wait_timeout=dict(type='int', default=120),
             wait_sleep=dict(type='int', default=2),
+            **module_lock.argument_spec()
         ),
         supports_check_mode=True,
     )
@@ -353,6 +356,7 @@ def main():
         networks, macs, findings = validate(module.params)
         if errors(findings):
             raise Refused(findings)
+        module_lock.take(module, 'egress_nodes')
         labels = plan(module, networks, macs)
         result.update(egress_assignable=labels['after'], added=labels['add'], removed=labels['remove'], adopted=labels['adopt'],
                       hand_made=labels['hand_made'], capable=labels['capable'], not_capable=labels['not_capable'], findings=labels['findings'])

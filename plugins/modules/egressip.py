@@ -131,6 +131,7 @@ options:
     type: int
     default: 2
 extends_documentation_fragment:
+  - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.actiongroups
@@ -261,6 +262,7 @@ import copy
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils import _egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
@@ -595,6 +597,7 @@ def main():
             wait=dict(type='bool', default=True),
             wait_timeout=dict(type='int', default=120),
             wait_sleep=dict(type='int', default=2),
+            **module_lock.argument_spec()
         ),
         supports_check_mode=True,
     )
@@ -602,6 +605,7 @@ def main():
         module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
     result = dict(changed=False, egressips=[], stops_carrying=[], findings=[])
     try:
+        module_lock.take(module, 'egressip')
         run(module, result)
     except Refused as refusal:
         result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings

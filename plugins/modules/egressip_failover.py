@@ -118,6 +118,7 @@ options:
         description: Accepted so C(egressip_vsphere.portgroup) can be passed as it is; not used.
         type: int
 extends_documentation_fragment:
+  - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ocp.egressip.wire_probe
@@ -285,6 +286,7 @@ diff:
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils import _drill, _placement
 from ansible_collections.ocp.egressip.plugins.module_utils import _drill_io as dio
 from ansible_collections.ocp.egressip.plugins.module_utils import _verify, _verify_io as vio
@@ -578,13 +580,14 @@ def _host_route(cidr):
 
 
 def main():
-    module = K8sModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = K8sModule(argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
     if not HAS_NETADDR:
         module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
     messages = check_input(module.params)
     if messages:
         module.fail_json(msg='egressip_failover: invalid options; nothing was done. %s' % ' '.join(messages))
     try:
+        module_lock.take(module, 'egressip_failover')
         changed, result = Step(module).run()
     except ModuleFailure as failure:
         module.fail_failure(failure)

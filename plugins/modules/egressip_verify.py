@@ -146,6 +146,7 @@ options:
     type: bool
     default: true
 extends_documentation_fragment:
+  - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ocp.egressip.wire_probe
@@ -332,6 +333,7 @@ diff:
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils import _drill, _verify
 from ansible_collections.ocp.egressip.plugins.module_utils import _verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
@@ -507,13 +509,14 @@ def run(module):
 
 def main():
     module = K8sModule(
-        argument_spec=argument_spec(),
+        argument_spec=dict(argument_spec(), **module_lock.argument_spec()),
         required_together=[('datacenter', 'cluster', 'portgroup')],
         supports_check_mode=True,
     )
     if not HAS_NETADDR:
         module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
     try:
+        module_lock.take(module, 'egressip_verify', wanted=module.params['remediate'])  # only remediation writes configuration
         changed, result = run(module)
     except ModuleFailure as failure:
         module.fail_failure(failure)

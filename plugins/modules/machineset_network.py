@@ -144,6 +144,7 @@ options:
     elements: str
     default: []
 extends_documentation_fragment:
+  - ocp.egressip.cluster_lock
   - ocp.egressip.egress_cidr
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
@@ -256,6 +257,7 @@ diff:
   type: dict
 '''
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks, hosted_egress_ips
@@ -545,8 +547,9 @@ def diff_of(entries):
 
 
 def main():
-    module = K8sModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = K8sModule(argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
     try:
+        module_lock.take(module, 'machineset_network')
         result = run(module)
     except ModuleFailure as failure:
         module.fail_failure(failure)

@@ -160,6 +160,7 @@ options:
     type: int
     default: 2
 extends_documentation_fragment:
+  - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.actiongroups
@@ -346,6 +347,7 @@ diff:
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR, parse_networks
@@ -689,6 +691,7 @@ def main():
             wait_timeout=dict(type='int', default=300),
             state_wait_timeout=dict(type='int', default=90),
             wait_sleep=dict(type='int', default=2),
+            **module_lock.argument_spec()
         ),
         supports_check_mode=True,
     )
@@ -697,6 +700,7 @@ def main():
     result = dict(changed=False, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[],
                   kept_hand_made_policies=[], findings=[])
     try:
+        module_lock.take(module, 'node_nic_address')
         if module.params['state'] == 'present':
             present(module, result)
         else:

@@ -112,7 +112,9 @@ options:
     type: int
     default: 300
 extends_documentation_fragment:
+  - ocp.egressip.cluster_lock.nested
   - ocp.egressip.vsphere_auth
+  - ocp.egressip.k8s_auth.nested
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -211,6 +213,8 @@ diff:
   type: dict
 '''
 
+from ansible_collections.ocp.egressip.plugins.module_utils._k8s import k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
@@ -221,7 +225,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import
 
 
 def argument_spec():
-    return dict(
+    spec = dict(
         datacenter=dict(type='str', required=True),
         name=dict(type='str', required=True, aliases=['portgroup']),
         switch_type=dict(type='str', required=True, choices=['standard', 'distributed']),
@@ -238,6 +242,8 @@ def argument_spec():
         force=dict(type='bool', default=False),
         timeout=dict(type='int', default=300),
     )
+    spec.update(k8s_nested_argument_spec())  # only the cluster lock's Lease goes through it
+    return spec
 
 
 def user_options(params):
@@ -394,8 +400,9 @@ def run(module):
 
 
 def main():
-    module = VsphereModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = VsphereModule(argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
     try:
+        module_lock.take(module, 'vsphere_portgroup', nested=True)
         result = run(module)
     except ModuleFailure as failure:
         module.fail_failure(failure)

@@ -136,6 +136,7 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
+  - ocp.egressip.cluster_lock.nested
   - ocp.egressip.egress_cidr
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
@@ -273,6 +274,7 @@ diff:
 import copy
 import time
 
+from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks
@@ -586,8 +588,9 @@ def _with_results(entries, vms):
 
 
 def main():
-    module = VsphereModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = VsphereModule(argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
     try:
+        module_lock.take(module, 'vsphere_vm_nic', nested=True)
         result = run(module)
     except ModuleFailure as failure:
         module.fail_failure(failure)

@@ -1,4 +1,5 @@
-"""Three vsphere_vm_nic runs at once (writers that take no lock): still one egress NIC per VM.
+"""Three vsphere_vm_nic runs at once: with the cluster lock they write one after the other; writers that ignore it
+(each its own Lease, as a writer without the lock) still leave one egress NIC per VM.
 
 The twin holds each reconfigure for a second (a slow vCenter) so the three runs read every VM before any of them
 writes. With the ReconfigVM_Task guarded by changeVersion, vCenter refuses the stale writes (ConcurrentAccess) and the
@@ -41,8 +42,8 @@ def _nics_on(twin, name, portgroup):
     return [nic for nic in vm['nics'] if nic['portgroup_key'] == portgroup['key']]
 
 
-def _run_at_once(twin, tmp_path, network, count=3):
-    """Start `count` vsphere_vm_nic processes together; their parsed results."""
+def _run_at_once(twin, tmp_path, network, count=3, shared_lock=False):
+    """Start `count` vsphere_vm_nic processes together (each with its own Lease unless `shared_lock`); their parsed results."""
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_DIR, PYTHONPATH=COLLECTIONS_DIR)
     env.pop('KUBECONFIG', None)
     env.update(dict((key, str(value)) for key, value in twin.env.items() if value is not None))
@@ -51,7 +52,8 @@ def _run_at_once(twin, tmp_path, network, count=3):
     procs = []
     for index in range(count):
         path = tmp_path / ('args-%s-%d.json' % (network, index))
-        path.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': args}))
+        lock = {} if shared_lock else {'lock_name': 'ignores-the-lock-%d' % index}
+        path.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': dict(args, **lock)}))
         procs.append(subprocess.Popen([sys.executable, '-m', 'ansible_collections.ocp.egressip.plugins.modules.vsphere_vm_nic', str(path)],
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     results = []
@@ -110,3 +112,16 @@ def test_a_server_ignoring_change_version_still_ends_with_one_nic(twin, tmp_path
     # which VMs two runs wrote at once depends on timing: the clean-up ran, and only on worker VMs
     cleaned = set(obj['name'] for item in duplicates for obj in item['objects'] if obj['kind'] == 'VirtualMachine')
     assert cleaned and cleaned <= set(WORKERS)
+
+
+def test_three_writers_sharing_the_cluster_lock_write_one_after_the_other(twin, tmp_path, slow_vcenter):
+    portgroup = _portgroup(twin, 'ocp-egress-140', 140)
+    twin.reset_vcsim_requests()
+    results = _run_at_once(twin, tmp_path, 'ocp-egress-140', shared_lock=True)
+    _assert_one_nic_per_vm(twin, results, portgroup)
+    assert sorted(result['changed'] for result in results) == [False, False, True], 'the first holder added every NIC'
+    assert twin.vcsim_requests()['counts']['ReconfigVM_Task'] == len(WORKERS), 'no stale write: the others read after it'
+    assert not [item for result in results for item in result['findings']]
+    from kubernetes import client  # pylint: disable=import-outside-toplevel
+    lease = client.CoordinationV1Api(twin.api_client()).read_namespaced_lease('egressip-lock', 'openshift-machine-api')
+    assert lease.spec.holder_identity is None and lease.spec.lease_transitions == 2, 'taken by each run in turn, released by the last'
