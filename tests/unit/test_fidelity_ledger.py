@@ -6,6 +6,7 @@ after the file they belong to. Each file must exist and each function must be de
 test, or a method of a test class). The twin file column must name files that exist under tests/twin.
 """
 
+import ast
 import os
 import re
 
@@ -140,3 +141,22 @@ def test_the_parser_reads_the_three_ways_rows_name_tests():
     assert not defines(named_tests[1][0], 'test_no_failback')  # `::name` belongs to the file before it: the placement file
     assert defines(named_tests[2][0], 'test_no_failback') and not defines(named_tests[3][0], 'test_does_not_exist')
     assert resolve('test_no_such_file.py', files) is None
+
+
+def test_every_conformance_test_names_its_upstream_test_and_has_a_ledger_row():
+    """A port says which upstream test it follows (file and It() text) and the ledger's Conformance section pins it."""
+    folder = os.path.join(TWIN, 'conformance')
+    with open(LEDGER, encoding='utf-8') as handle:
+        ledger = handle.read()
+    ports = []
+    for name in sorted(os.listdir(folder)):
+        if name.startswith('test_') and name.endswith('.py'):
+            with open(os.path.join(folder, name), encoding='utf-8') as handle:
+                tree = ast.parse(handle.read())
+            ports.extend((name, node) for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith('test_'))
+    assert ports
+    for name, node in ports:
+        doc = ast.get_docstring(node) or ''
+        assert re.search(r'(test/e2e/egressip\.go|egressip_controller_test\.go)', doc) and '"' in doc, \
+            '%s::%s does not name the upstream file and It() text it follows' % (name, node.name)
+        assert '%s::%s' % (name, node.name) in ledger, '%s::%s has no row in FIDELITY.md' % (name, node.name)

@@ -166,8 +166,8 @@ def test_egress_ip_equal_to_a_host_address_is_refused(twin, nodes, cleanup, whic
 
 def test_node_reboot_moves_the_ip_and_it_does_not_fail_back(twin, nodes, cleanup):
     """A node reboot as vCenter shows it (VM powered off, then on). No e2e test reboots a node; this follows the
-    reachability steps of e2e "Should re-assign egress IPs when node readiness / reachability goes down/up" (4./5. and
-    15.): nothing answers the health check of a powered-off VM, so the IP moves at the next probe; back up, the node's
+    reachability steps of e2e "Should re-assign egress IPs when node readiness / reachability goes down/up"
+    (test/e2e/egressip.go, steps 4./5. and 15.): nothing answers the health check of a powered-off VM, so the IP moves at the next probe; back up, the node's
     NIC reconnects, NetworkManager re-applies the base address (host-cidrs) and the IP stays where it went."""
     cleanup.append('eip-reboot')
     e2e.label(twin, nodes[0])
