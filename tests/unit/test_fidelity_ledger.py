@@ -157,6 +157,6 @@ def test_every_conformance_test_names_its_upstream_test_and_has_a_ledger_row():
     assert ports
     for name, node in ports:
         doc = ast.get_docstring(node) or ''
-        assert re.search(r'(test/e2e/egressip\.go|egressip_controller_test\.go)', doc) and '"' in doc, \
-            '%s::%s does not name the upstream file and It() text it follows' % (name, node.name)
+        names_upstream = re.search(r'(test/e2e/egressip\.go|egressip_controller_test\.go)', doc) and '"' in doc
+        assert names_upstream, '%s::%s does not name the upstream file and It() text it follows' % (name, node.name)
         assert '%s::%s' % (name, node.name) in ledger, '%s::%s has no row in FIDELITY.md' % (name, node.name)
