@@ -78,14 +78,35 @@ options:
     description:
       - The URL of an HTTP proxy (or, with the Python library C(PySocks), a C(socks5://) proxy) to reach the API through.
         The kubeconfig's C(proxy-url) is used when this is not set.
-      - The usual E(HTTPS_PROXY) environment variable is not read.
+      - When neither is set, the proxy comes from the environment as for C(kubectl) - E(HTTPS_PROXY) (or E(https_proxy)) for an
+        C(https) API, E(HTTP_PROXY) for C(http), except for the hosts E(NO_PROXY) lists and for localhost and loopback addresses.
       - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_PROXY) will be used instead.
     type: str
+  no_proxy:
+    description:
+      - Comma-separated hosts the proxy is not used for - C(*), IP addresses, CIDRs, domains (C(example.com) and its
+        subdomains; C(.example.com) its subdomains only), each optionally with C(:port). Overrides E(NO_PROXY).
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_NO_PROXY) will be used instead.
+    type: str
+  impersonate_user:
+    description:
+      - The user to act as (the C(Impersonate-User) header, like C(kubectl --as)); the authenticated user needs the
+        C(impersonate) permission. Overrides the kubeconfig user's C(as); its C(as-groups), C(as-uid) and C(as-user-extra) are sent too.
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_IMPERSONATE_USER) will be used instead.
+    type: str
+  impersonate_groups:
+    description:
+      - The groups to act as (C(kubectl --as-group)); needs O(impersonate_user) or a kubeconfig C(as).
+      - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_IMPERSONATE_GROUPS) will be used instead.
+    type: list
+    elements: str
 
 notes:
   - The Kubernetes connection options, their aliases and environment variables are the same as in the
     C(kubernetes.core) collection, so the same kubeconfig and AAP OpenShift or Kubernetes API credential work.
   - Errors name the kubeconfig or the API URL, never the token.
+  - Like client-go, a request the API answers C(429 Too Many Requests) is repeated after its C(Retry-After) (at most 10 s,
+    4 times); a read answered C(503) or cut by a connection reset is repeated with a backoff of 0.5 to 4 s; a write is never repeated otherwise.
 '''
 
     # The same options under one dict, for modules that also connect to the other domain (both have validate_certs).
@@ -159,12 +180,33 @@ options:
         description:
           - The URL of an HTTP proxy (or, with the Python library C(PySocks), a C(socks5://) proxy) to reach the API through.
             The kubeconfig's C(proxy-url) is used when this is not set.
-          - The usual E(HTTPS_PROXY) environment variable is not read.
+          - When neither is set, the proxy comes from the environment as for C(kubectl) - E(HTTPS_PROXY) (or E(https_proxy)) for an
+            C(https) API, E(HTTP_PROXY) for C(http), except for the hosts E(NO_PROXY) lists and for localhost and loopback addresses.
           - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_PROXY) will be used instead.
         type: str
+      no_proxy:
+        description:
+          - Comma-separated hosts the proxy is not used for - C(*), IP addresses, CIDRs, domains (C(example.com) and its
+            subdomains; C(.example.com) its subdomains only), each optionally with C(:port). Overrides E(NO_PROXY).
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_NO_PROXY) will be used instead.
+        type: str
+      impersonate_user:
+        description:
+          - The user to act as (the C(Impersonate-User) header, like C(kubectl --as)); the authenticated user needs the
+            C(impersonate) permission. Overrides the kubeconfig user's C(as); its C(as-groups), C(as-uid) and C(as-user-extra) are sent too.
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_IMPERSONATE_USER) will be used instead.
+        type: str
+      impersonate_groups:
+        description:
+          - The groups to act as (C(kubectl --as-group)); needs O(kubernetes.impersonate_user) or a kubeconfig C(as).
+          - If the value is not specified in the task, the value of environment variable E(K8S_AUTH_IMPERSONATE_GROUPS) will be used instead.
+        type: list
+        elements: str
 
 notes:
   - The Kubernetes connection options, their aliases and environment variables are the same as in the
     C(kubernetes.core) collection, so the same kubeconfig and AAP OpenShift or Kubernetes API credential work.
   - Errors name the kubeconfig or the API URL, never the token.
+  - Like client-go, a request the API answers C(429 Too Many Requests) is repeated after its C(Retry-After) (at most 10 s,
+    4 times); a read answered C(503) or cut by a connection reset is repeated with a backoff of 0.5 to 4 s; a write is never repeated otherwise.
 '''

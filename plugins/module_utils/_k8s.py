@@ -14,12 +14,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import ipaddress
 import json
 import os
+import time
 import traceback
 
 try:
     import urllib3
+    from urllib3._collections import HTTPHeaderDict  # urllib3 1.26 and 2.x (top-level only in 2.x)
     HAS_K8S_LIBS = True
     K8S_LIBS_ERROR = None
 except ImportError:
@@ -27,7 +30,8 @@ except ImportError:
     K8S_LIBS_ERROR = traceback.format_exc()
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
-from ansible.module_utils.six.moves.urllib.parse import urlencode
+from ansible.module_utils.six.moves.http_client import RemoteDisconnected
+from ansible.module_utils.six.moves.urllib.parse import quote, urlencode
 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import (
     ModuleFailure,
@@ -64,7 +68,17 @@ K8S_ENV = {
     'client_cert': 'K8S_AUTH_CERT_FILE',
     'client_key': 'K8S_AUTH_KEY_FILE',
     'proxy': 'K8S_AUTH_PROXY',
+    'no_proxy': 'K8S_AUTH_NO_PROXY',
+    'impersonate_user': 'K8S_AUTH_IMPERSONATE_USER',
+    'impersonate_groups': 'K8S_AUTH_IMPERSONATE_GROUPS',
 }
+
+# Bounded retries, as client-go's: a 429 (the server's flow control refused it before doing anything) for any verb,
+# waiting its Retry-After; a 503 or a connection reset only for reads, which are safe to repeat.
+MAX_RETRIES = 4
+RETRY_AFTER_CAP = 10  # seconds: a longer Retry-After is waited for this long at most
+RETRY_BACKOFF = (0.5, 1, 2, 4)
+READ_VERBS = ('get', 'list')
 
 # Connections kept per API server: machineset_network and node steps send up to `parallel` (default 8) at once.
 POOL_MAXSIZE = 16
@@ -82,6 +96,9 @@ def k8s_argument_spec():
         client_cert=dict(type='path', aliases=['cert_file'], fallback=(env_fallback, [K8S_ENV['client_cert']])),
         client_key=dict(type='path', aliases=['key_file'], fallback=(env_fallback, [K8S_ENV['client_key']])),
         proxy=dict(type='str', fallback=(env_fallback, [K8S_ENV['proxy']])),
+        no_proxy=dict(type='str', fallback=(env_fallback, [K8S_ENV['no_proxy']])),
+        impersonate_user=dict(type='str', fallback=(env_fallback, [K8S_ENV['impersonate_user']])),
+        impersonate_groups=dict(type='list', elements='str', fallback=(env_fallback, [K8S_ENV['impersonate_groups']])),
     )
 
 
@@ -176,9 +193,85 @@ def _apply_overrides(connection, params):
         connection.verify_ssl = params['validate_certs']
     if params.get('ca_cert'):
         connection.ssl_ca_cert, connection.ca_cert_data = params['ca_cert'], None
-    for option, attribute in (('client_cert', 'cert_file'), ('client_key', 'key_file'), ('proxy', 'proxy')):
+    for option, attribute in (('client_cert', 'cert_file'), ('client_key', 'key_file'), ('proxy', 'proxy'), ('no_proxy', 'no_proxy'),
+                              ('impersonate_user', 'impersonate_user'), ('impersonate_groups', 'impersonate_groups')):
         if params.get(option):
             setattr(connection, attribute, params[option])
+    if params.get('impersonate_groups') and not connection.impersonate_user:
+        raise _failure('impersonate_groups %s needs impersonate_user (%s): the API refuses groups without the user to impersonate.'
+                       % (', '.join(params['impersonate_groups']), K8S_ENV['impersonate_user']), reason='impersonation_invalid')
+    if not connection.proxy:
+        _proxy_from_environment(connection, os.environ)
+
+
+def _proxy_from_environment(connection, environ):
+    """kubectl's proxy when neither the proxy option nor the kubeconfig's proxy-url sets one: HTTPS_PROXY (https_proxy)
+    for an https server, HTTP_PROXY (http_proxy) for http, unless NO_PROXY (no_proxy) or the no_proxy option lists it."""
+    scheme = connection.host.split('://', 1)[0].lower() if connection.host and '://' in connection.host else 'https'
+    names = ('HTTPS_PROXY', 'https_proxy') if scheme == 'https' else ('HTTP_PROXY', 'http_proxy')
+    proxy = next((environ[name] for name in names if environ.get(name)), None)
+    if not proxy:
+        return
+    connection.proxy = proxy if '://' in proxy else 'http://' + proxy  # Go assumes http:// without a scheme
+    connection.proxy_from_env = True
+    if not connection.no_proxy:
+        connection.no_proxy = next((environ[name] for name in ('NO_PROXY', 'no_proxy') if environ.get(name)), None)
+
+
+def bypasses_proxy(host_url, no_proxy, loopback=True):
+    """Whether ``no_proxy`` (Go's NO_PROXY rules, which kubectl follows) exempts the server of ``host_url``.
+
+    Entries: ``*`` (everything), an IP, a CIDR, a domain (``example.com`` matches it and its subdomains,
+    ``.example.com`` its subdomains only), each optionally with ``:port``. localhost and loopback addresses never go
+    through a proxy taken from the environment (``loopback``); a proxy given explicitly is used for them too, as
+    client-go does with a kubeconfig's proxy-url.
+    """
+    parsed = urllib3.util.parse_url(host_url)
+    host = (parsed.host or '').strip('[]').lower()
+    port = parsed.port or (443 if (parsed.scheme or 'https') == 'https' else 80)
+    address = _ip(host)
+    if loopback and (host == 'localhost' or (address is not None and address.is_loopback)):
+        return True
+    for entry in (item.strip().lower() for item in (no_proxy or '').split(',')):
+        if not entry:
+            continue
+        if entry == '*':
+            return True
+        if '/' in entry and address is not None:
+            try:
+                if address in ipaddress.ip_network(entry, strict=False):
+                    return True
+            except ValueError:
+                pass
+            continue
+        name, entry_port = _split_port(entry)
+        if entry_port is not None and entry_port != port:
+            continue
+        if address is not None and _ip(name) is not None:
+            if _ip(name) == address:
+                return True
+        elif name.startswith('.') and host.endswith(name):
+            return True
+        elif name and (host == name or host.endswith('.' + name.lstrip('.'))) and not name.startswith('.'):
+            return True
+    return False
+
+
+def _ip(text):
+    try:
+        return ipaddress.ip_address(text.strip('[]'))
+    except ValueError:
+        return None
+
+
+def _split_port(entry):
+    if entry.startswith('['):
+        host, _sep, rest = entry[1:].partition(']')
+        return host, int(rest[1:]) if rest.startswith(':') and rest[1:].isdigit() else None
+    if entry.count(':') == 1:
+        host, port = entry.split(':')
+        return host, int(port) if port.isdigit() else None
+    return entry, None
 
 
 def configuration_secrets(connection):
@@ -263,7 +356,9 @@ def pool_manager(connection, maxsize=POOL_MAXSIZE):
         urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
     if connection.cert_file:
         kwargs.update(cert_file=connection.cert_file, key_file=connection.key_file)
-    if not connection.proxy:
+    if not connection.proxy or (
+            (connection.no_proxy or connection.proxy_from_env)
+            and bypasses_proxy(connection.host, connection.no_proxy, loopback=connection.proxy_from_env)):
         return urllib3.PoolManager(**kwargs)
     if connection.proxy.split('://', 1)[0].lower() in ('socks4', 'socks4a', 'socks5', 'socks5h'):
         try:
@@ -274,6 +369,15 @@ def pool_manager(connection, maxsize=POOL_MAXSIZE):
         return SOCKSProxyManager(connection.proxy, **kwargs)
     proxy_headers = urllib3.util.make_headers(proxy_basic_auth=urllib3.util.parse_url(connection.proxy).auth)
     return urllib3.ProxyManager(connection.proxy, proxy_headers=proxy_headers or None, **kwargs)
+
+
+def _is_connection_reset(exc):
+    """A connection the server (or a load balancer) dropped mid-request: reset or closed without an answer (an EOF)."""
+    reason = getattr(exc, 'reason', None)
+    for error in (exc, reason, getattr(exc, 'args', [None, None])[-1] if getattr(exc, 'args', None) else None):
+        if isinstance(error, (ConnectionResetError, BrokenPipeError, RemoteDisconnected)):
+            return True
+    return isinstance(exc, urllib3.exceptions.ProtocolError)
 
 
 def _without_credentials(url):
@@ -295,6 +399,7 @@ class K8sClient(object):
         self.source = source
         self.host = connection.host
         self._pool = pool
+        self.retries = 0  # requests repeated after a 429, a 503 or a connection reset
 
     @classmethod
     def from_params(cls, params):
@@ -326,24 +431,59 @@ class K8sClient(object):
         query_items = [(key, value) for key, value in sorted((query or {}).items()) if value is not None]
         if query_items:
             url += '?' + urlencode(query_items)
-        headers = {'Accept': 'text/plain, */*' if text else 'application/json', 'User-Agent': USER_AGENT}
-        if self.connection.authorization:
-            headers['Authorization'] = self.connection.authorization
+        headers = self._headers()
+        headers['Accept'] = 'text/plain, */*' if text else 'application/json'
         payload = None
         if body is not None:
             headers['Content-Type'] = content_type or 'application/json'
             payload = json.dumps(body)
-        try:
-            timeout = urllib3.Timeout(connect=REQUEST_TIMEOUT[0], read=REQUEST_TIMEOUT[1])
-            response = self.pool.request(method, url, headers=headers, body=payload, timeout=timeout, preload_content=True, redirect=False)
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise self._network_failure(exc, verb, resource, method, url)
+        timeout = urllib3.Timeout(connect=REQUEST_TIMEOUT[0], read=REQUEST_TIMEOUT[1])
+        for attempt in range(MAX_RETRIES + 1):
+            try:
+                response = self.pool.request(method, url, headers=headers, body=payload, timeout=timeout, preload_content=True,
+                                             redirect=False, retries=False)
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                if attempt < MAX_RETRIES and verb in READ_VERBS and _is_connection_reset(exc):
+                    self._wait(attempt, None)
+                    continue
+                raise self._network_failure(exc, verb, resource, method, url)
+            if attempt < MAX_RETRIES and (response.status == 429 or (response.status == 503 and verb in READ_VERBS)):
+                self._wait(attempt, response.headers.get('Retry-After'))
+                continue
+            break
         answer = response.data.decode('utf-8', 'replace') if response.data is not None else None
         if not 200 <= response.status <= 299:
             raise self._api_failure(ApiError(response.status, response.reason, answer), verb, resource, method, url)
         if text or not answer:
             return answer
         return json.loads(answer)
+
+    def _headers(self):
+        """Authorization, User-Agent and kubectl's Impersonate-* headers (one header per group or extra value, as kubectl sends them:
+        the API server reads each header value as one group)."""
+        connection = self.connection
+        headers = HTTPHeaderDict({'User-Agent': USER_AGENT})
+        if connection.authorization:
+            headers['Authorization'] = connection.authorization
+        if connection.impersonate_user:
+            headers['Impersonate-User'] = connection.impersonate_user
+            if connection.impersonate_uid:
+                headers['Impersonate-Uid'] = connection.impersonate_uid
+            for group in connection.impersonate_groups or []:
+                headers.add('Impersonate-Group', group)
+            for key, values in sorted((connection.impersonate_extra or {}).items()):
+                for value in values:
+                    headers.add('Impersonate-Extra-' + quote(key, safe=''), value)
+        return headers
+
+    def _wait(self, attempt, retry_after):
+        """Sleep before retry ``attempt``: the server's Retry-After (capped), else an exponential backoff."""
+        try:
+            seconds = min(float(retry_after), RETRY_AFTER_CAP)
+        except (TypeError, ValueError):
+            seconds = RETRY_BACKOFF[min(attempt, len(RETRY_BACKOFF) - 1)]
+        self.retries += 1
+        time.sleep(max(seconds, 0))
 
     def _api_failure(self, exc, verb, resource, method, url):
         message = api_error_message(exc, verb, resource, method, url)

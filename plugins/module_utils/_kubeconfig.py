@@ -56,6 +56,13 @@ class Connection(object):
         self.key_file = None
         self.tls_server_name = None
         self.proxy = None
+        self.no_proxy = None  # comma-separated hosts, domains, IPs or CIDRs the proxy is not used for
+        self.proxy_from_env = False  # the proxy came from HTTPS_PROXY/HTTP_PROXY (then NO_PROXY applies too)
+        # kubeconfig `as`, `as-groups`, `as-uid`, `as-user-extra`: sent as Impersonate-* headers, as kubectl does
+        self.impersonate_user = None
+        self.impersonate_groups = []
+        self.impersonate_uid = None
+        self.impersonate_extra = {}
         self.secrets = set()
 
     def set_token(self, token):
@@ -265,7 +272,23 @@ def _connection(context_name, cluster_name, cluster, user_name, user):
             setattr(connection, attribute, _existing(user, key, owner))
     if bool(connection.cert_file) != bool(connection.key_file):
         raise KubeconfigError('%s has a client certificate without its key, or a key without its certificate' % owner)
+    _impersonation(connection, values, owner)
     return connection
+
+
+def _impersonation(connection, values, owner):
+    """kubectl's `as`, `as-groups`, `as-uid` and `as-user-extra` of a kubeconfig user."""
+    connection.impersonate_user = str(values['as']) if values.get('as') else None
+    groups = values.get('as-groups') or []
+    extra = values.get('as-user-extra') or {}
+    if not isinstance(groups, list) or not isinstance(extra, dict) or not all(isinstance(item, list) for item in extra.values()):
+        raise KubeconfigError('%s: as-groups must be a list and as-user-extra a mapping of lists' % owner)
+    connection.impersonate_groups = [str(group) for group in groups]
+    connection.impersonate_uid = str(values['as-uid']) if values.get('as-uid') else None
+    connection.impersonate_extra = dict((str(key), [str(item) for item in items]) for key, items in extra.items())
+    if (connection.impersonate_groups or connection.impersonate_uid or connection.impersonate_extra) and not connection.impersonate_user:
+        # kube-apiserver refuses Impersonate-Group/-Uid/-Extra without Impersonate-User; kubectl sends them as given
+        raise KubeconfigError('%s has as-groups, as-uid or as-user-extra without as (the user to impersonate)' % owner)
 
 
 def _library_connection(kubeconfig, context):

@@ -278,3 +278,30 @@ def test_egress_ip_equal_to_a_node_address_is_flagged(twin, run_module):
     create_egressip(twin, 'clash', ['10.20.0.12'])
     result = ok(run_module(MODULE, {'query': "egressips[?name=='clash'].ips[0] | [0]"}))
     assert result['query_result']['node_address_conflicts'] == [workers(twin)[1]]
+
+
+def _nodes_list_codes(twin):
+    return [entry['code'] for entry in twin.kube_requests()['requests'] if entry['verb'] == 'list' and entry['path'] == '/api/v1/nodes']
+
+
+def test_a_throttled_read_is_repeated_after_retry_after_like_kubectl(twin, run_module):
+    """kube-apiserver's flow control answers 429 with Retry-After: 1 (a plain-text body); client-go waits and repeats."""
+    twin.reset_kube_requests()
+    twin.inject_kube_fault(verb='list', path='/api/v1/nodes', code=429, count=2)
+    try:
+        result = run_module(MODULE, {})
+    finally:
+        twin.clear_kube_faults()
+    assert result['_rc'] == 0, result
+    assert _nodes_list_codes(twin) == [429, 429, 200]
+
+
+def test_an_unavailable_read_is_repeated_with_backoff(twin, run_module):
+    twin.reset_kube_requests()
+    twin.inject_kube_fault(verb='list', path='/api/v1/nodes', code=503, count=2)
+    try:
+        result = run_module(MODULE, {})
+    finally:
+        twin.clear_kube_faults()
+    assert result['_rc'] == 0, result
+    assert _nodes_list_codes(twin) == [503, 503, 200]

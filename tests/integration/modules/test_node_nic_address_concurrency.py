@@ -95,8 +95,8 @@ def test_a_parked_policy_that_lost_its_claim_and_was_left_behind_is_re_allocated
     api.create_cluster_custom_object(body=body, **prepare.NNCP)
     macs = dict((node, api.get_cluster_custom_object(name='egressip-' + node, **prepare.NNCP)['spec']['desiredState']['interfaces'][0]['mac-address'])
                 for node in W[4:6])
-    result = run_module('node_nic_address', dict(NETWORK, nodes=[{'node': node, 'mac': macs[node]} for node in W[4:6]],
-                                                  wait_timeout=20, wait_sleep=1))
+    nodes = [{'node': node, 'mac': macs[node]} for node in W[4:6]]
+    result = run_module('node_nic_address', dict(NETWORK, nodes=nodes, wait_timeout=20, wait_sleep=1))
     assert result['_rc'] == 0 and result['changed'] is True, result
     by_node = dict((item['node'], item['address'].split('/')[0]) for item in result['allocations'])
     assert by_node[W[4]] == taken_ip

@@ -15,6 +15,14 @@ class ApiError(Exception):
         self.message = message
         self.details = details
         self.list_meta = {}  # Status.metadata (ListMeta): the continue token of a 410 on an expired continue
+        self.headers = {}
+        self.text = None  # a plain-text answer instead of a Status (the apiserver's 429 of max-in-flight and APF)
+
+    def response_parts(self):
+        """(body, content type, headers) of the answer."""
+        if self.text is not None:
+            return self.text, "text/plain; charset=utf-8", self.headers
+        return self.status(), "application/json", self.headers
 
     def status(self):
         body = {
@@ -195,3 +203,12 @@ def invalid(rtype, name, errors):
     if rtype.group:
         details["group"] = rtype.group
     return ApiError(422, "Invalid", message, details)
+
+
+def too_many_requests(retry_after=1):
+    """kube-apiserver's throttling answer (filters/maxinflight.go tooManyRequests, also used by priority and fairness):
+    429, a plain-text body and a Retry-After header (the server's constant is 1 s)."""
+    err = ApiError(429, "TooManyRequests", "Too many requests, please try again later.")
+    err.text = "Too many requests, please try again later.\n"
+    err.headers = {"Retry-After": str(retry_after)}
+    return err

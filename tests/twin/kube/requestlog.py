@@ -3,7 +3,7 @@
 import re
 import threading
 
-from .errors import ApiError, internal, stale, timeout
+from .errors import ApiError, internal, stale, timeout, too_many_requests
 
 BASE_VERBS = ("get", "list", "create", "update", "patch", "delete")
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
@@ -47,6 +47,8 @@ class Fault:
         self.count = int(spec.get("count", 1))
         # how long a "timeout" fault holds the request before answering 504
         self.seconds = float(spec.get("seconds", 1.0))
+        # the Retry-After of a 429 (the real server always sends 1)
+        self.retry_after = int(spec.get("retry_after", 1))
         if self.code != "timeout" and self.code not in _REASONS:
             raise ValueError("code must be one of %s or \"timeout\"" % sorted(_REASONS))
 
@@ -60,6 +62,8 @@ class Fault:
             return stale(rtype, name or "")
         if self.code == 500:
             return internal("injected fault")
+        if self.code == 429:
+            return too_many_requests(self.retry_after)
         return ApiError(self.code, _REASONS[self.code], "injected fault (%s)" % _REASONS[self.code])
 
     def describe(self):

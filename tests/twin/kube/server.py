@@ -153,7 +153,8 @@ class Handler(BaseHTTPRequestHandler):
             target.identity = identity
             return self._run(target, method, path, query, body, entry)
         except ApiError as err:
-            return Response(err.code, err.status())
+            body, content_type, headers = err.response_parts()
+            return Response(err.code, body, content_type=content_type, headers=headers)
         except Exception as err:
             LOG.exception("internal error on %s %s", method, path)
             return Response(500, internal(str(err)).status())

@@ -34,6 +34,9 @@ UPSTREAM = {
         'client_cert': ('K8S_AUTH_CERT_FILE', 'path', ['cert_file']),
         'client_key': ('K8S_AUTH_KEY_FILE', 'path', ['key_file']),
         'proxy': ('K8S_AUTH_PROXY', 'str', []),
+        'no_proxy': ('K8S_AUTH_NO_PROXY', 'str', []),  # kubernetes.core 2.3.0
+        'impersonate_user': ('K8S_AUTH_IMPERSONATE_USER', 'str', []),
+        'impersonate_groups': ('K8S_AUTH_IMPERSONATE_GROUPS', 'list', []),
     },
 }
 
