@@ -545,6 +545,12 @@ EGRESSIP_CHECKS = {
         'remedy': 'Set the port group\'s VLAN on that host back to the network\'s VLAN (vsphere_portgroup), or move the VM; '
                   'remediate: true moves the IPs meanwhile.',
     },
+    'blackhole_vswitch_no_uplink': {
+        'severity': 'error',
+        'title': 'The standard vSwitch of the port group on the ESXi host an egress node\'s VM runs on has no working physical uplink',
+        'remedy': 'Bridge a connected physical NIC to that vSwitch on that host (or fix its cable or switch port), or move the VM; '
+                  'remediate: true moves the IPs meanwhile.',
+    },
     'blackhole_gateway_route_missing': {
         'severity': 'error',
         'title': 'The secondary NIC of an egress node has no route via the network\'s gateway in NodeNetworkState',

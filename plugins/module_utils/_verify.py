@@ -11,7 +11,8 @@ EgressIP objects:
 2. that node is still Ready and egress-assignable (otherwise OVN-K is about to move it);
 3. for a secondary-network IP, the node's secondary path works: its VM is powered on, has a
    vNIC backed by the egress port group, the vNIC is connected, a standard port group exists
-   on the ESXi host the VM runs on **now** (DRS/vMotion may have moved it), and the node holds
+   on the ESXi host the VM runs on **now** (DRS/vMotion may have moved it) with the network's VLAN,
+   its standard vSwitch there has a physical uplink whose link is up, and the node holds
    its base address on that NIC, up (NodeNetworkState, through ``_node_network.node_capability``);
 4. optionally, the wire: an echo target off the cluster saw an IP of the object as the source
    of a probe pod's traffic.
@@ -29,6 +30,7 @@ Snapshot (``build_snapshot``, from one list per kind and one batched vCenter rea
          {'portgroup': name, 'switch_type': 'standard'|'distributed', 'switch': name,
           'network': {'type', 'name', 'portgroup_key', 'switch_uuid'} or None (not found),
           'hosts': {ESXi host name of the vSphere cluster: [standard port group names]},
+          'portgroup_uplinks': {ESXi host name: {'vswitch', 'uplinks': [vmnic], 'down': [vmnic]}} of the port group's vSwitch,
           'switch_hosts': [member hosts of the distributed switch] or None,
           'vms': {node name: {'name', 'moid', 'host', 'power_state', 'nics': [nic facts]}},
           'findings': [findings of the vCenter read: port group missing, node without VM]}}
@@ -84,6 +86,7 @@ NIC_DISCONNECTED = 'blackhole_nic_disconnected'
 PORTGROUP_MISSING_ON_HOST = 'blackhole_portgroup_missing_on_host'
 PORTGROUP_VLAN_MISMATCH = 'blackhole_portgroup_vlan_mismatch'
 GATEWAY_ROUTE_MISSING = 'blackhole_gateway_route_missing'
+VSWITCH_NO_UPLINK = 'blackhole_vswitch_no_uplink'
 FORWARDING_OFF = 'blackhole_forwarding_off'
 
 
@@ -117,7 +120,7 @@ def vsphere_facts(vcenter, portgroup, cluster_nodes):
     switch_type = portgroup.get('switch_type') or 'standard'
     facts = {'portgroup': portgroup['name'], 'switch_type': switch_type, 'switch': portgroup.get('switch'), 'network': None,
              'hosts': {}, 'switch_hosts': None, 'vms': {}, 'findings': [], 'cluster': vcenter.get('cluster'),
-             'datacenter': vcenter.get('datacenter'), 'vlan_id': portgroup.get('vlan_id'), 'portgroup_vlans': {}}
+             'datacenter': vcenter.get('datacenter'), 'vlan_id': portgroup.get('vlan_id'), 'portgroup_vlans': {}, 'portgroup_uplinks': {}}
     if vcenter.get('not_found'):
         facts['findings'].append(catalogue_finding('vsphere_cluster_not_found', vcenter['not_found'],
                                                    objects=[{'kind': 'Datacenter', 'name': vcenter.get('datacenter')}]))
@@ -128,6 +131,9 @@ def vsphere_facts(vcenter, portgroup, cluster_nodes):
         vlans = [item.get('vlan_id') for item in host.get('standard_portgroups') or [] if item['name'] == portgroup['name']]
         if vlans and vlans[0] is not None:
             facts['portgroup_vlans'][host['name']] = vlans[0]
+        uplinks = _portgroup_uplinks(host, portgroup['name'])
+        if uplinks is not None:
+            facts['portgroup_uplinks'][host['name']] = uplinks
     if switch_type == 'distributed':
         switch = next((item for item in vcenter.get('distributed_switches') or [] if item['name'] == portgroup.get('switch')), None)
         found = next((item for item in (switch or {}).get('portgroups') or [] if item['name'] == portgroup['name']), None)
@@ -152,6 +158,15 @@ def vsphere_facts(vcenter, portgroup, cluster_nodes):
                 'vsphere_node_vm_not_found', 'node %s (spec.providerID %r) has no VM in datacenter %s.'
                 % (name, (node.get('spec') or {}).get('providerID') or '', vcenter.get('datacenter')), objects=[{'kind': 'Node', 'name': name}]))
     return facts
+
+
+def _portgroup_uplinks(host, name):
+    """{'vswitch', 'uplinks', 'down'} of the standard vSwitch carrying port group `name` on one host, or None (not there, or not read)."""
+    vswitch = next((item.get('vswitch') for item in host.get('standard_portgroups') or [] if item['name'] == name), None)
+    switch = next((item for item in host.get('standard_switches') or [] if item.get('name') == vswitch), None)
+    if switch is None or 'uplinks_down' not in switch:
+        return None
+    return {'vswitch': vswitch, 'uplinks': list(switch.get('uplinks') or []), 'down': list(switch['uplinks_down'])}
 
 
 def _nic_matches(nic, vsphere):
@@ -201,7 +216,30 @@ def vsphere_path(node_name, vsphere):
         if problem:
             facts['problems'].append(problem)
             facts['kinds'].append(PORTGROUP_VLAN_MISMATCH)
+        problem = _uplinks_on_host(vm, vsphere)
+        if problem:
+            facts['problems'].append(problem)
+            facts['kinds'].append(VSWITCH_NO_UPLINK)
     return facts
+
+
+def _uplinks_on_host(vm, vsphere):
+    """Problem text when the standard vSwitch of the port group on the VM's host has no uplink, or only uplinks whose link is down.
+
+    A distributed port group's uplinks are the distributed switch's on each member host: not read, so not judged here.
+    """
+    if vsphere.get('switch_type') == 'distributed':
+        return None
+    uplinks = (vsphere.get('portgroup_uplinks') or {}).get(vm.get('host'))
+    if uplinks is None:
+        return None
+    where = 'vSwitch %s of port group %s on ESXi host %s where VM %s runs now' % (
+        uplinks['vswitch'], vsphere.get('portgroup'), vm.get('host'), vm.get('name'))
+    if not uplinks['uplinks']:
+        return '%s has no physical uplink (spec.bridge), so its frames never leave the host' % where
+    if set(uplinks['uplinks']) <= set(uplinks['down']):
+        return '%s has every physical uplink down (%s: no link)' % (where, ', '.join(uplinks['uplinks']))
+    return None
 
 
 def network_vlan(vsphere):

@@ -34,7 +34,7 @@ HOST_PATHS = ['name', 'configManager.networkSystem', 'runtime.connectionState', 
 CLUSTER_PATHS = ['name', 'host']
 DVS_PATHS = ['name', 'uuid', 'config.host', 'config.uplinkPortgroup', 'summary.hostMember']
 DVPG_PATHS = ['name', 'config']
-NETWORK_SYSTEM_PATHS = ['networkInfo.vswitch', 'networkInfo.portgroup']
+NETWORK_SYSTEM_PATHS = ['networkInfo.vswitch', 'networkInfo.portgroup', 'networkInfo.pnic']
 VM_INDEX_PATHS = ['name', 'config.uuid']
 VM_DETAIL_PATHS = ['config.hardware.device', 'runtime.host', 'runtime.powerState']
 
@@ -94,12 +94,14 @@ def read_cluster_network(client, datacenter, cluster_name):
     for host in sorted(cluster_hosts, key=lambda record: record.props.get('name') or ''):
         network_system = host.props.get('configManager.networkSystem')
         info = network_info.get(getattr(network_system, '_moId', None), {})
-        host_facts.append(host_network_facts(
+        facts = host_network_facts(
             host.props.get('name'), host.moid,
             info.get('networkInfo.vswitch'), info.get('networkInfo.portgroup'),
             connection_state=host.props.get('runtime.connectionState'),
             in_maintenance_mode=host.props.get('runtime.inMaintenanceMode'),
-        ))
+        )
+        add_uplink_state(facts, info.get('networkInfo.pnic'))
+        host_facts.append(facts)
 
     portgroups_by_key = {}
     switch_facts = []
@@ -124,6 +126,18 @@ def read_cluster_network(client, datacenter, cluster_name):
         portgroups_by_key=portgroups_by_key,
         host_names=host_names,
     )
+
+
+def add_uplink_state(host_facts, pnics):
+    """Each standard switch gets ``uplinks_down``: its uplinks whose physical NIC reports no ``linkSpeed`` (link down).
+
+    ``PhysicalNic.linkSpeed`` unset means the link is down (vSphere API). A host that reports no physical NIC
+    leaves the list empty: nothing is claimed about links vCenter did not show.
+    """
+    down = set(getattr(pnic, 'device', None) for pnic in pnics or [] if getattr(pnic, 'linkSpeed', None) is None)
+    for switch in host_facts['standard_switches']:
+        switch['uplinks_down'] = [device for device in switch['uplinks'] if device in down]
+    return host_facts
 
 
 def _dvs_member_moids(props):

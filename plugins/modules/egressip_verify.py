@@ -25,7 +25,9 @@ description:
     disconnected and the node keeps its address, NetworkManager C(ignore-carrier)), C(blackhole_portgroup_missing_on_host)
     (the standard port group was removed or renamed on the VM's current host), C(blackhole_portgroup_vlan_mismatch) (the
     port group has another VLAN there than O(portgroup.vlan_id), or than most hosts when it is not given),
-    C(blackhole_gateway_route_missing) (no route via O(network.gateway) on the NIC, checked when it is given).
+    C(blackhole_gateway_route_missing) (no route via O(network.gateway) on the NIC, checked when it is given),
+    C(blackhole_vswitch_no_uplink) (the standard vSwitch of the port group on the VM's current host has no physical uplink,
+    or every uplink's link is down; for a distributed port group the switch's uplinks are not checked).
   - B(Carrier loss). A disconnected vNIC whose address NetworkManager removed (no C(ignore-carrier), its default) is no
     blackhole - OVN-Kubernetes moves the node's IPs and places none there - but a capacity loss
     (C(egressip_node_capacity_lost), node C(path) C(no_address), C(carrier_loss) C(remove) in RV(nodes)); one whose node

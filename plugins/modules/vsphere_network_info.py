@@ -197,6 +197,13 @@ hosts:
           type: list
           elements: str
           sample: [vmnic1]
+        uplinks_down:
+          description:
+            - The uplinks whose link is down (the host reports no C(linkSpeed) for that physical NIC).
+            - A vSwitch whose C(uplinks) is empty or all down carries nothing off the host (verify's C(blackhole_vswitch_no_uplink)).
+          type: list
+          elements: str
+          sample: []
         portgroups:
           description: Names of the port groups on this vSwitch.
           type: list

@@ -123,6 +123,10 @@ class Twin:
     def clear_vcsim_faults(self):
         self._vcsim('DELETE', '/_twin/faults')
 
+    def set_pnic_link(self, host, device, up):
+        """Pull (up=False) or plug back the cable of a host's physical NIC: vCenter then reports no linkSpeed for it."""
+        return self._vcsim('POST', '/_twin/pnic', {'host': host, 'device': device, 'link_up': bool(up)})
+
     def vsphere(self):
         """A pyVmomi service instance logged in to the simulator (kept for the twin's lifetime)."""
         if self._vsphere is None:

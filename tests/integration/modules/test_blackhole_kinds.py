@@ -2,7 +2,8 @@
 
 Each kind leaves the egress IP assigned (OVN-K probes over the primary network) while its traffic is dropped:
 the vNIC disconnected on a node that keeps its address, the port group re-tagged (another VLAN) or renamed on the
-ESXi host the VM runs on after it arrived, and the NIC's gateway route gone from its NodeNetworkState. Each is found
+ESXi host the VM runs on after it arrived, the standard vSwitch there without a physical uplink or with its uplink's
+link down, and the NIC's gateway route gone from its NodeNetworkState. Each is found
 by egressip_verify with its own finding id next to egressip_blackhole; where the twin's wire models it, the echo target
 agrees. egressip_plan reads ignore-carrier from a NodeNetworkState that shows a link down with its address. The tests
 share the twin and run in order; each puts back what it broke.
@@ -94,6 +95,44 @@ def test_port_group_renamed_on_the_vm_host_after_it_arrived_is_a_named_blackhole
         assert 'egressip_wire_failed' in ids(result)
     finally:
         set_portgroup(twin, host, 'ocp-egress-renamed', ec.PORTGROUP['name'], ec.PORTGROUP['vlan_id'])
+    assert run_module('egressip_verify', args(twin))['summary']['ok'] is True
+
+
+def set_uplinks(twin, host_name, devices):
+    """UpdateVirtualSwitch on one host: the egress vSwitch bridges these physical NICs (none: no uplink), as an administrator would."""
+    bridge = vim.host.VirtualSwitch.BondBridge(nicDevice=devices) if devices else None
+    spec = vim.host.VirtualSwitch.Specification(numPorts=128, mtu=1500, bridge=bridge)
+    ec.host_object(twin, host_name).configManager.networkSystem.UpdateVirtualSwitch(vswitchName=ec.PORTGROUP['switch'], spec=spec)
+
+
+def test_vswitch_without_uplink_on_the_vm_host_is_a_named_blackhole(twin, run_module):
+    victim = ec.assignments(twin)['10.20.0.200']
+    host = ec.inventory_vm(twin, victim)['host']
+    set_uplinks(twin, host, [])
+    try:
+        result = run_module('egressip_verify', args(twin))
+        assert statuses(result)['10.20.0.200'] == 'blackhole'
+        text = finding(result, 'blackhole_vswitch_no_uplink')['message']
+        assert 'vSwitch vSwitch1 of port group %s on ESXi host %s where VM %s runs now has no physical uplink' % (
+            ec.PORTGROUP['name'], host, victim) in text
+        assert 'egressip_wire_failed' in ids(result)  # the twin's wire: the frames never leave the host
+        assert ec.assignments(twin)['10.20.0.200'] == victim  # OVN-K notices nothing
+    finally:
+        set_uplinks(twin, host, ['vmnic1'])
+    assert run_module('egressip_verify', args(twin))['summary']['ok'] is True
+
+
+def test_vswitch_whose_uplink_lost_its_link_is_a_named_blackhole(twin, run_module):
+    victim = ec.assignments(twin)['10.20.0.200']
+    host = ec.inventory_vm(twin, victim)['host']
+    twin.set_pnic_link(host, 'vmnic1', False)
+    try:
+        result = run_module('egressip_verify', args(twin))
+        assert statuses(result)['10.20.0.200'] == 'blackhole'
+        assert 'has every physical uplink down (vmnic1: no link)' in finding(result, 'blackhole_vswitch_no_uplink')['message']
+        assert 'egressip_wire_failed' in ids(result)
+    finally:
+        twin.set_pnic_link(host, 'vmnic1', True)
     assert run_module('egressip_verify', args(twin))['summary']['ok'] is True
 
 

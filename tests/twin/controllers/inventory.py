@@ -86,6 +86,28 @@ class Inventory:
                 counts[vlan] = counts.get(vlan, 0) + 1
         return min(counts, key=lambda vlan: (-counts[vlan], vlan)) if counts else None
 
+    def uplink_problem(self, vm, nic):
+        """Why the standard vSwitch of the NIC's port group on the VM's host carries nothing off the host, or None.
+
+        A vSwitch's uplinks are its bridge's physical NICs (HostVirtualSwitchBondBridge.nicDevice); a
+        physical NIC without linkSpeed has its link down (PhysicalNic.linkSpeed). A distributed port group
+        is not judged here: its uplinks are the distributed switch's, per member host (not modelled).
+        An inventory without uplink data (an older twin document) is not judged either.
+        """
+        if nic.get("switch_uuid"):
+            return None
+        host = self.hosts.get(vm.get("host")) or {}
+        vswitch = next((pg.get("vswitch") for pg in host.get("portgroups") or [] if pg.get("name") == nic.get("network")), None)
+        if vswitch is None or host.get("uplinks") is None:
+            return None
+        devices = host["uplinks"].get(vswitch) or []
+        if not devices:
+            return "vSwitch %s has no physical uplink" % vswitch
+        up = {pnic.get("device"): pnic.get("link_up") for pnic in host.get("pnics") or []}
+        if all(up.get(device) is False for device in devices):
+            return "every physical uplink of vSwitch %s (%s) has its link down" % (vswitch, ", ".join(devices))
+        return None
+
     def vlan_mismatch(self, vm, nic):
         """(VLAN on the VM's host, the network's VLAN) when a standard port group is tagged otherwise there; else None."""
         if nic.get("switch_uuid"):

@@ -35,7 +35,9 @@ def inventory_from_state(state, secondary_portgroup=True):
         portgroups.append({"name": SECONDARY_PG, "vswitch": "vSwitch1", "vlan": 20})
     return {
         "hosts": [{"name": name, "moid": "host-%d" % i, "cluster": "DC0_C0", "portgroups": [dict(pg) for pg in portgroups],
-                   "vswitches": ["vSwitch0", "vSwitch1"]} for i, name in enumerate(host_names)],
+                   "vswitches": ["vSwitch0", "vSwitch1"], "uplinks": {"vSwitch0": ["vmnic0"], "vSwitch1": ["vmnic1"]},
+                   "pnics": [{"device": "vmnic0", "link_up": True}, {"device": "vmnic1", "link_up": True}]}
+                  for i, name in enumerate(host_names)],
         "dvs": [{"name": "DSwitch1", "uuid": "50 2a 11 22", "moid": "dvs-21", "hosts": host_names,
                  "portgroups": [{"name": "ocp-primary-dpg", "key": "dvportgroup-22", "vlan": 0}]}],
         "vms": [{"name": vm["name"], "moid": vm["moid"], "uuid": vm["uuid"], "host": vm["host"], "power_state": "poweredOn",

@@ -6,8 +6,9 @@
 - Primary-network egress IP: OVN SNATs to the egress IP on the egress node's br-ex.
 - Secondary-network egress IP: the egress node sends from the vNIC holding the subnet. That
   works only if the vNIC is connected, its port group exists on the ESXi host the VM runs on
-  now with the VLAN the network has on the other hosts, the base address is applied and IP
-  forwarding is on for that link; otherwise the packets are dropped while the IP stays
+  now with the VLAN the network has on the other hosts, the standard vSwitch of that port group
+  there has a physical uplink whose link is up, the base address is applied and IP forwarding
+  is on for that link; otherwise the packets are dropped while the IP stays
   "assigned" (the blackhole of DOMAIN.md section 6). A disconnected vNIC is a blackhole only
   while the node keeps its address (NetworkManager `ignore-carrier`); without it the address
   goes and the cluster manager moves the IP (hostnet.CarrierPolicy).
@@ -97,6 +98,10 @@ def through_egress_node(item, hosts, forwarding, inventory):
         where = (link.nic.get("network"), mismatch[0], host.vm.get("host"), vm_name, mismatch[1])
         return result(None, via, egress_ip, "blackhole: port group %s has VLAN %s on host %s where VM %s runs, VLAN %s on the other "
                       "hosts: frames leave on the wrong segment" % where)
+    uplink = inventory.uplink_problem(host.vm, link.nic)
+    if uplink:
+        return result(None, via, egress_ip, "blackhole: %s on host %s where VM %s runs: frames of port group %s never leave the "
+                      "host" % (uplink, host.vm.get("host"), vm_name, link.nic.get("network")))
     node_forwarding = forwarding.get(via)
     if node_forwarding is None or not node_forwarding.is_on(link.name):
         return result(None, via, egress_ip, "blackhole: IP forwarding is off on %s of node %s (gatewayConfig.ipForwarding "

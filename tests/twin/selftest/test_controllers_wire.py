@@ -103,6 +103,39 @@ def test_port_group_missing_on_the_new_host_is_a_blackhole(cluster):
     assert seen["source_ip"] is None and "does not exist on host DC0_C0_H9" in seen["reason"]
 
 
+def _vm_host(cluster):
+    host = cluster.vm(cluster.workers()[0])["host"]
+    return next(item for item in cluster.inventory["hosts"] if item["name"] == host)
+
+
+def test_vswitch_without_uplink_on_the_vm_host_is_a_blackhole(cluster):
+    """The port group's vSwitch on the VM's host bridges no physical NIC: frames never leave the host."""
+    host = _vm_host(cluster)
+    host["uplinks"]["vSwitch1"] = []
+    seen = _wire(cluster)
+    assert seen["source_ip"] is None and seen["egress_ip"] == IP
+    assert "vSwitch vSwitch1 has no physical uplink on host %s" % host["name"] in seen["reason"]
+    host["uplinks"]["vSwitch1"] = ["vmnic1"]
+    assert cluster.runner.wire("app", "p")["source_ip"] == IP
+
+
+def test_vswitch_whose_uplinks_are_all_down_is_a_blackhole_one_up_is_enough(cluster):
+    host = _vm_host(cluster)
+    host["uplinks"]["vSwitch1"] = ["vmnic1", "vmnic2"]
+    host["pnics"] = [{"device": "vmnic0", "link_up": True}, {"device": "vmnic1", "link_up": False},
+                     {"device": "vmnic2", "link_up": False}]
+    seen = _wire(cluster)
+    assert seen["source_ip"] is None and "every physical uplink of vSwitch vSwitch1 (vmnic1, vmnic2) has its link down" in seen["reason"]
+    host["pnics"][2]["link_up"] = True  # teaming: one working uplink carries the traffic
+    assert cluster.runner.wire("app", "p")["source_ip"] == IP
+
+
+def test_uplinks_of_another_host_do_not_matter(cluster):
+    other = next(item for item in cluster.inventory["hosts"] if item["name"] != _vm_host(cluster)["name"])
+    other["uplinks"]["vSwitch1"] = []
+    assert _wire(cluster)["source_ip"] == IP
+
+
 def test_distributed_port_group_backing(cluster):
     nic = _egress_nic(cluster)
     nic.update({"network": "ocp-primary-dpg", "portgroup_key": "dvportgroup-22", "switch_uuid": "50 2a 11 22"})

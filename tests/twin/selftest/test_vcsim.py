@@ -790,6 +790,48 @@ def test_update_portgroup(fresh_twin):
     assert [h.name for h in _standard_networks(si, 'egress-renamed')[0].host] == ['DC0_C0_H1']
 
 
+def test_vswitch_uplinks_and_physical_nic_link_state(fresh_twin):
+    """networkInfo lists the physical NICs and each vSwitch's uplinks (spec.bridge.nicDevice, pnic keys);
+    UpdateVirtualSwitch replaces the bridge (NotFound, ResourceInUse); /_twin/pnic pulls a cable (linkSpeed unset)."""
+    si = fresh_twin.si
+    host = by_name(si, vim.HostSystem, 'DC0_C0_H1')
+    ns = host.configManager.networkSystem
+    info = ns.networkInfo
+    assert sorted(pnic.device for pnic in info.pnic) == ['vmnic0', 'vmnic1']
+    assert all(pnic.linkSpeed.speedMb == 10000 for pnic in info.pnic)
+    switches = {vs.name: vs for vs in info.vswitch}
+    assert switches['vSwitch0'].spec.bridge.nicDevice == ['vmnic0'] and switches['vSwitch0'].pnic == ['key-vim.host.PhysicalNic-vmnic0']
+    assert switches['vSwitch1'].spec.bridge.nicDevice == ['vmnic1'] and switches['vSwitch1'].pnic == ['key-vim.host.PhysicalNic-vmnic1']
+    assert sorted(vs.name for vs in host.config.network.vswitch) == ['vSwitch0', 'vSwitch1']
+    assert inv_host(fresh_twin.inventory(), 'DC0_C0_H1')['uplinks'] == {'vSwitch0': ['vmnic0'], 'vSwitch1': ['vmnic1']}
+
+    ns.UpdateVirtualSwitch(vswitchName='vSwitch1', spec=vim.host.VirtualSwitch.Specification(numPorts=128, mtu=1500))
+    vswitch1 = next(vs for vs in ns.networkInfo.vswitch if vs.name == 'vSwitch1')
+    assert vswitch1.spec.bridge is None and not vswitch1.pnic
+    assert not next(vs for vs in host.config.network.vswitch if vs.name == 'vSwitch1').pnic
+    inventory = fresh_twin.inventory()
+    assert inv_host(inventory, 'DC0_C0_H1')['uplinks']['vSwitch1'] == []
+    assert inv_host(inventory, 'DC0_C0_H0')['uplinks']['vSwitch1'] == ['vmnic1']  # that host only
+    bond = vim.host.VirtualSwitch.BondBridge
+    with pytest.raises(vim.fault.NotFound):
+        ns.UpdateVirtualSwitch(vswitchName='vSwitch9', spec=vim.host.VirtualSwitch.Specification(numPorts=128))
+    with pytest.raises(vim.fault.NotFound):
+        ns.UpdateVirtualSwitch(vswitchName='vSwitch1', spec=vim.host.VirtualSwitch.Specification(numPorts=128, bridge=bond(nicDevice=['vmnic7'])))
+    with pytest.raises(vim.fault.ResourceInUse):
+        ns.UpdateVirtualSwitch(vswitchName='vSwitch1', spec=vim.host.VirtualSwitch.Specification(numPorts=128, bridge=bond(nicDevice=['vmnic0'])))
+    ns.UpdateVirtualSwitch(vswitchName='vSwitch1', spec=vim.host.VirtualSwitch.Specification(numPorts=128, bridge=bond(nicDevice=['vmnic1'])))
+    assert next(vs for vs in ns.networkInfo.vswitch if vs.name == 'vSwitch1').pnic == ['key-vim.host.PhysicalNic-vmnic1']
+
+    assert fresh_twin.http('POST', '/_twin/pnic', {'host': 'DC0_C0_H1', 'device': 'vmnic1', 'link_up': False})[0] == 200
+    assert next(p for p in ns.networkInfo.pnic if p.device == 'vmnic1').linkSpeed is None
+    assert next(p for p in host.config.network.pnic if p.device == 'vmnic1').linkSpeed is None
+    assert {'device': 'vmnic1', 'link_up': False} in inv_host(fresh_twin.inventory(), 'DC0_C0_H1')['pnics']
+    assert fresh_twin.http('POST', '/_twin/pnic', {'host': 'DC0_C0_H1', 'device': 'vmnic1', 'link_up': True})[0] == 200
+    assert next(p for p in ns.networkInfo.pnic if p.device == 'vmnic1').linkSpeed.speedMb == 10000
+    assert fresh_twin.http('POST', '/_twin/pnic', {'host': 'DC0_C0_H1', 'device': 'vmnic9', 'link_up': False})[0] == 404
+    assert fresh_twin.http('POST', '/_twin/pnic', {'host': 'DC0_C0_H1'})[0] == 400
+
+
 def test_nic_on_standard_portgroup_and_remove(fresh_twin):
     """A VM NIC on a standard port group of its host; RemovePortGroup: ResourceInUse there, NotFound when absent,
     the Network stays while a host has the port group and goes with the last one."""

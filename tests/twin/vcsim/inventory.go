@@ -249,13 +249,21 @@ type inventory struct {
 }
 
 type invHost struct {
-	Name       string     `json:"name"`
-	Moid       string     `json:"moid"`
-	Cluster    string     `json:"cluster"`
-	Portgroups []invStdPG `json:"portgroups"`
-	Vswitches  []string   `json:"vswitches"`
+	Name       string              `json:"name"`
+	Moid       string              `json:"moid"`
+	Cluster    string              `json:"cluster"`
+	Portgroups []invStdPG          `json:"portgroups"`
+	Vswitches  []string            `json:"vswitches"`
+	Uplinks    map[string][]string `json:"uplinks"`
+	Pnics      []invPnic           `json:"pnics"`
 	nsRef      *types.ManagedObjectReference
 	parentRef  *types.ManagedObjectReference
+}
+
+// invPnic is a physical NIC of a host: link_up false when vCenter reports no linkSpeed (link down).
+type invPnic struct {
+	Device string `json:"device"`
+	LinkUp bool   `json:"link_up"`
 }
 
 type invStdPG struct {
@@ -340,6 +348,8 @@ func snapshot() inventory {
 		hostNames[h.Self] = ih.Name
 		ih.Portgroups = []invStdPG{}
 		ih.Vswitches = []string{}
+		ih.Uplinks = map[string][]string{}
+		ih.Pnics = []invPnic{}
 		if ih.nsRef != nil {
 			if obj := m.Get(*ih.nsRef); obj != nil {
 				ns := networkSystemOf(obj)
@@ -352,6 +362,10 @@ func snapshot() inventory {
 					}
 					for _, vs := range ns.NetworkInfo.Vswitch {
 						ih.Vswitches = append(ih.Vswitches, vs.Name)
+						ih.Uplinks[vs.Name] = append([]string{}, bridgeDevices(vs.Spec.Bridge)...)
+					}
+					for _, pnic := range ns.NetworkInfo.Pnic {
+						ih.Pnics = append(ih.Pnics, invPnic{Device: pnic.Device, LinkUp: pnic.LinkSpeed != nil})
 					}
 					for _, pg := range ns.NetworkInfo.Portgroup {
 						ih.Portgroups = append(ih.Portgroups, invStdPG{

@@ -135,6 +135,7 @@ func main() {
 
 	tw := newTwin()
 	syncStandardNetworks()
+	seedUplinks()
 	tw.versionNewPortgroups()
 	versionVMs()
 

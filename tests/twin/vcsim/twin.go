@@ -73,6 +73,8 @@ func (t *twin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.serveFaults(w, r)
 	case r.URL.Path == "/_twin/options":
 		t.serveOptions(w, r)
+	case r.URL.Path == "/_twin/pnic":
+		t.servePnic(w, r)
 	case strings.HasPrefix(r.URL.Path, "/_twin/"):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "unknown twin endpoint " + r.URL.Path})
 	case r.Method == http.MethodPost && isSOAPPath(r.URL.Path):

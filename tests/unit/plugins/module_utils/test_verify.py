@@ -495,6 +495,43 @@ def test_portgroup_missing_on_the_current_host_is_a_named_blackhole():
     assert 'blackhole_portgroup_missing_on_host' in ids(result)
 
 
+def test_vswitch_without_uplink_on_the_vm_host_is_a_named_blackhole():
+    cluster = Cluster()
+    cluster.vsphere['portgroup_uplinks'] = {'H0': {'vswitch': 'vSwitch1', 'uplinks': [], 'down': []},
+                                            'H1': {'vswitch': 'vSwitch1', 'uplinks': ['vmnic1'], 'down': []}}
+    result = cluster.evaluate()
+    assert row(result, '10.20.0.200')['status'] == 'blackhole' and row(result, '10.20.0.201')['status'] == 'ok'
+    finding = next(item for item in result['findings'] if item['id'] == 'blackhole_vswitch_no_uplink')
+    assert 'vSwitch vSwitch1 of port group ocp-egress-120 on ESXi host H0 where VM w0 runs now has no physical uplink' in finding['message']
+    assert finding['severity'] == 'error' and 'hosting 10.20.0.200' in finding['message']
+
+
+def test_vswitch_whose_uplinks_are_all_down_is_a_blackhole_one_up_is_enough():
+    cluster = Cluster()
+    cluster.vsphere['portgroup_uplinks'] = {'H0': {'vswitch': 'vSwitch1', 'uplinks': ['vmnic1', 'vmnic2'], 'down': ['vmnic1', 'vmnic2']},
+                                            'H1': {'vswitch': 'vSwitch1', 'uplinks': ['vmnic1', 'vmnic2'], 'down': ['vmnic2']}}
+    result = cluster.evaluate()
+    assert row(result, '10.20.0.200')['status'] == 'blackhole' and row(result, '10.20.0.201')['status'] == 'ok'
+    assert 'has every physical uplink down (vmnic1, vmnic2: no link)' in next(
+        item['message'] for item in result['findings'] if item['id'] == 'blackhole_vswitch_no_uplink')
+
+
+def test_uplinks_of_a_distributed_port_group_are_not_judged():
+    assert verify._uplinks_on_host({'host': 'H0', 'name': 'w0'}, {  # pylint: disable=protected-access
+        'switch_type': 'distributed', 'portgroup_uplinks': {'H0': {'vswitch': 'x', 'uplinks': [], 'down': []}}}) is None
+
+
+def test_vsphere_facts_read_the_uplinks_of_the_port_group_vswitch():
+    vcenter = {'datacenter': 'DC0', 'cluster': 'C0', 'not_found': None, 'distributed_switches': [], 'vms': [],
+               'hosts': [{'name': 'H0', 'standard_portgroups': [{'name': 'ocp-egress-120', 'vswitch': 'vSwitch1'}],
+                          'standard_switches': [{'name': 'vSwitch0', 'uplinks': ['vmnic0'], 'uplinks_down': []},
+                                                {'name': 'vSwitch1', 'uplinks': ['vmnic1'], 'uplinks_down': ['vmnic1']}]},
+                         {'name': 'H1', 'standard_portgroups': [{'name': 'ocp-egress-120', 'vswitch': 'vSwitch1'}],
+                          'standard_switches': [{'name': 'vSwitch1', 'uplinks': ['vmnic1']}]}]}  # link state not read: not judged
+    facts = verify.vsphere_facts(vcenter, PORTGROUP, [])
+    assert facts['portgroup_uplinks'] == {'H0': {'vswitch': 'vSwitch1', 'uplinks': ['vmnic1'], 'down': ['vmnic1']}}
+
+
 def _route(index, gateway='10.20.0.1'):
     return {'destination': '0.0.0.0/0', 'next-hop-address': gateway, 'next-hop-interface': 'ens224', 'metric': 200, 'table-id': 254}
 

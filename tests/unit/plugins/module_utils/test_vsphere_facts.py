@@ -1,5 +1,7 @@
 """Pure vSphere conversions (real pyVmomi data objects, no server) and node/VM matching."""
 
+from types import SimpleNamespace
+
 import pytest
 from pyVmomi import vim
 
@@ -17,7 +19,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import
     vm_nics,
     vm_uuid_from_provider_id,
 )
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_inventory import missing_vms_message, select_vms
+from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_inventory import add_uplink_state, missing_vms_message, select_vms
 
 UUID = '4237a1b2-0c1d-2e3f-4a5b-6c7d8e9f0a1b'
 DVS_UUID = '50 1c 2e 3d 4f 5a 6b 7c-8d 9e 0f 1a 2b 3c 4d 5e'
@@ -220,3 +222,13 @@ def test_missing_vms_are_all_named_in_one_message():
     assert [vm['moid'] for vm in selected] == ['vm-52']
     assert missing_vms_message(missing, 'DC0', VMS) == (
         "No VM in datacenter DC0 with name 'ghost', BIOS UUID 'abc' (node w7); VMs there: dup, ocp1-worker-0, ocp1-worker-1")
+
+
+def test_uplinks_down_are_the_bridged_nics_without_link_speed():
+    facts = {'standard_switches': [{'name': 'vSwitch0', 'uplinks': ['vmnic0']}, {'name': 'vSwitch1', 'uplinks': ['vmnic1', 'vmnic2']}]}
+    pnics = [SimpleNamespace(device='vmnic0', linkSpeed=SimpleNamespace(speedMb=10000)), SimpleNamespace(device='vmnic1', linkSpeed=None),
+             SimpleNamespace(device='vmnic2', linkSpeed=SimpleNamespace(speedMb=1000))]
+    add_uplink_state(facts, pnics)
+    assert [switch['uplinks_down'] for switch in facts['standard_switches']] == [[], ['vmnic1']]
+    add_uplink_state(facts, None)  # physical NICs not reported: nothing claimed down
+    assert [switch['uplinks_down'] for switch in facts['standard_switches']] == [[], []]
