@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import atexit
 import collections
+import os
 import socket
 import ssl
 import traceback
@@ -126,6 +127,20 @@ def _os_error_text(exc):
     return getattr(exc, 'strerror', None) or str(exc) or type(exc).__name__
 
 
+# A PEM file of CA certificates trusted for vCenter besides the system's (the collection's AAP credential type injects it).
+VCENTER_CA_BUNDLE_ENV = 'OCP_EGRESSIP_VCENTER_CA_BUNDLE'
+
+
+def _trust_ca_bundle(ssl_context, path):
+    if not path:
+        return
+    try:
+        ssl_context.load_verify_locations(cafile=path)
+    except (OSError, ssl.SSLError) as exc:
+        raise _failure('%s %s cannot be used as the vCenter CA bundle: %s. Give a readable PEM file of CA certificates, or unset it.'
+                       % (VCENTER_CA_BUNDLE_ENV, path, _os_error_text(exc)), reason='ca_bundle_invalid')
+
+
 def connect_vsphere(params):
     """Log in to vCenter with the connection options; returns a VsphereClient.
 
@@ -150,6 +165,7 @@ def connect_vsphere(params):
 
     if params.get('validate_certs', True):
         ssl_context = ssl.create_default_context()
+        _trust_ca_bundle(ssl_context, os.environ.get(VCENTER_CA_BUNDLE_ENV))
     else:
         ssl_context = ssl._create_unverified_context()  # pylint: disable=protected-access
     # An explicit context also stops pyVmomi from silently skipping verification for localhost.
@@ -168,8 +184,9 @@ def connect_vsphere(params):
         raise _failure('Login to %s as %s failed: %s' % (endpoint_text, username, fault_text(exc)), reason='login_failed', fault=fault_name(exc))
     except ssl.SSLCertVerificationError as exc:
         raise _failure('The TLS certificate of %s is not trusted: %s. Add the vCenter CA certificate to the system trust store '
-                       '(or point SSL_CERT_FILE at it), or set validate_certs: false (%s=false) where the network is trusted.'
-                       % (endpoint_text, getattr(exc, 'verify_message', None) or exc.reason or exc, VSPHERE_ENV['validate_certs']),
+                       '(or point %s or SSL_CERT_FILE at it), or set validate_certs: false (%s=false) where the network is trusted.'
+                       % (endpoint_text, getattr(exc, 'verify_message', None) or exc.reason or exc, VCENTER_CA_BUNDLE_ENV,
+                          VSPHERE_ENV['validate_certs']),
                        reason='certificate_untrusted')
     except ssl.SSLError as exc:
         raise _failure('TLS handshake with %s failed: %s' % (endpoint_text, exc.reason or exc), reason='tls_failed')

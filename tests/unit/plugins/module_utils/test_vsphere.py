@@ -268,3 +268,30 @@ def test_unexpected_error_during_a_read_still_names_endpoint_and_call():
     assert failure.value.msg == "vCenter vc.example.com:443: reading VMs (RetrievePropertiesEx) failed: unexpected KeyError: ''"
     assert 'Traceback' in failure.value.details['exception']
     assert log[-1] == 'DestroyView'
+
+
+def test_a_ca_bundle_from_the_environment_is_trusted_for_vcenter(monkeypatch, tmp_path):
+    """The collection's AAP credential type (extensions/aap/credential_types/vcenter.yml) injects the CA bundle's file."""
+    certifi = pytest.importorskip('certifi')
+    contexts = []
+    monkeypatch.setattr(_vsphere, '_probe_tcp', lambda *args: None)
+
+    def smart_connect(**connect_args):
+        contexts.append(connect_args['sslContext'])
+        raise vim.fault.InvalidLogin(msg='no')
+    monkeypatch.setattr(_vsphere, 'SmartConnect', smart_connect)
+    monkeypatch.setattr(_vsphere.ssl, 'create_default_context', lambda: ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+    monkeypatch.setenv(_vsphere.VCENTER_CA_BUNDLE_ENV, certifi.where())
+    with pytest.raises(ModuleFailure):
+        connect_vsphere(params())
+    assert len(contexts[0].get_ca_certs()) > 10
+    monkeypatch.setenv(_vsphere.VCENTER_CA_BUNDLE_ENV, str(tmp_path / 'missing.pem'))
+    with pytest.raises(ModuleFailure) as failure:
+        connect_vsphere(params())
+    assert failure.value.details['reason'] == 'ca_bundle_invalid'
+    assert failure.value.msg.startswith('OCP_EGRESSIP_VCENTER_CA_BUNDLE %s cannot be used as the vCenter CA bundle' % (tmp_path / 'missing.pem'))
+    monkeypatch.setenv(_vsphere.VCENTER_CA_BUNDLE_ENV, '')  # the credential type leaves it empty without a bundle
+    contexts[:] = []
+    with pytest.raises(ModuleFailure):
+        connect_vsphere(params())
+    assert contexts[0].get_ca_certs() == []
