@@ -343,6 +343,19 @@ NODE_CHECKS = {
         'title': 'The nmstate release of the NMState handler on the nodes',
         'remedy': 'Nothing to do: the collection names the kernel interface in routes, which every nmstate release accepts.',
     },
+    'kube_tls_unverified': {
+        'severity': 'warning',
+        'title': 'The Kubernetes API certificate is not checked',
+        'remedy': 'Give the CA of the API (ca_cert / K8S_AUTH_SSL_CA_CERT, or certificate-authority-data in the kubeconfig) and leave '
+                  'validate_certs on; under AAP fill the CA field of the Bearer Token credential or use the kubeconfig credential type '
+                  '(docs/aap.md).',
+    },
+    'vcenter_tls_unverified': {
+        'severity': 'warning',
+        'title': 'The vCenter certificate is not checked',
+        'remedy': 'Trust the vCenter CA (system trust store, SSL_CERT_FILE or OCP_EGRESSIP_VCENTER_CA_BUNDLE) and set validate_certs true; '
+                  'under AAP use the collection\'s vCenter credential type, extensions/aap/credential_types/vcenter.yml (docs/aap.md).',
+    },
     'node_nmstate_version_unknown': {
         'severity': 'warning',
         'title': 'The nmstate release of the NMState handler could not be read',
