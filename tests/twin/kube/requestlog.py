@@ -7,6 +7,7 @@ from .errors import ApiError, internal, stale, timeout, too_many_requests
 
 BASE_VERBS = ("get", "list", "create", "update", "patch", "delete")
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
+REVIEWS = ("selfsubjectaccessreviews.authorization.k8s.io", "selfsubjectrulesreviews.authorization.k8s.io")
 
 
 class RequestLog:
@@ -29,7 +30,8 @@ class RequestLog:
         writes = 0
         for entry in entries:
             counts[entry["verb"]] = counts.get(entry["verb"], 0) + 1
-            if entry["verb"] in WRITE_VERBS and not entry["dry_run"] and 200 <= entry["code"] < 300:
+            # access reviews are creates that store nothing (authz.REVIEWS): no write
+            if entry["verb"] in WRITE_VERBS and not entry["dry_run"] and 200 <= entry["code"] < 300 and entry.get("resource") not in REVIEWS:
                 writes += 1
         return {"requests": entries, "counts": counts, "writes": writes}
 
