@@ -856,7 +856,26 @@ def _merge(*areas):
     return merged
 
 
-CATALOGUE = _merge(PLATFORM_CHECKS, VSPHERE_CHECKS, NODE_CHECKS, EGRESSIP_CHECKS, LIFECYCLE_CHECKS, LOCK_CHECKS)
+# --- permissions of the credentials (preflight, _permissions.py, docs/rbac.md) ---------------
+PERMISSION_CHECKS = {
+    'kube_permission_missing': {
+        'severity': 'error',
+        'title': 'The Kubernetes credentials lack a permission (verb and resource) the playbook uses',
+        'remedy': 'Bind the ClusterRole of the playbook (rbac/<playbook>.yml, docs/rbac.md) to the user or service account that runs it.',
+    },
+    'kube_permission_unchecked': {
+        'severity': 'warning',
+        'title': 'The API refused the SelfSubjectAccessReviews, so the permissions of the credentials were not checked',
+        'remedy': 'Allow create on selfsubjectaccessreviews.authorization.k8s.io (the system:basic-user ClusterRole does), or accept the gap.',
+    },
+    'vcenter_privilege_missing': {
+        'severity': 'error',
+        'title': 'The vCenter account lacks a privilege the playbook uses on the vSphere cluster, its hosts or VMs',
+        'remedy': 'Give the account the vCenter role of the playbook (docs/rbac.md) on the datacenter, propagating to its children.',
+    },
+}
+
+CATALOGUE = _merge(PLATFORM_CHECKS, VSPHERE_CHECKS, NODE_CHECKS, EGRESSIP_CHECKS, LIFECYCLE_CHECKS, LOCK_CHECKS, PERMISSION_CHECKS)
 
 
 def catalogue_finding(finding_id, message, objects=None, severity=None, remedy=None):

@@ -31,6 +31,7 @@ except ImportError:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils._permissions import read_privileges, vcenter_privileges
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, connect_vsphere
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import vm_uuid_from_provider_id
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_inventory import (
@@ -133,8 +134,9 @@ def _nsx_facts(client, datacenter):
     return opaque, backing
 
 
-def read_vcenter(client, datacenter_name, cluster_name, nodes):
-    """The vCenter part of the snapshot for one datacenter and vSphere cluster and the VMs behind `nodes`.
+def read_vcenter(client, datacenter_name, cluster_name, nodes, privileges=None):
+    """The vCenter part of the snapshot for one datacenter and vSphere cluster and the VMs behind `nodes`; with
+    `privileges` ({'datacenter'|'host'|'vm': privilege ids}, _permissions.vcenter_privileges) whether this session holds them.
 
     A datacenter or cluster that does not exist is reported in `not_found` (a finding), not raised.
     """
@@ -153,7 +155,9 @@ def read_vcenter(client, datacenter_name, cluster_name, nodes):
         for portgroup in switch.get('portgroups') or []:
             portgroup['backing_type'] = backing.get(portgroup.get('key'))
     about = getattr(client.content, 'about', None)
+    checked = read_privileges(client, privileges, _entities(client, datacenter, network['hosts'], vms)) if privileges else None
     return {
+        'privileges': checked,
         'about': getattr(about, 'fullName', None),
         'datacenter': datacenter.props.get('name'),
         'cluster': network['cluster']['name'],
@@ -163,6 +167,13 @@ def read_vcenter(client, datacenter_name, cluster_name, nodes):
         'opaque_networks': opaque,
         'vms': vms,
     }
+
+
+def _entities(client, datacenter, hosts, vms):
+    stub = getattr(client.service_instance, '_stub', None)
+    return {'datacenter': [(datacenter.props.get('name'), datacenter.ref)],
+            'host': [(host['name'], vim.HostSystem(host['moid'], stub)) for host in hosts],
+            'vm': [(vm['name'], vim.VirtualMachine(vm['moid'], stub)) for vm in vms]}
 
 
 # --- the requested configuration as module options, and the whole read ------------------------------
@@ -249,6 +260,7 @@ def read_snapshot(module):
             module.fail_json(msg=missing_required_lib('pyvmomi', reason='to check vCenter (datacenter and cluster given)'),
                              exception=PYVMOMI_IMPORT_ERROR)
         client = connect_vsphere(params['vsphere'])
-        snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'])
+        wanted = vcenter_privileges(params['vcenter_privileges'], (params['portgroup'] or {}).get('switch_type')) if params.get('vcenter_privileges') else None
+        snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'], wanted)
     snapshot['config'] = requested_config(params)
     return snapshot

@@ -69,6 +69,34 @@ options:
         C(vlan_id) 0 to 4094) or a malformed selector is an error finding (C(variables_unknown_key), C(variables_invalid))
         naming the public variable; the cluster and vCenter are then not read.
     type: dict
+  permissions:
+    description:
+      - The playbook whose Kubernetes permissions to check first (docs/rbac.md), with one SelfSubjectAccessReview per verb and
+        resource it uses. A missing one is the error finding C(kube_permission_missing) naming each verb and resource and the
+        ClusterRole file (C(rbac/<playbook>.yml)) to bind; the cluster and vCenter are then not read.
+      - Unset, no permission is checked.
+    type: str
+    choices: [enable, verify, failover_drill, support_report, migrate, upgrade, disable, render]
+  permissions_only:
+    description:
+      - Check only the permissions of O(permissions) (a read-only check before a playbook's first write); nothing else is read.
+    type: bool
+    default: false
+  lock_namespace:
+    description: The namespace of the cluster lock's Lease (C(egressip_lock.namespace)), where its permissions are checked.
+    type: str
+    default: openshift-machine-api
+  takes_lock:
+    description: Whether the run takes the cluster lock, so that the Lease permissions are checked (verify takes it only to remediate).
+    type: bool
+    default: true
+  vcenter_privileges:
+    description:
+      - The playbook whose vCenter privileges to check on the datacenter, the hosts of the vSphere cluster and the node VMs, with
+        C(AuthorizationManager.HasPrivilegeOnEntities) for this session (docs/rbac.md lists them). A missing one is the error
+        finding C(vcenter_privilege_missing). Needs O(datacenter) and O(cluster); unset, no privilege is checked.
+    type: str
+    choices: [enable, verify, failover_drill, support_report, migrate, upgrade, disable, render]
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
   - ocp.egressip.k8s_auth
@@ -241,7 +269,10 @@ from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import 
 from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message, summarize
 from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight import cluster_facts, primary_egressips, run_checks
+from ansible_collections.ocp.egressip.plugins.module_utils._permissions import PLAYBOOKS
+from ansible_collections.ocp.egressip.plugins.module_utils._permissions import check as check_permissions
+from ansible_collections.ocp.egressip.plugins.module_utils._permissions import vcenter_findings
+from ansible_collections.ocp.egressip.plugins.module_utils._preflight import SEVERITY_ORDER, cluster_facts, primary_egressips, run_checks
 from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import (
     config_argument_spec,
     options_from_variables,
@@ -258,6 +289,11 @@ def argument_spec():
         align_machines=dict(type='bool', default=True),
         fail_on_error=dict(type='bool', default=True),
         variables=dict(type='dict'),
+        permissions=dict(type='str', choices=list(PLAYBOOKS)),
+        permissions_only=dict(type='bool', default=False),
+        lock_namespace=dict(type='str', default='openshift-machine-api'),
+        takes_lock=dict(type='bool', default=True),
+        vcenter_privileges=dict(type='str', choices=list(PLAYBOOKS)),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
@@ -273,11 +309,25 @@ def run(module):
             # the other checks would read a configuration the user did not mean: fix the file first
             return result_of({'config': {'variables': variables}, 'vsphere': None}, module.params)
         module.params.update(options_from_variables(normalized))
-    return result_of(read_snapshot(module), module.params)
+    permissions = permission_findings(module)
+    if module.params['permissions_only'] or errors(permissions):
+        # a missing permission would fail the reads too: report it alone, before anything else is asked
+        return result_of({'vsphere': None}, module.params, permissions, checks=False)
+    snapshot = read_snapshot(module)
+    privileges = vcenter_findings((snapshot['vsphere'] or {}).get('privileges'), module.params['vcenter_privileges'])
+    return result_of(snapshot, module.params, permissions + privileges)
 
 
-def result_of(snapshot, params):
-    findings = run_checks(snapshot, params['mode'], params['align_machines'])
+def permission_findings(module):
+    params = module.params
+    if not params['permissions']:
+        return []
+    return check_permissions(module.k8s, params['permissions'], params['lock_namespace'], params['takes_lock'])
+
+
+def result_of(snapshot, params, extra=(), checks=True):
+    findings = run_checks(snapshot, params['mode'], params['align_machines']) if checks else []
+    findings = sorted(list(extra) + findings, key=lambda item: SEVERITY_ORDER[item['severity']])
     summary = summarize(findings)
     summary.update(ok=not errors(findings), mode=params['mode'])
     return dict(
