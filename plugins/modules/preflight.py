@@ -278,6 +278,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot i
     options_from_variables,
     read_snapshot,
 )
+from ansible_collections.ocp.egressip.plugins.module_utils._tls_findings import tls_findings
 from ansible_collections.ocp.egressip.plugins.module_utils._variables_schema import check as check_variables
 from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
 
@@ -315,7 +316,8 @@ def run(module):
         return result_of({'vsphere': None}, module.params, permissions, checks=False)
     snapshot = read_snapshot(module)
     privileges = vcenter_findings((snapshot['vsphere'] or {}).get('privileges'), module.params['vcenter_privileges'])
-    return result_of(snapshot, module.params, permissions + privileges)
+    tls = tls_findings(module.k8s.connection, module.params['vsphere'] if snapshot['vsphere'] is not None else None)
+    return result_of(snapshot, module.params, permissions + privileges + tls)
 
 
 def permission_findings(module):

@@ -10,6 +10,7 @@ VMWARE_* for the collection, and TWIN_* for tests and benchmarks.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import secrets
@@ -89,6 +90,14 @@ def _spawn(argv, log_path, env=None, cwd=None):
                                 env=env, cwd=cwd, start_new_session=True)
 
 
+def _vcsim_certificates(state_dir):
+    """A CA and a server certificate for vcsim (SAN 127.0.0.1), made by the emulator's tls helper."""
+    spec = importlib.util.spec_from_file_location('twin_tls', os.path.join(TESTS_DIR, 'twin', 'kube', 'tls.py'))
+    tls = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tls)
+    return tls.make_certificates(state_dir, prefix='vcsim-', ca_name='twin-vcenter-vmca', server_name='twin-vcenter')
+
+
 def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1.0, binary=None, random_seed=None,
           nmstate_version=None, nns_refresh=None, nmstate_retry_backoff=None, tuned_delay=None,
           carrier_loss=None, carrier_loss_delay=None, vcsim_max_objects=None):
@@ -110,9 +119,10 @@ def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1
             os.remove(os.path.join(state_dir, name))
     password = secrets.token_urlsafe(12)
     vcsim_log = os.path.join(state_dir, 'vcsim.log')
+    certs = _vcsim_certificates(state_dir)
     vcsim = _spawn([binary, '-listen', '127.0.0.1:0', '-hosts', str(hosts), '-masters', str(masters),
                     '-workers', str(workers), '-username', VCENTER_USER, '-password', password,
-                    '-state', os.path.join(state_dir, 'vcsim.json')]
+                    '-state', os.path.join(state_dir, 'vcsim.json'), '-tlscert', certs['cert_file'], '-tlskey', certs['key_file']]
                    + (['-max-objects', str(vcsim_max_objects)] if vcsim_max_objects is not None else []), vcsim_log)
     pids = {'vcsim': vcsim.pid}
     _write_json(os.path.join(state_dir, 'pids.json'), pids)
@@ -154,7 +164,9 @@ def environment(state_dir, vcsim_state, kube_state):
         'VMWARE_PORT': vcsim_state['port'],
         'VMWARE_USER': vcsim_state['username'],
         'VMWARE_PASSWORD': vcsim_state['password'],
-        'VMWARE_VALIDATE_CERTS': 'false',
+        # certificates are checked, against the twin's vCenter CA, as the collection's default and a real vCenter ask
+        'VMWARE_VALIDATE_CERTS': 'true',
+        'OCP_EGRESSIP_VCENTER_CA_BUNDLE': os.path.join(state_dir, 'vcsim-ca.crt'),
         'TWIN_DIR': state_dir,
         'TWIN_KUBE_URL': kube_state['url'],
         'TWIN_KUBE_TOKEN': kube_state['token'],

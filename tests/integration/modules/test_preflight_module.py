@@ -257,3 +257,12 @@ def test_secrets_never_show(quiet, run_module):
     text = repr(result)
     assert quiet.kube_state['token'] not in text
     assert quiet.vcsim_state['password'] not in text
+
+
+def test_a_vcenter_connection_without_certificate_checks_is_a_warning(quiet, run_module):
+    """docs/aap.md: AAP's built-in vCenter credential injects VMWARE_VALIDATE_CERTS from a global setting, false by default."""
+    checked = run_module('preflight', request())
+    unchecked = run_module('preflight', request(), env={'VMWARE_VALIDATE_CERTS': 'false'})
+    assert checked['checked']['vcenter'] and unchecked['checked']['vcenter']
+    assert 'vcenter_tls_unverified' not in ids(checked) and 'kube_tls_unverified' not in ids(checked)
+    assert 'vcenter_tls_unverified' in ids(unchecked, 'warning'), unchecked['findings']

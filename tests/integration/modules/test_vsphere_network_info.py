@@ -181,8 +181,15 @@ def test_unreachable_vcenter(twin, run_module):
     assert msg == 'Cannot reach vCenter 127.0.0.1:%d: Connection refused (check hostname, port and firewall)' % port
 
 
+def test_the_vcenter_certificate_is_checked_against_the_ca_bundle(twin, run_module):
+    """The twin's vCenter presents a certificate signed by a CA of its own (as a real one by its VMCA): trusted with the bundle."""
+    assert twin.env['VMWARE_VALIDATE_CERTS'] == 'true' and twin.env['OCP_EGRESSIP_VCENTER_CA_BUNDLE']
+    result = run_module(MODULE, args(twin, validate_certs=True))
+    assert result['_rc'] == 0, result
+
+
 def test_untrusted_vcenter_certificate(twin, run_module):
-    msg = failed(run_module(MODULE, args(twin, validate_certs=True)), twin)
+    msg = failed(run_module(MODULE, args(twin, validate_certs=True), env={'OCP_EGRESSIP_VCENTER_CA_BUNDLE': ''}), twin)
     assert msg.startswith('The TLS certificate of vCenter %s:%s is not trusted: ' % (twin.vcsim_state['host'], twin.vcsim_state['port']))
     assert 'validate_certs: false (VMWARE_VALIDATE_CERTS=false)' in msg
 

@@ -14,10 +14,13 @@ def _openssl(*args):
     subprocess.run(["openssl"] + list(args), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def make_certificates(state_dir, days=365):
-    """Write ca.crt/ca.key/server.crt/server.key into state_dir; return their paths."""
-    paths = {name: os.path.join(state_dir, name) for name in ("ca.crt", "ca.key", "server.crt", "server.key", "server.csr")}
-    ext = os.path.join(state_dir, "server.ext")
+def make_certificates(state_dir, days=365, prefix="", ca_name="twin-kube-ca", server_name="twin-kube-apiserver"):
+    """Write <prefix>ca.crt/ca.key/server.crt/server.key into state_dir; return their paths.
+
+    The vCenter simulator gets a CA of its own (prefix "vcsim-"), as a real vCenter's certificate is signed by its VMCA.
+    """
+    paths = {name: os.path.join(state_dir, prefix + name) for name in ("ca.crt", "ca.key", "server.crt", "server.key", "server.csr")}
+    ext = os.path.join(state_dir, prefix + "server.ext")
     with open(ext, "w") as handle:
         handle.write("basicConstraints=CA:FALSE\n"
                      "keyUsage=critical,digitalSignature,keyEncipherment\n"
@@ -26,9 +29,9 @@ def make_certificates(state_dir, days=365):
                      "authorityKeyIdentifier=keyid,issuer\n"
                      "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
     _openssl("req", "-x509", *_EC, "-keyout", paths["ca.key"], "-out", paths["ca.crt"], "-days", str(days),
-             "-subj", "/CN=twin-kube-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+             "-subj", "/CN=" + ca_name, "-addext", "basicConstraints=critical,CA:TRUE",
              "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    _openssl("req", *_EC, "-keyout", paths["server.key"], "-out", paths["server.csr"], "-subj", "/CN=twin-kube-apiserver")
+    _openssl("req", *_EC, "-keyout", paths["server.key"], "-out", paths["server.csr"], "-subj", "/CN=" + server_name)
     _openssl("x509", "-req", "-in", paths["server.csr"], "-CA", paths["ca.crt"], "-CAkey", paths["ca.key"],
              "-set_serial", str(int.from_bytes(os.urandom(8), "big")), "-out", paths["server.crt"], "-days", str(days),
              "-extfile", ext)

@@ -36,6 +36,8 @@ type config struct {
 	password    string
 	state       string
 	maxObjects  int
+	tlsCert     string
+	tlsKey      string
 }
 
 // stateFile is what the twin writes once it listens (README, "Process 1: vcsim").
@@ -75,6 +77,8 @@ func parseFlags() config {
 	flag.StringVar(&c.password, "password", "", "the only password accepted by Login (required)")
 	flag.StringVar(&c.state, "state", "", "path of the JSON state file written (atomically) once listening")
 	flag.IntVar(&c.maxObjects, "max-objects", 0, "PropertyCollector policy: at most N objects per RetrievePropertiesEx page (0: no limit)")
+	flag.StringVar(&c.tlsCert, "tlscert", "", "PEM certificate the server presents (with -tlskey); default govmomi's built-in test certificate")
+	flag.StringVar(&c.tlsKey, "tlskey", "", "PEM key of -tlscert")
 	flag.Parse()
 
 	if flag.NArg() != 0 {
@@ -145,8 +149,17 @@ func main() {
 		User: url.UserPassword(cfg.username, cfg.password),
 	}
 	// No certificate given: the server uses govmomi's built-in self-signed test
-	// certificate (httptest's localhost certificate, SANs 127.0.0.1, ::1, example.com).
+	// certificate (httptest's localhost certificate, SANs 127.0.0.1, ::1, example.com;
+	// a 1024-bit key that OpenSSL's default security level refuses to verify). ctl.py gives
+	// one signed by a CA of the twin's own, as a real vCenter presents one signed by its VMCA.
 	model.Service.TLS = new(tls.Config)
+	if cfg.tlsCert != "" {
+		pair, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			log.Fatalf("loading -tlscert/-tlskey: %v", err)
+		}
+		model.Service.TLS.Certificates = []tls.Certificate{pair}
+	}
 
 	server := model.Service.NewServer()
 
