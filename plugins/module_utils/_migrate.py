@@ -790,13 +790,15 @@ class Discovery(object):
             findings.append(catalogue_finding('migrate_labelled_outside_selection', 'Node(s) %s carry %s without a secondary NIC or address.'
                                               % (_names(outside), nn.EGRESS_ASSIGNABLE_LABEL),
                                               objects=[{'kind': 'Node', 'name': name} for name in outside[:MAX_LISTED]]))
-        add, remove, blocked = [], [], []
+        add, remove, blocked, by_hand = [], [], [], []
         for row in rows:
             node = self.nodes_by_name[row['node']]
             reasons_now = nn.node_capability([str(entry) for entry in node_networks_from_node(node).host_cidrs],
                                              self.states.get(row['node']), [cidr], row['mac'])
             row['capable'] = not reasons_now
             row['not_capable_because'] = reasons_now
+            if row['egress_assignable'] and not reasons_now:
+                by_hand.append((row['node'], nn.label_recorded(node)))
             if row['egress_assignable'] and reasons_now and row['egress_ips']:
                 blocked.append('%s (%s; hosts %s)' % (row['node'], '; '.join(reasons_now), ', '.join(row['egress_ips'])))
             elif row['egress_assignable'] and reasons_now:
@@ -806,6 +808,18 @@ class Discovery(object):
         if blocked:
             findings.append(catalogue_finding('migrate_label_would_be_removed', 'Labelled egress node(s) that are not capable: %s.'
                                               % '; '.join(blocked), objects=[{'kind': 'Node', 'name': text.split(' ')[0]} for text in blocked]))
+        if by_hand:
+            # without the hand-over enable keeps hand-set labels unmanaged (egress_label_set_by_hand) and disable leaves them
+            overrides['egress_nodes_adopt'] = True
+            # no node names here: enable labels more nodes, and the file must stay the same after the adoption
+            reasons['egress_nodes_adopt'] = ('egress nodes carry the egress-assignable label: a label set by hand is handed over to the '
+                                             'collection (the record %s is written beside it; the label stays, nothing moves), so later '
+                                             'runs and disable manage it; kept true so the file stays the same after the adoption'
+                                             % nn.LABEL_RECORD_ANNOTATION)
+            unrecorded = [name for name, recorded in by_hand if not recorded]
+            if unrecorded:
+                self.plan.append('hands over the hand-made %s label of %s (record %s; the label stays)'
+                                 % (nn.EGRESS_ASSIGNABLE_LABEL, ', '.join(unrecorded), nn.LABEL_RECORD_ANNOTATION))
         if add:
             self.plan.append('labels %s with %s' % (', '.join(add), nn.EGRESS_ASSIGNABLE_LABEL))
         if remove:

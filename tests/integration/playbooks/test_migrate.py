@@ -34,6 +34,7 @@ EXPECTED_VARIABLES = {
          'pod_selector': {'matchLabels': {'app': 'reports'}}},
     ],
     'egressips_adopt': True,
+    'egress_nodes_adopt': True,  # workers 0 and 1 were labelled by hand: enable hands their labels over
     'node_network_interface_name': 'ens224',
     'node_network_replace_hand_made': False,
 }
@@ -85,6 +86,10 @@ def test_discovery_writes_the_variables_file_and_the_report(twin, hand_made, run
             'primary_egressips_present'} <= found
     assert report['summary']['ok'] and 'adoption_check' not in report
     assert 'labels ocp1-worker-2 with k8s.ovn.org/egress-assignable' in report['adoption_plan']
+    assert any(item.startswith('hands over the hand-made k8s.ovn.org/egress-assignable label of ocp1-worker-0, ocp1-worker-1')
+               for item in report['adoption_plan']), report['adoption_plan']
+    assert '# - egress_nodes_adopt: egress nodes carry the egress-assignable label: a label set by hand is handed over' in (
+        out / 'egressip-variables.yml').read_text()
     assert '## What enable changes' in (out / 'migrate.md').read_text()
     assert bh.assignments(twin) == hand_made['assignments']
 
@@ -117,6 +122,9 @@ def test_adoption_moves_no_egress_ip_and_drops_no_address(twin, hand_made, run_p
         assert set(addresses) <= set(after[node]), node
     nodes = dict((node.metadata.name, node.metadata.labels) for node in twin.core_v1().list_node().items)
     assert [name for name in sorted(nodes) if bh.ASSIGNABLE in nodes[name]] == bh.EGRESS_NODES
+    records = dict((node.metadata.name, (node.metadata.annotations or {}).get('egressip.ocp/egress-assignable'))
+                   for node in twin.core_v1().list_node().items)
+    assert [name for name in sorted(records) if records[name] == 'ocp.egressip'] == bh.EGRESS_NODES, 'the hand-set labels were handed over'
     policies = dict((item['metadata']['name'], item) for item in twin.custom_objects().list_cluster_custom_object(**bh.NNCP)['items'])
     for node in bh.EGRESS_NODES:
         assert policies['egressip-%s' % node]['metadata']['labels'] == MANAGED

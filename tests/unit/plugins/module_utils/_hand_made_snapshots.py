@@ -17,6 +17,7 @@ PORTGROUP = 'egress-vlan120'
 EGRESS_NODES = ['ocp1-worker-0', 'ocp1-worker-1', 'ocp1-worker-2']
 NODE_LABEL = 'egress.example.com/gateway'
 ASSIGNABLE = 'k8s.ovn.org/egress-assignable'
+LABEL_RECORD = 'egressip.ocp/egress-assignable'
 ADDRESS = {'ocp1-worker-0': '10.30.0.11', 'ocp1-worker-1': '10.30.0.12', 'ocp1-worker-2': '10.30.0.13'}
 TUNED_NS = 'openshift-cluster-node-tuning-operator'
 FORWARDING_ONLY = '[main]\nsummary=by hand\ninclude=openshift-node\n\n[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n'
@@ -122,6 +123,7 @@ def adopted():
     for item in snap['nodes']:
         if item['metadata']['name'] in EGRESS_NODES:
             item['metadata']['labels'][ASSIGNABLE] = ''
+            item['metadata']['annotations'][LABEL_RECORD] = 'ocp.egressip'  # egress_nodes' record beside its label
     snap['nncps'] += [policy(name, by_mac=True, managed=True) for name in EGRESS_NODES]
     snap['tuneds'].append(tuned('egressip-forwarding', data='[main]\ninclude=openshift-node\n[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n',
                                 priority=20, managed=True,

@@ -36,7 +36,8 @@ def test_hand_made_setup_is_described_exactly():
              'pod_selector': {'matchLabels': {'app': 'reports'}}},
         ],
     }
-    assert result['overrides'] == {'egressips_adopt': True, 'node_network_interface_name': 'ens224', 'node_network_replace_hand_made': False}
+    assert result['overrides'] == {'egressips_adopt': True, 'egress_nodes_adopt': True, 'node_network_interface_name': 'ens224',
+                                   'node_network_replace_hand_made': False}
     assert set(result['override_reasons']) == set(result['overrides'])
     assert 'ocp1-worker-0, ocp1-worker-1, ocp1-worker-2' in result['override_reasons']['node_network_replace_hand_made']
     every_node = sorted(item['metadata']['name'] for item in hm.hand_made()['nodes'])
@@ -148,6 +149,26 @@ def test_global_forwarding_is_kept_global():
     result = _migrate.discover(snap, {}, True)
     assert result['variables']['egressip_network']['ip_forwarding'] == 'global'
     assert 'migrate_forwarding_by_hand' not in ids(result)
+
+
+def test_hand_labelled_egress_nodes_are_handed_over_by_the_next_enable():
+    # ocp1-worker-0 and -1 carry the label without egress_nodes' record: enable adopts them instead of leaving them unmanaged
+    result = _migrate.discover(hm.hand_made(), {}, True)
+    assert result['overrides']['egress_nodes_adopt'] is True
+    assert 'a label set by hand is handed over' in result['override_reasons']['egress_nodes_adopt']
+    after = _migrate.discover(hm.adopted(), {}, True)  # every egress node labelled, with the record
+    assert after['override_reasons'] == result['override_reasons'], 'the variables file stays the same after the adoption'
+    [plan] = [item for item in result['adoption_plan'] if item.startswith('hands over')]
+    assert 'ocp1-worker-0, ocp1-worker-1' in plan and 'ocp1-worker-2' not in plan
+
+
+def test_no_hand_over_without_a_labelled_egress_node():
+    snap = hm.hand_made()
+    for item in snap['nodes']:
+        item['metadata']['labels'].pop(hm.ASSIGNABLE, None)
+    result = _migrate.discover(snap, {}, True)
+    assert 'egress_nodes_adopt' not in result['overrides']
+    assert not [item for item in result['adoption_plan'] if item.startswith('hands over')]
 
 
 def test_labelled_primary_egress_node_keeps_its_label():
