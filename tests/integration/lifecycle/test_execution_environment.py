@@ -3,6 +3,7 @@ collection and its Python and system requirements (no image is built: no contain
 
 import os
 import subprocess
+import re
 import tarfile
 
 import yaml
@@ -47,3 +48,25 @@ def test_collection_tarball_ships_the_collection_and_not_the_twin(tmp_path):
     assert any(name.startswith('roles/') for name in names)
     for private in ('.venv', '.twin', '.build', '.pytest_cache', 'tests/twin', 'dist', 'context'):
         assert not any(name == private or name.startswith(private + '/') for name in names), private
+
+
+def test_the_tarball_ships_the_licence_and_every_file_the_readme_and_docs_link_to(tmp_path):
+    """Galaxy shows the README and docs of the built collection: a link to a file it does not ship is a dead link."""
+    _create_context(tmp_path)
+    version = yaml.safe_load(_read(os.path.join(REPO_ROOT, 'galaxy.yml')))['version']
+    with tarfile.open(os.path.join(REPO_ROOT, 'dist', 'ocp-egressip-%s.tar.gz' % version)) as archive:
+        names = set(archive.getnames())
+        licence = archive.extractfile('COPYING').read().decode()
+    assert 'GNU GENERAL PUBLIC LICENSE' in licence and 'Version 3, 29 June 2007' in licence
+    dead = []
+    for page in ['README.md'] + ['docs/' + name for name in sorted(os.listdir(os.path.join(REPO_ROOT, 'docs'))) if name.endswith('.md')]:
+        if page not in names:
+            dead.append((page, 'not shipped'))
+            continue
+        for target in re.findall(r'\]\(([^)#\s]+)(?:#[^)]*)?\)', _read(os.path.join(REPO_ROOT, page))):
+            if '://' in target or target.startswith('mailto:'):
+                continue
+            path = os.path.normpath(os.path.join(os.path.dirname(page), target))
+            if path not in names and not any(name.startswith(path + '/') for name in names):
+                dead.append((page, target))
+    assert dead == []
