@@ -41,6 +41,8 @@ options:
       - The holder identity of a cluster lock the caller already holds (the C(holder) that M(ocp.egressip.cluster_lock)
         returned, when it was given one of its own). While the Lease names it, the module takes no lock of its own.
       - Default - the identity of the C(ansible-playbook) run the module runs under, as M(ocp.egressip.cluster_lock) makes it.
+        A task with C(async) runs detached from that process, so give it the holder (C(cluster_lock_result.holder) after the
+        C(ocp.egressip.cluster_lock) role), or it waits for its own run's lock.
     type: str
 '''
 
@@ -77,5 +79,7 @@ options:
       - The holder identity of a cluster lock the caller already holds (the C(holder) that M(ocp.egressip.cluster_lock)
         returned, when it was given one of its own). While the Lease names it, the module takes no lock of its own.
       - Default - the identity of the C(ansible-playbook) run the module runs under, as M(ocp.egressip.cluster_lock) makes it.
+        A task with C(async) runs detached from that process, so give it the holder (C(cluster_lock_result.holder) after the
+        C(ocp.egressip.cluster_lock) role), or it waits for its own run's lock.
     type: str
 '''

@@ -155,3 +155,13 @@ def test_under_a_playbook_that_holds_the_lease_the_modules_take_no_second_lock(t
     after = lease(twin)
     assert after.spec.holder_identity is None and after.spec.lease_transitions == expected, 'taken once, by the playbook'
     assert run.changed == 1, 'the port group was created under the playbook\'s lock (the lock tasks never count as changed)'
+
+
+def test_a_vcenter_module_without_any_kubernetes_connection_takes_no_lock_and_says_so(twin, run_module):
+    twin.reset_kube_requests()
+    args = dict(WRITERS['vsphere_portgroup'], name='ocp-egress-no-kube')
+    result = run_module('vsphere_portgroup', args, env={'KUBECONFIG': None, 'K8S_AUTH_KUBECONFIG': None, 'HOME': '/nonexistent'})
+    assert result['_rc'] == 0 and result['changed'], result.get('msg')
+    warnings = [item if isinstance(item, str) else (item.get('event') or {}).get('msg', '') for item in result.get('warnings') or []]
+    assert any('takes no cluster lock (Lease openshift-machine-api/egressip-lock)' in text for text in warnings), warnings
+    assert not lease_requests(twin)
