@@ -59,6 +59,11 @@ def test_apply_assigns_every_egress_ip_on_the_secondary_network(twin, run_playbo
     for node in assigned.values():
         assert '10.20.0.' in nodes[node].metadata.annotations['k8s.ovn.org/host-cidrs']
         assert 'k8s.ovn.org/egress-assignable' in nodes[node].metadata.labels
+    # one closing summary of what changed, step by step
+    summary = run.stdout[run.stdout.index('This run changed:'):]
+    for line in ('- port group ', '- VM NICs: add ', '- NMState policies: created ', '- egress-assignable: label added on ',
+                 '- EgressIP objects: create 1 (', '- IP forwarding: '):
+        assert line in summary, summary[:2000]
 
 
 def test_second_run_changes_nothing(twin, run_playbook):
@@ -67,6 +72,7 @@ def test_second_run_changes_nothing(twin, run_playbook):
     assert run.rc == 0, run
     assert run.changed == 0, run
     assert _assigned(twin) == before
+    assert 'Nothing changed: every step was already as the variables ask.' in run.stdout
 
 
 def test_check_mode_on_the_enabled_cluster_reports_no_change_and_writes_nothing(twin, run_playbook):
