@@ -71,14 +71,26 @@ def _inventory_vm(twin, node):
     return next(vm for vm in twin.inventory()['vms'] if vm['name'] == node)
 
 
-def address_policy(twin, node, mac, address, prefix=24):
-    """One NMState policy per node: the NIC found by MAC, a static base address."""
+def kernel_name(twin, node, mac):
+    """The NIC's kernel name as the node's NodeNetworkState reports it (waiting until it lists the MAC)."""
+    wait_for_nns_interface(twin, node, mac)
+    nns = twin.custom_objects().get_cluster_custom_object('nmstate.io', 'v1beta1', 'nodenetworkstates', node)
+    return next(item['name'] for item in nns['status']['currentState']['interfaces'] if (item.get('mac-address') or '').lower() == mac.lower())
+
+
+def address_policy(twin, node, mac, address, prefix=24, gateway=GATEWAY, route_metric=200):
+    """One NMState policy per node as the node step writes it: the NIC found by MAC, a static base address, and the
+    default route via the gateway naming the NIC's kernel name (read from NodeNetworkState: older nmstate cannot
+    resolve a profile name there). Without that route ovnkube-node sends on-link and the wire drops the traffic."""
+    route = {'destination': '0.0.0.0/0', 'next-hop-address': gateway, 'next-hop-interface': kernel_name(twin, node, mac),
+             'metric': route_metric, 'table-id': 254}
     body = {'apiVersion': 'nmstate.io/v1', 'kind': 'NodeNetworkConfigurationPolicy',
             'metadata': {'name': 'test-egress-%s' % node},
             'spec': {'nodeSelector': {'kubernetes.io/hostname': node},
                      'desiredState': {'interfaces': [{
                          'name': 'egress0', 'type': 'ethernet', 'state': 'up', 'identifier': 'mac-address', 'mac-address': mac.upper(),
-                         'ipv4': {'enabled': True, 'dhcp': False, 'address': [{'ip': address, 'prefix-length': prefix}]}}]}}}
+                         'ipv4': {'enabled': True, 'dhcp': False, 'address': [{'ip': address, 'prefix-length': prefix}]}}],
+                         'routes': {'config': [route]}}}}
     twin.custom_objects().create_cluster_custom_object(body=body, **NNCP)
 
 

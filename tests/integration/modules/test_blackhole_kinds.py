@@ -3,10 +3,10 @@
 Each kind leaves the egress IP assigned (OVN-K probes over the primary network) while its traffic is dropped:
 the vNIC disconnected on a node that keeps its address, the port group re-tagged (another VLAN) or renamed on the
 ESXi host the VM runs on after it arrived, the standard vSwitch there without a physical uplink or with its uplink's
-link down, and the NIC's gateway route gone from its NodeNetworkState. Each is found
-by egressip_verify with its own finding id next to egressip_blackhole; where the twin's wire models it, the echo target
-agrees. egressip_plan reads ignore-carrier from a NodeNetworkState that shows a link down with its address. The tests
-share the twin and run in order; each puts back what it broke.
+link down, and the NIC's gateway route gone from its NodeNetworkState. Each is found by egressip_verify with its own
+finding id next to egressip_blackhole, and the twin's wire (the echo target) agrees. egressip_plan reads ignore-carrier
+from a NodeNetworkState that shows a link down with its address. The tests share the twin and run in order; each puts
+back what it broke.
 """
 
 from pyVmomi import vim
@@ -152,10 +152,12 @@ def test_gateway_route_gone_from_the_node_is_a_named_blackhole(twin, run_module)
     set_route('absent')
     twin.wait_for(lambda: routes() == [], timeout=30, what='NodeNetworkState of %s without the gateway route' % victim)
     try:
-        result = run_module('egressip_verify', args(twin, wire=None))
+        result = run_module('egressip_verify', args(twin))
         assert statuses(result) == {'10.20.0.200': 'blackhole', '10.20.0.201': 'ok'}
         text = finding(result, 'blackhole_gateway_route_missing')['message']
         assert 'no route via gateway 10.20.0.1 on interface %s' % interface in text
+        # the twin's wire: ovnkube-node's `default dev <nic>` ARPs for the echo target itself, nothing answers
+        assert 'egressip_wire_failed' in ids(result)
         without_gateway = run_module('egressip_verify', args(twin, wire=None, network={'cidr': ec.CIDR}))
         assert 'blackhole_gateway_route_missing' not in ids(without_gateway)  # checked only when the gateway is given
     finally:

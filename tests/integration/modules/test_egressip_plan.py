@@ -223,7 +223,8 @@ def trigger(cluster, node, how):
         cluster.store.delete('nodes', node)
     elif how == 'subnet_gone':
         for nic in cluster.vm(node)['nics'][1:]:
-            cluster.secondary_policy(node, nic['mac'], None, state='absent')
+            # the interface absent and its gateway route with it (nmstate refuses a route via an absent interface)
+            cluster.secondary_policy(node, nic['mac'], None, state='absent', routes=[{'destination': '0.0.0.0/0', 'state': 'absent'}])
     elif how == 'cordon':
         cluster.store.patch('nodes', node, {'spec': {'unschedulable': True}})
     cluster.settle(probe=how == 'unreachable')

@@ -26,8 +26,7 @@ def macs(twin):
     found = {}
     for index, node in enumerate(W):
         found[node] = ec.add_nic(twin, node)
-        prepare.wait_for_nns_interface(twin, node, found[node])
-        ec.address_policy(twin, node, found[node], '10.20.0.%d' % (10 + index))
+        ec.address_policy(twin, node, found[node], '10.20.0.%d' % (10 + index), prepare.kernel_name(twin, node, found[node]))
         ec.label(twin, node)
     twin.wait_for(lambda: all('10.20.0.%d/24' % (10 + i) in ec.host_cidrs(twin, node) for i, node in enumerate(W)), timeout=30,
                   what='host-cidrs of the workers to show their secondary address')

@@ -188,7 +188,7 @@ class Runner:
 
         def trace(pod):
             namespace = namespaces.get((pod or {}).get("metadata", {}).get("namespace"))
-            return wire.trace(pod, namespace, egressips, nodes, hosts, forwarding, inventory)
+            return wire.trace(pod, namespace, egressips, nodes, hosts, forwarding, inventory, destination=self.echo_target.rsplit(":", 1)[0].strip("[]"))
         return trace
 
 

@@ -2,11 +2,13 @@
 state and a Runner reading an in-memory vCenter inventory the test edits directly.
 """
 
+import ipaddress
+
 from twin.kube.store import Store
 
 from . import seed as seeding
 from .cluster_manager import EGRESSIPS, EGRESS_LABEL
-from .inventory import StaticInventory
+from .inventory import Inventory, StaticInventory
 from .nmstate import NNCP
 from .runner import Runner
 
@@ -120,11 +122,20 @@ class FakeCluster:
             return self.store.create(NNCP, policy)
         return self.store.patch(NNCP, policy["metadata"]["name"], {"spec": policy["spec"]})
 
-    def secondary(self, node, address, prefix=24):
-        """Hot-add a secondary NIC and give it an address through NMState; returns the MAC."""
+    def secondary(self, node, address, prefix=24, gateway=True):
+        """Hot-add a secondary NIC and give it an address and (gateway=True) the route via the subnet's first address
+        through NMState, as the collection's node step does; returns the MAC."""
         mac = self.add_nic(node)
-        self.secondary_policy(node, mac, address, prefix)
+        routes = [self.gateway_route(node, mac, address, prefix)] if gateway else None
+        self.secondary_policy(node, mac, address, prefix, routes=routes)
         return mac
+
+    def gateway_route(self, node, mac, address, prefix=24):
+        """The default route via the subnet's first address, naming the NIC's kernel name (what NodeNetworkState reports)."""
+        link = self.runner.nmstate.host(self.node(node), Inventory(self.inventory)).link_by_mac(mac)
+        gateway = next(ipaddress.ip_interface("%s/%d" % (address, prefix)).network.hosts())
+        return {"destination": "0.0.0.0/0" if gateway.version == 4 else "::/0", "next-hop-address": str(gateway),
+                "next-hop-interface": link.name, "metric": 200, "table-id": 254}
 
     def label_egress(self, *nodes, present=True):
         for node in nodes:

@@ -8,7 +8,9 @@
   works only if the vNIC is connected, its port group exists on the ESXi host the VM runs on
   now with the VLAN the network has on the other hosts, the standard vSwitch of that port group
   there has a physical uplink whose link is up, the base address is applied and IP forwarding
-  is on for that link; otherwise the packets are dropped while the IP stays
+  is on for that link, and the link's routes reach the destination through a gateway
+  (without one, ovnkube-node's `default dev <link>` ARPs for the destination: dropped unless
+  the router does proxy ARP, `configure_onlink`); otherwise the packets are dropped while the IP stays
   "assigned" (the blackhole of DOMAIN.md section 6). A disconnected vNIC is a blackhole only
   while the node keeps its address (NetworkManager `ignore-carrier`); without it the address
   goes and the cluster manager moves the IP (hostnet.CarrierPolicy).
@@ -16,12 +18,24 @@
   picks one per pod with a stable hash.
 """
 
+import ipaddress
 import zlib
 
 from twin.kube.selectors import selector_matches
 
 from . import k8s
 from .selectors import namespace_labels
+
+
+# Whether the router of the secondary subnet answers ARP for addresses off the subnet (proxy ARP): **unconfirmed**
+# per site; off (the default) is what makes an on-link `default dev <link>` route drop the traffic (DOMAIN.md 4).
+ONLINK = {"proxy_arp": False}
+
+
+def configure_onlink(proxy_arp=False):
+    """Set whether the secondary subnet's router answers ARP for off-subnet destinations (self-tests model both)."""
+    ONLINK["proxy_arp"] = bool(proxy_arp)
+    return dict(ONLINK)
 
 
 def result(source_ip, via_node, egress_ip, reason):
@@ -42,7 +56,7 @@ def selecting_egressips(egressips, namespace, pod):
     return chosen
 
 
-def trace(pod, namespace, egressips, nodes, hosts, forwarding, inventory):
+def trace(pod, namespace, egressips, nodes, hosts, forwarding, inventory, destination=None):
     """The wire view of one pod: {"source_ip", "via_node", "egress_ip", "reason"}."""
     if pod is None:
         return result(None, None, None, "pod not found")
@@ -63,10 +77,47 @@ def trace(pod, namespace, egressips, nodes, hosts, forwarding, inventory):
                       % (k8s.name_of(egressip), node_name))
     key = "%s/%s" % (pod["metadata"].get("namespace"), pod["metadata"]["name"])
     item = items[zlib.crc32(key.encode()) % len(items)]
-    return through_egress_node(item, hosts, forwarding, inventory)
+    return through_egress_node(item, hosts, forwarding, inventory, destination)
 
 
-def through_egress_node(item, hosts, forwarding, inventory):
+def _network(value):
+    try:
+        return ipaddress.ip_network(str(value), strict=False)
+    except ValueError:
+        return None
+
+
+def route_problem(host, link, address, destination=None):
+    """Why the egress IP's routing table on `link` cannot reach `destination` (an IP off the cluster), or None.
+
+    ovnkube-node copies the link's main-table routes into the egress IP's table and adds `default dev <link>`
+    when none of them is a default route (egressip.go generateRoutesForLink, ensureAtLeastOneDefaultRoute). The
+    most specific route covering the destination decides: one through a gateway works; the on-link default makes
+    the node ARP for the destination itself, which only a router with proxy ARP answers. `destination` None
+    stands for an address off every subnet of the node.
+    """
+    target = k8s.parse_ip(destination) if destination else None
+    subnet = address.network
+    if target is not None and target in subnet:
+        return None  # on the subnet itself: delivered on-link
+    routes = []
+    for route in host.routes:
+        network = _network(route.get("destination"))
+        if route.get("next-hop-interface") != link.name or network is None or network.version != subnet.version:
+            continue
+        if int(route.get("table-id") or 254) != 254:
+            continue
+        if (target is None and network.prefixlen == 0) or (target is not None and target in network):
+            routes.append((network.prefixlen, route))
+    best = max(routes, key=lambda item: item[0])[1] if routes else None
+    if (best is not None and best.get("next-hop-address")) or ONLINK["proxy_arp"]:
+        return None
+    what = "its route to %s is on-link" % best.get("destination") if best is not None else (
+        "it has no route via a gateway in the main table, so ovnkube-node adds `default dev %s`" % link.name)
+    return "%s: the node ARPs for %s itself and no router answers" % (what, destination or "the destination")
+
+
+def through_egress_node(item, hosts, forwarding, inventory, destination=None):
     """Source seen for traffic leaving through one status item {egressIP, node}."""
     egress_ip, via = item.get("egressIP"), item.get("node")
     address = k8s.parse_ip(egress_ip)
@@ -102,6 +153,9 @@ def through_egress_node(item, hosts, forwarding, inventory):
     if uplink:
         return result(None, via, egress_ip, "blackhole: %s on host %s where VM %s runs: frames of port group %s never leave the "
                       "host" % (uplink, host.vm.get("host"), vm_name, link.nic.get("network")))
+    routing = route_problem(host, link, match[1], destination)
+    if routing:
+        return result(None, via, egress_ip, "blackhole: link %s of node %s: %s" % (link.name, via, routing))
     node_forwarding = forwarding.get(via)
     if node_forwarding is None or not node_forwarding.is_on(link.name):
         return result(None, via, egress_ip, "blackhole: IP forwarding is off on %s of node %s (gatewayConfig.ipForwarding "

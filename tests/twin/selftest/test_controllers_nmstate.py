@@ -134,7 +134,7 @@ def test_failed_policy_is_not_retried_until_it_changes(cluster):
 
 
 def test_absent_state_removes_the_configuration(cluster):
-    mac = cluster.secondary(WORKER, "10.20.0.11")
+    mac = cluster.secondary(WORKER, "10.20.0.11", gateway=False)  # no route via the interface made absent
     cluster.settle()
     cluster.secondary_policy(WORKER, mac, None, state="absent")
     cluster.settle()

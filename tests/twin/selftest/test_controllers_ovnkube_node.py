@@ -49,7 +49,7 @@ def test_removed_nic_or_address_leaves_host_cidrs(cluster):
     cluster.remove_nic(WORKER, mac)
     cluster.settle()
     assert _annotation(cluster, HOST_CIDRS) == ["192.168.10.14/24"]
-    other = cluster.secondary(cluster.workers()[1], "10.20.0.12")
+    other = cluster.secondary(cluster.workers()[1], "10.20.0.12", gateway=False)  # no route via the interface made absent
     cluster.settle()
     cluster.secondary_policy(cluster.workers()[1], other, None, state="absent")
     cluster.settle()

@@ -136,6 +136,44 @@ def test_uplinks_of_another_host_do_not_matter(cluster):
     assert _wire(cluster)["source_ip"] == IP
 
 
+def _set_routes(cluster, routes):
+    worker = cluster.workers()[0]
+    cluster.secondary_policy(worker, _egress_nic(cluster)["mac"], "10.20.0.11", routes=routes)
+    cluster.settle()
+
+
+def test_gateway_route_missing_is_a_blackhole_unless_the_router_does_proxy_arp(cluster):
+    """ovnkube-node adds `default dev <link>` when the link has no default route: the node ARPs for the echo target."""
+    _set_routes(cluster, [{"destination": "0.0.0.0/0", "state": "absent"}])
+    seen = _wire(cluster)
+    assert seen["source_ip"] is None and seen["egress_ip"] == IP
+    assert "no route via a gateway in the main table, so ovnkube-node adds `default dev ens224`" in seen["reason"]
+    assert "ARPs for 192.0.2.10 itself" in seen["reason"]
+    wire.configure_onlink(proxy_arp=True)
+    try:
+        assert cluster.runner.wire("app", "p")["source_ip"] == IP
+    finally:
+        wire.configure_onlink()
+
+
+def test_most_specific_route_to_the_destination_decides(cluster):
+    gateway = {"next-hop-address": "10.20.0.1", "next-hop-interface": "ens224", "metric": 200, "table-id": 254}
+    _wire(cluster)
+    _set_routes(cluster, [{"destination": "0.0.0.0/0", "state": "absent"}, dict(gateway, destination="192.0.2.0/24")])
+    assert cluster.runner.wire("app", "p")["source_ip"] == IP  # a route through the gateway covers the target
+    _set_routes(cluster, [{"destination": "192.0.2.0/24", "state": "absent"},
+                          {"destination": "192.0.2.0/24", "next-hop-interface": "ens224", "metric": 200, "table-id": 254}])
+    assert "its route to 192.0.2.0/24 is on-link" in cluster.runner.wire("app", "p")["reason"]
+    _set_routes(cluster, [{"destination": "192.0.2.0/24", "state": "absent"}, dict(gateway, destination="198.51.100.0/24")])
+    assert cluster.runner.wire("app", "p")["source_ip"] is None  # a route elsewhere does not help
+
+
+def test_route_of_another_table_does_not_count(cluster):
+    _set_routes(cluster, [{"destination": "0.0.0.0/0", "state": "absent"},
+                          {"destination": "0.0.0.0/0", "next-hop-address": "10.20.0.1", "next-hop-interface": "ens224", "table-id": 100}])
+    assert _wire(cluster)["source_ip"] is None
+
+
 def test_distributed_port_group_backing(cluster):
     nic = _egress_nic(cluster)
     nic.update({"network": "ocp-primary-dpg", "portgroup_key": "dvportgroup-22", "switch_uuid": "50 2a 11 22"})
