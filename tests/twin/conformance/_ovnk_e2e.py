@@ -8,6 +8,7 @@ and the twin's echo pods (a pod curling the echo target off the cluster logs the
 Nothing here imports the collection.
 """
 
+import ipaddress
 import json
 
 from pyVim.task import WaitForTask
@@ -153,6 +154,19 @@ def host_cidrs(twin, node):
     return json.loads(node_annotation(twin, node, 'k8s.ovn.org/host-cidrs') or '[]')
 
 
+def kernel_name(twin, node, mac):
+    """The NIC's kernel name once the node's NodeNetworkState lists it (older nmstate needs it in routes)."""
+    def listed():
+        try:
+            nns = twin.custom_objects().get_cluster_custom_object('nmstate.io', 'v1beta1', 'nodenetworkstates', node)
+        except Exception:  # pylint: disable=broad-except  # 404 before the handler reported the node
+            return None
+        interfaces = ((nns.get('status') or {}).get('currentState') or {}).get('interfaces') or []
+        return next((item['name'] for item in interfaces if (item.get('mac-address') or '').lower() == mac.lower()), None)
+    twin.wait_for(lambda: listed() is not None, timeout=30, what='NodeNetworkState of %s listing the NIC %s' % (node, mac))
+    return listed()
+
+
 def secondary_network(twin, addresses):
     """{node: 'a.b.c.d/prefix'}: a NIC on the port group, NMState gives it that base address; IP forwarding Global.
 
@@ -166,9 +180,14 @@ def secondary_network(twin, addresses):
         mac = add_nic(twin, node)
         interface = {'name': 'egress0', 'type': 'ethernet', 'state': 'up', 'identifier': 'mac-address', 'mac-address': mac.upper(),
                      'ipv4': {'enabled': True, 'dhcp': False, 'address': [{'ip': address, 'prefix-length': int(prefix)}]}}
+        # the echo target is off the subnet (kind's is on its docker network): the route via the subnet's gateway reaches it
+        gateway = str(next(ipaddress.ip_interface(cidr).network.hosts()))
+        route = {'destination': '0.0.0.0/0', 'next-hop-address': gateway, 'next-hop-interface': kernel_name(twin, node, mac),
+                 'metric': 200, 'table-id': 254}
         twin.custom_objects().create_cluster_custom_object(body={
             'apiVersion': 'nmstate.io/v1', 'kind': 'NodeNetworkConfigurationPolicy', 'metadata': {'name': 'e2e-%s' % node},
-            'spec': {'nodeSelector': {'kubernetes.io/hostname': node}, 'desiredState': {'interfaces': [interface]}}}, **NNCP)
+            'spec': {'nodeSelector': {'kubernetes.io/hostname': node},
+                     'desiredState': {'interfaces': [interface], 'routes': {'config': [route]}}}}, **NNCP)
     twin.wait_for(lambda: all(cidr in host_cidrs(twin, node) for node, cidr in addresses.items()), timeout=40,
                   what='host-cidrs to list the secondary addresses %s' % addresses)
 
