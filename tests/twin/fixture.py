@@ -162,6 +162,17 @@ def kube_writes(twin):
     return log['writes'] - _lease_writes(log)
 
 
+def kube_counts(twin):
+    """The request log's per-verb counts without the Lease requests: a direct call of a writing module takes and releases the
+    cluster lock (docs/reliability.md, "Modules called directly"); what it reads and writes of the cluster is the rest."""
+    log = twin.kube_requests()
+    counts = dict.fromkeys(('get', 'list', 'create', 'update', 'patch', 'delete'), 0)
+    for entry in log['requests']:
+        if entry.get('resource') != 'leases.coordination.k8s.io':
+            counts[entry['verb']] = counts.get(entry['verb'], 0) + 1
+    return counts
+
+
 def lock_writes(twin):
     """Successful writes to Leases (the collection's cluster lock) in the emulator's request log."""
     return _lease_writes(twin.kube_requests())

@@ -13,7 +13,7 @@ from pyVmomi import vim
 
 from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
 
-from twin.fixture import kube_writes
+from twin.fixture import kube_counts, kube_writes, lock_writes
 
 import _prepare as prepare
 
@@ -113,7 +113,8 @@ def test_second_run_changes_nothing_with_three_lists(twin, run_module, macs):
     twin.reset_kube_requests()
     result = run_module('egress_nodes', args(nodes=nics(macs, W[0], W[1])))
     assert result['_rc'] == 0 and result['changed'] is False, result
-    assert twin.kube_requests()['counts'] == {'get': 0, 'list': 3, 'create': 0, 'update': 0, 'patch': 0, 'delete': 0}
+    assert kube_counts(twin) == {'get': 0, 'list': 3, 'create': 0, 'update': 0, 'patch': 0, 'delete': 0}
+    assert lock_writes(twin) == 2, 'a direct call takes and releases the cluster lock (docs/reliability.md)'
 
 
 def test_wait_for_a_node_whose_address_is_on_its_way(twin, run_module, macs):

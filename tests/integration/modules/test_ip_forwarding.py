@@ -8,7 +8,7 @@ Tests run in file order and build on each other (one twin per module).
 import pytest
 
 from twin.controllers import tuned as twin_tuned
-from twin.fixture import kube_writes
+from twin.fixture import kube_counts, kube_writes
 
 import _prepare as prepare
 
@@ -134,7 +134,7 @@ def test_second_run_changes_nothing_and_reports_the_mode(twin, run_module, macs)
     assert result['current_mode'] == 'per_interface'
     assert all(item['forwarding_before'] and item['forwarding_after'] for item in result['interfaces'])
     # network operator (get), nodes, node network states, tuneds, profiles (the wait: applied already): nothing per node
-    assert twin.kube_requests()['counts'] == {'get': 1, 'list': 4, 'create': 0, 'update': 0, 'patch': 0, 'delete': 0}
+    assert kube_counts(twin) == {'get': 1, 'list': 4, 'create': 0, 'update': 0, 'patch': 0, 'delete': 0}  # and the cluster lock's Lease
 
 
 def test_another_node_added_a_moment_ago_is_waited_for_then_patched_and_the_mode_was_partial(twin, run_module, macs):
