@@ -249,25 +249,24 @@ def _patches(twin):
     return [entry['code'] for entry in twin.kube_requests()['requests'] if entry['verb'] == 'patch' and entry['path'].startswith('/api/v1/nodes/')]
 
 
+def _run_with_patch_fault(twin, run_module, code):
+    twin.reset_kube_requests()
+    twin.inject_kube_fault(verb='patch', path='/api/v1/nodes/', code=code, count=1)
+    try:
+        return run_module('egress_nodes', args())
+    finally:
+        twin.clear_kube_faults()
+
+
 def test_a_write_answered_503_is_not_repeated_but_a_throttled_one_is(twin, run_module):
     """503 may come after the write was done, so a write is never repeated on it; a 429 was refused before anything ran."""
     assert run_module('egress_nodes', args())['_rc'] == 0
     wanted = labelled(twin)
     assert wanted and run_module('egress_nodes', args(state='absent'))['_rc'] == 0 and labelled(twin) == []
-    twin.reset_kube_requests()
-    twin.inject_kube_fault(verb='patch', path='/api/v1/nodes/', code=503, count=1)
-    try:
-        result = run_module('egress_nodes', args())
-    finally:
-        twin.clear_kube_faults()
+    result = _run_with_patch_fault(twin, run_module, 503)
     assert result['_rc'] != 0 and 'HTTP 503' in result['msg'], result
     assert _patches(twin).count(503) == 1
     assert run_module('egress_nodes', args(state='absent'))['_rc'] == 0
-    twin.reset_kube_requests()
-    twin.inject_kube_fault(verb='patch', path='/api/v1/nodes/', code=429, count=1)
-    try:
-        result = run_module('egress_nodes', args())
-    finally:
-        twin.clear_kube_faults()
+    result = _run_with_patch_fault(twin, run_module, 429)
     assert result['_rc'] == 0 and result['changed'] is True, result
     assert _patches(twin).count(429) == 1 and labelled(twin) == wanted

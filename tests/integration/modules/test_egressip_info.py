@@ -7,6 +7,7 @@ label nodes, add NICs and create EgressIP objects.
 import json
 import socket
 
+import pytest
 from pyVim.task import WaitForTask
 from pyVmomi import vim
 
@@ -284,24 +285,15 @@ def _nodes_list_codes(twin):
     return [entry['code'] for entry in twin.kube_requests()['requests'] if entry['verb'] == 'list' and entry['path'] == '/api/v1/nodes']
 
 
-def test_a_throttled_read_is_repeated_after_retry_after_like_kubectl(twin, run_module):
-    """kube-apiserver's flow control answers 429 with Retry-After: 1 (a plain-text body); client-go waits and repeats."""
+@pytest.mark.parametrize('code', [429, 503])
+def test_a_throttled_or_unavailable_read_is_repeated_like_kubectl(twin, run_module, code):
+    """kube-apiserver's flow control answers 429 with Retry-After: 1 (a plain-text body); client-go waits and repeats.
+    A read answered 503 is repeated with a backoff."""
     twin.reset_kube_requests()
-    twin.inject_kube_fault(verb='list', path='/api/v1/nodes', code=429, count=2)
+    twin.inject_kube_fault(verb='list', path='/api/v1/nodes', code=code, count=2)
     try:
         result = run_module(MODULE, {})
     finally:
         twin.clear_kube_faults()
     assert result['_rc'] == 0, result
-    assert _nodes_list_codes(twin) == [429, 429, 200]
-
-
-def test_an_unavailable_read_is_repeated_with_backoff(twin, run_module):
-    twin.reset_kube_requests()
-    twin.inject_kube_fault(verb='list', path='/api/v1/nodes', code=503, count=2)
-    try:
-        result = run_module(MODULE, {})
-    finally:
-        twin.clear_kube_faults()
-    assert result['_rc'] == 0, result
-    assert _nodes_list_codes(twin) == [503, 503, 200]
+    assert _nodes_list_codes(twin) == [code, code, 200]

@@ -65,7 +65,8 @@ def test_untrusted_certificate(monkeypatch):
     assert failure.details['reason'] == 'certificate_untrusted'
 
 
-def test_verification_context_follows_validate_certs(monkeypatch):
+def _record_contexts(monkeypatch):
+    """The SSL contexts connect_vsphere hands to SmartConnect (which then refuses the login)."""
     contexts = []
     monkeypatch.setattr(_vsphere, '_probe_tcp', lambda *args: None)
 
@@ -73,6 +74,11 @@ def test_verification_context_follows_validate_certs(monkeypatch):
         contexts.append(connect_args['sslContext'])
         raise vim.fault.InvalidLogin(msg='no')
     monkeypatch.setattr(_vsphere, 'SmartConnect', smart_connect)
+    return contexts
+
+
+def test_verification_context_follows_validate_certs(monkeypatch):
+    contexts = _record_contexts(monkeypatch)
     for validate in (True, False):
         with pytest.raises(ModuleFailure):
             connect_vsphere(params(hostname='127.0.0.1', validate_certs=validate))
@@ -273,13 +279,7 @@ def test_unexpected_error_during_a_read_still_names_endpoint_and_call():
 def test_a_ca_bundle_from_the_environment_is_trusted_for_vcenter(monkeypatch, tmp_path):
     """The collection's AAP credential type (extensions/aap/credential_types/vcenter.yml) injects the CA bundle's file."""
     certifi = pytest.importorskip('certifi')
-    contexts = []
-    monkeypatch.setattr(_vsphere, '_probe_tcp', lambda *args: None)
-
-    def smart_connect(**connect_args):
-        contexts.append(connect_args['sslContext'])
-        raise vim.fault.InvalidLogin(msg='no')
-    monkeypatch.setattr(_vsphere, 'SmartConnect', smart_connect)
+    contexts = _record_contexts(monkeypatch)
     monkeypatch.setattr(_vsphere.ssl, 'create_default_context', lambda: ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
     monkeypatch.setenv(_vsphere.VCENTER_CA_BUNDLE_ENV, certifi.where())
     with pytest.raises(ModuleFailure):
