@@ -524,6 +524,7 @@ def run(module, result):
     if errors(findings):
         raise Refused(findings)
 
+    module_lock.take(module, 'egressip')  # input refused above writes nothing, not even the Lease
     egressips, nodes = read(module.k8s, present)
     existing = dict((obj['metadata']['name'], obj) for obj in egressips)
     changes, refusals = plan_changes(entries, existing, params['state'], params['exclusive'], params['adopt'])
@@ -605,7 +606,6 @@ def main():
         module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
     result = dict(changed=False, egressips=[], stops_carrying=[], findings=[])
     try:
-        module_lock.take(module, 'egressip')
         run(module, result)
     except Refused as refusal:
         result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
