@@ -1,9 +1,10 @@
 """Each playbook run on the twin with a ServiceAccount token bound to exactly its ClusterRole (rbac/<playbook>.yml).
 
 The twin authorizes these tokens by RBAC as the apiserver does (tests/twin/kube/authz.py), so a permission the playbook uses
-and its ClusterRole lacks is an HTTP 403. The tests share one twin and run in order: support report and render on the seed
-cluster, enable, verify, the failover drill, and disable; then a ClusterRole with one rule less makes preflight stop the run
-before its first write (not even the cluster lock is taken), naming the verb, the resource and the file to bind.
+and its ClusterRole lacks is an HTTP 403. The tests share one twin and run in order: the support report on the seed cluster,
+enable, verify, the failover drill, migrate's discovery and upgrade's pre check, render; then a ClusterRole with one rule
+less makes preflight stop enable before its first write (not even the cluster lock is taken), naming the verb, the resource
+and the file to bind; disable last.
 """
 
 import os
@@ -83,6 +84,18 @@ def test_verify_and_the_drill_run_with_their_roles(twin, run_playbook, tmp_path)
     run = run_playbook('playbooks/failover_drill.yml', [VARIABLES, drill], env=as_playbook_role(twin, tmp_path, 'failover_drill'))
     assert run.rc == 0, (forbidden(twin), failed(run))
     assert forbidden(twin) == []
+
+
+def test_migrate_discovery_and_the_upgrade_check_run_with_their_roles(twin, run_playbook, tmp_path):
+    run = run_playbook('playbooks/migrate.yml', {'migrate_dest': str(tmp_path / 'migrate'), 'migrate_acknowledge_unsupported': True},
+                       env=as_playbook_role(twin, tmp_path, 'migrate'))
+    assert run.rc == 0, (forbidden(twin), failed(run))
+    assert os.listdir(str(tmp_path / 'migrate'))
+    upgrade = {'upgrade_phase': 'pre', 'upgrade_snapshot_file': str(tmp_path / 'snapshot.json'), 'upgrade_target_version': '4.17.3'}
+    run = run_playbook('playbooks/upgrade.yml', [VARIABLES, upgrade], env=as_playbook_role(twin, tmp_path, 'upgrade'))
+    # three workers for two IPs leave no room for a reboot: the check read everything it needs and refused on capacity
+    assert run.rc != 0 and 'upgrade_capacity_insufficient' in run.stdout, (forbidden(twin), failed(run))
+    assert 'kube_permission_missing' not in run.stdout and forbidden(twin) == []
 
 
 def test_render_runs_with_its_read_only_role(twin, run_playbook, tmp_path):
