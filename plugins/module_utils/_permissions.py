@@ -238,6 +238,6 @@ def vcenter_findings(privileges, playbook):
         '; '.join('%s on %s' % (privilege, ', '.join(sorted(where))) for privilege, where in sorted(grouped.items())))
     remedy = ('Give the account a vCenter role with %s (docs/rbac.md lists the role of each playbook) on the datacenter, with '
               '"Propagate to children".' % ', '.join(sorted(grouped)))
-    objects = [{'kind': {'datacenter': 'Datacenter', 'host': 'HostSystem', 'vm': 'VirtualMachine'}[item['kind']], 'name': item['entity']}
-               for item in privileges['missing']]
+    kinds = {'datacenter': 'Datacenter', 'host': 'HostSystem', 'vm': 'VirtualMachine'}
+    objects = [{'kind': kinds[kind], 'name': name} for kind, name in sorted(set((item['kind'], item['entity']) for item in privileges['missing']))]
     return [catalogue_finding('vcenter_privilege_missing', message, objects=objects, remedy=remedy)]

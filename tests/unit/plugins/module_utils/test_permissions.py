@@ -133,3 +133,9 @@ def test_a_missing_vcenter_privilege_is_a_finding_naming_privilege_entity_and_ac
                                       'Host.Config.Network on host H1; Network.Assign on vm worker-0.')
     assert findings[0]['objects'] == [{'kind': 'HostSystem', 'name': 'H1'}, {'kind': 'VirtualMachine', 'name': 'worker-0'}]
     assert _permissions.vcenter_findings(None, 'enable') == [] and _permissions.vcenter_findings({'missing': []}, 'enable') == []
+
+
+def test_the_collection_archive_keeps_the_cluster_role_files():
+    with open(os.path.join(ROOT, 'galaxy.yml'), encoding='utf-8') as handle:
+        ignored = yaml.safe_load(handle).get('build_ignore') or []
+    assert not [pattern for pattern in ignored if pattern.strip('/*') in ('rbac', 'docs') or pattern.startswith('rbac/')]
