@@ -39,5 +39,5 @@ def test_a_no_op_run_and_skipped_steps_and_check_mode():
     results = {'nics': {'changed': False, 'vms': [{'name': 'a', 'action': 'none'}]}, 'egressips': {'skipped': True, 'egressips': [
         {'name': 'x', 'action': 'create'}]}, 'addresses': None}
     assert enable_summary(results) == ['Nothing changed: every step was already as the variables ask.']
-    assert enable_summary({'labels': {'added': ['w']}}, check_mode=True) == ['A real run would change:',
-                                                                            '- egress-assignable: label added on 1 node(s) (w)']
+    expected = ['A real run would change:', '- egress-assignable: label added on 1 node(s) (w)']
+    assert enable_summary({'labels': {'added': ['w']}}, check_mode=True) == expected
