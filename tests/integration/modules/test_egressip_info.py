@@ -297,3 +297,12 @@ def test_a_throttled_or_unavailable_read_is_repeated_like_kubectl(twin, run_modu
         twin.clear_kube_faults()
     assert result['_rc'] == 0, result
     assert _nodes_list_codes(twin) == [code, code, 200]
+
+
+def test_impersonation_reaches_the_api_server_like_kubectl_as(twin, run_module):
+    """impersonate_user (kubectl --as): the twin's impersonation filter lets the admin act as bob, who may not list nodes."""
+    twin.reset_kube_requests()
+    result = run_module(MODULE, {'impersonate_user': 'bob', 'impersonate_groups': ['ops']})
+    assert result['_rc'] != 0 and 'User "bob" cannot list resource' in result['msg'], result
+    entries = twin.kube_requests()['requests']
+    assert entries and all(entry.get('user') == 'bob' and entry.get('impersonated_by') == 'system:admin' for entry in entries)

@@ -14,6 +14,7 @@ A denial is answered 403 as k8s.io/apiserver endpoints/handlers/responsewriters/
 import hmac
 import secrets
 import threading
+from urllib.parse import unquote
 
 from .errors import ApiError, bad_request
 
@@ -259,6 +260,62 @@ def check_path(store, identity, method, path):
     allowed, reason = authorize(store, identity, attrs)
     if not allowed:
         raise forbidden(identity, attrs, reason)
+
+
+# --- impersonation.go (k8s.io/apiserver/pkg/endpoints/filters WithImpersonation) ---------------------------------
+
+IMPERSONATE_USER, IMPERSONATE_GROUP, IMPERSONATE_UID = "Impersonate-User", "Impersonate-Group", "Impersonate-Uid"
+IMPERSONATE_EXTRA = "Impersonate-Extra-"
+SA_PREFIX = "system:serviceaccount:"
+
+
+def _impersonation_requests(headers):
+    """buildImpersonationRequests: what the headers ask for, as authorizer attributes, and the user they make."""
+    user = headers.get(IMPERSONATE_USER) or ""
+    groups = headers.get_all(IMPERSONATE_GROUP) or []
+    uid = headers.get(IMPERSONATE_UID) or ""
+    extra = {}
+    for key in headers.keys():
+        if key.lower().startswith(IMPERSONATE_EXTRA.lower()):
+            extra.setdefault(unquote(key[len(IMPERSONATE_EXTRA):]).lower(), []).extend(headers.get_all(key))
+    if not (user or groups or uid or extra):
+        return None, None
+    if not user:
+        # the real filter answers 500 (responsewriters.InternalError)
+        raise ApiError(500, "InternalError", "Internal error occurred: requested %s without impersonating a user"
+                       % ", ".join(name for name, asked in (("groups", groups), ("uid", uid), ("extra", extra)) if asked))
+    if user.startswith(SA_PREFIX) and user.count(":") == 3:
+        namespace, name = user[len(SA_PREFIX):].split(":")
+        asked = [Attributes("impersonate", resource="serviceaccounts", name=name, namespace=namespace)]
+    else:
+        asked = [Attributes("impersonate", resource="users", name=user)]
+    asked += [Attributes("impersonate", resource="groups", name=group) for group in groups]
+    if uid:
+        asked.append(Attributes("impersonate", group="authentication.k8s.io", resource="uids", name=uid))
+    for key, values in sorted(extra.items()):
+        asked += [Attributes("impersonate", group="authentication.k8s.io", resource="userextras", subresource=key, name=value)
+                  for value in values]
+    if groups:
+        made = Identity(user, groups)
+    elif user.startswith(SA_PREFIX) and user.count(":") == 3:
+        made = Identity.service_account(*user[len(SA_PREFIX):].split(":"))
+    else:
+        made = Identity(user)
+    return asked, made
+
+
+def impersonate(store, identity, headers):
+    """The identity a request acts as: the authenticated one, or the one its Impersonate-* headers ask for when the
+    authenticated identity may `impersonate` each part (else 403 naming the first part refused)."""
+    asked, made = _impersonation_requests(headers)
+    if asked is None:
+        return identity
+    for attrs in asked:
+        allowed, reason = authorize(store, identity, attrs)
+        if not allowed:
+            raise forbidden(identity, attrs, reason)
+    made.impersonated_by = identity.name
+    return made
 
 
 # --- reviews ---------------------------------------------------------------------------------------------------------

@@ -141,8 +141,15 @@ class Handler(BaseHTTPRequestHandler):
         identity = self._identity()
         if identity is None:
             return Response(401, unauthorized().status())
+        try:
+            # Impersonate-* headers (kubectl --as): the acting identity must be allowed to impersonate each part
+            identity = authz.impersonate(self.server.store, identity, self.headers)
+        except ApiError as err:
+            return Response(err.code, err.status())
         if not identity.admin:
             entry["user"] = identity.name
+        if getattr(identity, "impersonated_by", None):
+            entry["impersonated_by"] = identity.impersonated_by
         try:
             if route_error is not None:
                 if not identity.admin and not path.startswith(("/api/", "/apis/")):
