@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Write rbac/<playbook>.yml, the ClusterRole of each playbook, from plugins/module_utils/_permissions.py RULES.
 
 Run from the repository root after changing RULES: .venv/bin/python scripts/render_rbac.py

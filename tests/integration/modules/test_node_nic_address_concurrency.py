@@ -33,8 +33,9 @@ def start_module(twin, tmp_path, index, args):
 
 def test_three_writers_at_once_never_give_two_nodes_one_address(twin, tmp_path, run_module):
     macs = dict((node, prepare.add_nic(twin, node)) for node in W)
+    # each writer with a lock of its own: the cluster lock would serialise them, and this is about writers that ignore it
     runs = [start_module(twin, tmp_path, index, dict(NETWORK, nodes=[{'node': node, 'mac': macs[node]} for node in nodes],
-                                                     wait_timeout=120, wait_sleep=1))
+                                                     wait_timeout=120, wait_sleep=1, lock_name='writer-%d' % index))
             for index, nodes in enumerate(RUNS)]
     results = []
     for proc in runs:

@@ -146,7 +146,7 @@ class ScriptedServer(object):
 
 @pytest.fixture
 def server(monkeypatch):
-    monkeypatch.setattr(_k8s.time, 'sleep', lambda seconds: sleeps.append(seconds))
+    monkeypatch.setattr(_k8s.time, 'sleep', sleeps.append)
     sleeps[:] = []
     scripted = ScriptedServer()
     yield scripted
