@@ -114,3 +114,29 @@ def run_playbook(request):
         proc = subprocess.run(argv, env=_environment(request, env), capture_output=True, text=True, timeout=1200, check=False, cwd=REPO_ROOT)
         return PlaybookRun(proc)
     return run
+
+
+# Longest first: with `--dist loadfile` (scripts/test.sh) each file runs on one worker, in collection order, so a long
+# playbook file collected last would run alone at the end while the other workers idle. The order of the tests inside a
+# file is kept (several files build on the state their earlier tests leave).
+_LONGEST_FIRST = (
+    'integration/playbooks/test_migrate.py', 'integration/playbooks/test_upgrade.py',
+    'integration/playbooks/test_unowned_untouched.py', 'integration/playbooks/test_disable.py',
+    'integration/playbooks/test_rbac_playbooks.py', 'integration/playbooks/test_cluster_lock_playbooks.py',
+    'integration/playbooks/test_render.py', 'integration/playbooks/test_migrate_vcenter_only_nics.py',
+    'integration/roles/test_verify_and_drill_playbooks.py', 'integration/playbooks/test_enable.py',
+    'integration/playbooks/test_disable_distributed.py',
+)
+_BY_FOLDER = ('integration/playbooks/', 'integration/roles/', 'integration/lifecycle/', 'integration/',
+              'twin/conformance/', 'twin/selftest/', 'unit/')
+
+
+def _schedule_rank(item):
+    path = os.path.relpath(str(item.fspath), TESTS_DIR).replace(os.sep, '/')
+    if path in _LONGEST_FIRST:
+        return (0, _LONGEST_FIRST.index(path))
+    return (1, next((index for index, folder in enumerate(_BY_FOLDER) if path.startswith(folder)), len(_BY_FOLDER)))
+
+
+def pytest_collection_modifyitems(session, config, items):  # pylint: disable=unused-argument
+    items.sort(key=_schedule_rank)  # stable: the order inside each file stays
