@@ -252,7 +252,7 @@ def bypasses_proxy(host_url, no_proxy, loopback=True):
                 return True
         elif name.startswith('.') and host.endswith(name):
             return True
-        elif name and (host == name or host.endswith('.' + name.lstrip('.'))) and not name.startswith('.'):
+        elif name and not name.startswith('.') and (host == name or host.endswith('.' + name)):
             return True
     return False
 
@@ -372,12 +372,9 @@ def pool_manager(connection, maxsize=POOL_MAXSIZE):
 
 
 def _is_connection_reset(exc):
-    """A connection the server (or a load balancer) dropped mid-request: reset or closed without an answer (an EOF)."""
-    reason = getattr(exc, 'reason', None)
-    for error in (exc, reason, getattr(exc, 'args', [None, None])[-1] if getattr(exc, 'args', None) else None):
-        if isinstance(error, (ConnectionResetError, BrokenPipeError, RemoteDisconnected)):
-            return True
-    return isinstance(exc, urllib3.exceptions.ProtocolError)
+    """A connection the server (or a load balancer) dropped mid-request: reset or closed without an answer (an EOF).
+    With retries off, urllib3 raises these as ProtocolError; the socket's own errors may come bare."""
+    return isinstance(exc, (urllib3.exceptions.ProtocolError, ConnectionResetError, BrokenPipeError, RemoteDisconnected))
 
 
 def _without_credentials(url):
