@@ -1,4 +1,4 @@
-"""Write rbac/<playbook>.yml, the ClusterRole of each playbook, from plugins/module_utils/_permissions.py RULES.
+"""Write rbac/<playbook>.yml, the ClusterRole of each playbook, from plugins/module_utils/checks/permissions.py RULES.
 
 Run from the repository root after changing RULES: .venv/bin/python scripts/render_rbac.py
 (tests/unit/plugins/module_utils/test_permissions.py fails while a file differs from RULES).
@@ -10,7 +10,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, '.build'))
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _permissions  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import permissions as _permissions
 
 
 def main():

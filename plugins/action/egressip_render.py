@@ -21,17 +21,17 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _egressip_validation as validation
-from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils import _placement as placement
-from ansible_collections.ocp.egressip.plugins.module_utils import _render as render
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import HAS_K8S_LIBS, K8sClient, k8s_argument_spec
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_network import node_selected
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import HAS_K8S_LIBS, K8sClient, k8s_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import node_selected
 from ansible_collections.ocp.egressip.plugins.modules import egressip as egressip_module
 from ansible_collections.ocp.egressip.plugins.modules import node_nic_address as node_nic_address_module
 

@@ -2,7 +2,7 @@
 # Copyright: contributors to the ocp.egressip collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The cluster lock options of every writing module (module_utils/_module_lock.py ModuleLock)."""
+"""The cluster lock options of every writing module (module_utils/core/module_lock.py ModuleLock)."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -2,7 +2,7 @@
 # Copyright: (c) 2025, ocp.egressip contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The ``cidr`` / ``ipv6_cidr`` options of the state=absent refusals (module_utils/_ip_networks.py egress_networks)."""
+"""The ``cidr`` / ``ipv6_cidr`` options of the state=absent refusals (module_utils/model/ip_networks.py egress_networks)."""
 
 from __future__ import absolute_import, division, print_function
 

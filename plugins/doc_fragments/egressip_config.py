@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The requested configuration (the public variables file) as module options: the documentation of
-``config_argument_spec()`` in module_utils/_preflight_snapshot.py, shared by the modules that read the
+``config_argument_spec()`` in module_utils/snapshot/cluster.py, shared by the modules that read the
 preflight snapshot (preflight, egressip_support_report)."""
 
 from __future__ import absolute_import, division, print_function

@@ -2,7 +2,7 @@
 # Copyright: (c) 2025, ocp.egressip contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Kubernetes connection options: the documentation of ``k8s_argument_spec()`` in module_utils/_k8s.py.
+"""Kubernetes connection options: the documentation of ``k8s_argument_spec()`` in module_utils/clients/k8s.py.
 
 Option names, aliases and environment variables are those of kubernetes.core.
 ``ocp.egressip.k8s_auth`` documents them as top-level options; ``ocp.egressip.k8s_auth.nested``

@@ -2,7 +2,7 @@
 # Copyright: (c) 2025, ocp.egressip contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""vCenter connection options: the documentation of ``vsphere_argument_spec()`` in module_utils/_vsphere.py.
+"""vCenter connection options: the documentation of ``vsphere_argument_spec()`` in module_utils/clients/vsphere.py.
 
 Option names and environment variables are those of vmware.vmware. ``ocp.egressip.vsphere_auth``
 documents them as top-level options; ``ocp.egressip.vsphere_auth.nested`` documents the same

@@ -182,11 +182,11 @@ findings:
 
 import time
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _lease as lease
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils._module_lock import LockHeld, acquire, release
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.core.module_lock import LockHeld, acquire, release
 
 
 def hold(store, holder, duration, owner, sleep=time.sleep):

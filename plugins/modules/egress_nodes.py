@@ -243,15 +243,15 @@ import json
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR, validate_cidr
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils._machine_api import node_machines
+from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR, validate_cidr
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.machine_api import node_machines
 
 WHAT = 'egress_nodes'
 

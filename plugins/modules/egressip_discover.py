@@ -236,19 +236,20 @@ markdown:
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _lifecycle, _migrate
-from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import ERROR, summarize
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import read_cluster, read_vcenter
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import (
+from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate as _migrate
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_cluster, read_vcenter
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import (
     HAS_PYVMOMI,
     PYVMOMI_IMPORT_ERROR,
     connect_vsphere,
 )
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
 RECORD_SKIP = ('pods', 'namespaces', 'network_config', 'network_operator', 'nmstates', 'nns', 'machinesets', 'machines')
 

@@ -241,11 +241,11 @@ query_result:
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils._egressip_facts import egressip_facts
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils._query import HAS_JMESPATH, JMESPATH_IMPORT_ERROR, compile_query, run_query
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import egressip_facts
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.core.query import HAS_JMESPATH, JMESPATH_IMPORT_ERROR, compile_query, run_query
 
 EGRESSIP_API = dict(group='k8s.ovn.org', version='v1', plural='egressips')
 EGRESSIP_API_MISSING = ('EgressIP API (k8s.ovn.org/v1) not found on {host}: the cluster does not serve egressips.k8s.ovn.org, '

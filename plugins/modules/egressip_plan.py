@@ -262,16 +262,16 @@ findings:
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils import _placement as placement
-from ansible_collections.ocp.egressip.plugins.module_utils import _verify
-from ansible_collections.ocp.egressip.plugins.module_utils import _verify_io as vio
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import WARNING
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import WARNING
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
 
 OWNER = (nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE)
 

@@ -110,7 +110,9 @@ ok:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _drill, _report, _report_files
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import report as _report
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import files as _report_files
 
 
 def build(kind, data):

@@ -186,15 +186,18 @@ import os
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _placement, _report_files, _support_report, _verify
-from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils._node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight import AUDIT, primary_egressips, run_checks
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import config_argument_spec, read_snapshot
-from ansible_collections.ocp.egressip.plugins.module_utils._verify_io import relevant_nodes
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import files as _report_files
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import support as _support_report
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import AUDIT, primary_egressips, run_checks
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import config_argument_spec, read_snapshot
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify_io import relevant_nodes
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
 OWNER = (MANAGED_BY_LABEL, MANAGED_BY_VALUE)
 

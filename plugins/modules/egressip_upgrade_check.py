@@ -170,13 +170,14 @@ changes:
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _lifecycle, _upgrade
-from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import ERROR, summarize
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import read_cluster
+from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import upgrade as _upgrade
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_cluster
 
 SKIP = ('pods', 'namespaces', 'network_config', 'machinesets', 'machines')
 POOLS = ('machineconfiguration.openshift.io', 'v1', 'machineconfigpools')

@@ -335,17 +335,18 @@ diff:
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
-from ansible_collections.ocp.egressip.plugins.module_utils import _drill, _verify
-from ansible_collections.ocp.egressip.plugins.module_utils import _verify_io as vio
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils._egressip_validation import parse_network
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import parse_network
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
 
 def argument_spec():

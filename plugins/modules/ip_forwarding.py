@@ -194,14 +194,14 @@ diff:
   sample: {before: {ipForwarding: Restricted}, after: {ipForwarding: Global}}
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
 
 WHAT = 'ip_forwarding'
 TUNED_ID = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)

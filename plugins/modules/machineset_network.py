@@ -257,15 +257,15 @@ diff:
   type: dict
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks, hosted_egress_ips
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule, custom_path
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
-from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as writes_io
-from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as plan
+from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks, hosted_egress_ips
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule, custom_path
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as writes_io
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 
 GROUP = 'machine.openshift.io'
 VERSION = 'v1beta1'
@@ -362,8 +362,8 @@ def _vcenter(module):
     """The vCenter session, datacenter and its networks, read once per run (and only when needed)."""
     # vCenter code (pyVmomi) is loaded only when vCenter is read: 0.1 s of every run otherwise.
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import connect_vsphere
-    from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
+    from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import connect_vsphere
+    from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
     if not hasattr(module, '_egress_vcenter'):
         try:
             client = connect_vsphere(module.params['vsphere'])

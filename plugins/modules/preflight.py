@@ -265,22 +265,22 @@ msg:
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message, summarize
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils._permissions import PLAYBOOKS
-from ansible_collections.ocp.egressip.plugins.module_utils._permissions import check as check_permissions
-from ansible_collections.ocp.egressip.plugins.module_utils._permissions import vcenter_findings
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight import SEVERITY_ORDER, cluster_facts, primary_egressips, run_checks
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import (
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import PLAYBOOKS
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import check as check_permissions
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import vcenter_findings
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import SEVERITY_ORDER, cluster_facts, primary_egressips, run_checks
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import (
     config_argument_spec,
     options_from_variables,
     read_snapshot,
 )
-from ansible_collections.ocp.egressip.plugins.module_utils._tls_findings import tls_findings
-from ansible_collections.ocp.egressip.plugins.module_utils._variables_schema import check as check_variables
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.tls import tls_findings
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.variables_schema import check as check_variables
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
 
 def argument_spec():

@@ -213,15 +213,15 @@ diff:
   type: dict
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import k8s_nested_argument_spec
-from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import VsphereModule
-from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as plan
-from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_facts import names_text
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VsphereModule
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import names_text
 
 
 def argument_spec():

@@ -274,17 +274,17 @@ diff:
 import copy
 import time
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import custom_path, k8s_client_for, k8s_nested_argument_spec
-from ansible_collections.ocp.egressip.plugins.module_utils._node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE, policy_allocation
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import VsphereModule
-from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as plan
-from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network_io as node_io
+from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import custom_path, k8s_client_for, k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE, policy_allocation
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VsphereModule
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as node_io
 
 MAX_PARALLEL = 64
 CHANGING = ('add', 'move', 'connect', 'remove')

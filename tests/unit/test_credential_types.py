@@ -14,9 +14,9 @@ import pytest
 import yaml
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8S_ENV
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import VCENTER_CA_BUNDLE_ENV
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import VSPHERE_ENV
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8S_ENV
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VCENTER_CA_BUNDLE_ENV
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import VSPHERE_ENV
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DIRECTORY = os.path.join(ROOT, 'extensions', 'aap', 'credential_types')

@@ -7,7 +7,7 @@ who follows a finding's `docs` link finds the same four parts everywhere.
 import os
 import re
 
-from ansible_collections.ocp.egressip.plugins.module_utils._catalogue import CATALOGUE
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import CATALOGUE
 
 RUNBOOK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'docs', 'runbook.md')
 PARTS = ('**Symptom**', '**Check**', '**Meaning**', '**Fix**')

@@ -11,7 +11,7 @@ import pytest
 from pyVim.task import WaitForTask
 from pyVmomi import vim
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 
 from twin.fixture import kube_counts, kube_writes, lock_writes
 

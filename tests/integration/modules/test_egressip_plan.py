@@ -21,7 +21,7 @@ import pytest
 from twin.controllers.testing import FakeCluster
 from twin.fixture import kube_writes
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _placement as placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 
 import _prepare as prepare
 

@@ -5,7 +5,7 @@ The emulator runs with --no-controllers (no vCenter needed); the collection's K8
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _k8s
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import k8s as _k8s
 from twin.kube.testing import Emulator
 
 NODES = ['node-%d' % i for i in range(5)]

@@ -6,11 +6,11 @@ Kubernetes emulator through the kubernetes client and vcsim through pyVmomi, as 
 
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sClient
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight import run_checks
-from ansible_collections.ocp.egressip.plugins.module_utils._preflight_snapshot import read_cluster, read_vcenter
-from ansible_collections.ocp.egressip.plugins.module_utils._support_report import build, render
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import connect_vsphere
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sClient
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import run_checks
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_cluster, read_vcenter
+from ansible_collections.ocp.egressip.plugins.module_utils.reports.support import build, render
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import connect_vsphere
 
 from twin.fixture import kube_writes
 

@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from ansible_collections.ocp.egressip.plugins.action import egressip_render as action
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils import _render as render
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.modules import egressip as egressip_module
 
 WORKERS = ['w0', 'w1', 'w2']

@@ -2,8 +2,8 @@
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _address_plan as plan
-from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import AddressUse
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import address_plan as plan
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import AddressUse
 
 
 def network(cidr='10.20.0.0/24', gateway='10.20.0.1', node_range='10.20.0.10-10.20.0.99', prefix=''):

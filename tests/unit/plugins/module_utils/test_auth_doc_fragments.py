@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from ansible_collections.ocp.egressip.plugins.doc_fragments import k8s_auth, vsphere_auth
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8S_ENV, k8s_argument_spec, k8s_nested_argument_spec
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_options import VSPHERE_ENV, vsphere_argument_spec, vsphere_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8S_ENV, k8s_argument_spec, k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import VSPHERE_ENV, vsphere_argument_spec, vsphere_nested_argument_spec
 
 # As vmware.vmware (plugins/doc_fragments/base_options.py) and kubernetes.core (plugins/doc_fragments/k8s_auth_options.py).
 UPSTREAM = {

@@ -1,7 +1,7 @@
 """The failover drill (pure): measured moves, comparison with the prediction, findings and the assembled report."""
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _drill as drill
-from ansible_collections.ocp.egressip.plugins.module_utils import _placement as placement
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 
 from _cluster_states import egressip_object, node_object
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from netaddr import IPAddress, IPNetwork
 
-from ansible_collections.ocp.egressip.plugins.module_utils._egress_network import (
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import (
     HOST_CIDRS_ANNOTATION,
     NONE,
     PRIMARY,

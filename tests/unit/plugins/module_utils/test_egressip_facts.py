@@ -2,7 +2,7 @@
 
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils._egressip_facts import egressip_facts, is_egress_assignable, is_ready
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import egressip_facts, is_egress_assignable, is_ready
 
 
 def api_node(name, primary, secondary=None, assignable=False, ready=True, host_cidrs=None, egress_ips=None, extra_annotations=None):

@@ -2,9 +2,9 @@
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _egressip_validation as validation
-from ansible_collections.ocp.egressip.plugins.module_utils import _placement
-from ansible_collections.ocp.egressip.plugins.module_utils._findings import failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import failure_message
 
 from _cluster_states import egressip_object, node_object
 

@@ -4,8 +4,8 @@ import ipaddress
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils import _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 
 OURS = 'egressip-forwarding-node-ens224'
 TARGETS = [{'node': 'w0', 'hostname': 'w0', 'interface': 'ens224', 'parent': 'openshift-node'},

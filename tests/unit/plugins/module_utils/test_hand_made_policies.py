@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 
 NODE = 'worker-0'
 MAC = '00:50:56:aa:bb:01'

@@ -2,8 +2,8 @@
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import egress_networks, hosted_egress_ips, in_egress_networks
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere_network import egress_ips_by_node
+from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks, hosted_egress_ips, in_egress_networks
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import egress_ips_by_node
 
 EGRESSIPS = [
     {'metadata': {'name': 'payments'}, 'status': {'items': [{'node': 'w0', 'egressIP': '10.20.0.200'},

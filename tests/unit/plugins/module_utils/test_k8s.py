@@ -9,9 +9,9 @@ import pytest
 import urllib3
 import yaml
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _k8s
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import (
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import k8s as _k8s
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import (
     ApiError,
     K8sClient,
     api_error_message,

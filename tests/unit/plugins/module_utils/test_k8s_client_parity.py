@@ -12,10 +12,10 @@ import threading
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _k8s
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sClient, bypasses_proxy, build_configuration
-from ansible_collections.ocp.egressip.plugins.module_utils._kubeconfig import Connection, Kubeconfig, KubeconfigError
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import k8s as _k8s
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sClient, bypasses_proxy, build_configuration
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.kubeconfig import Connection, Kubeconfig, KubeconfigError
 
 NODES = {'kind': 'NodeList', 'metadata': {}, 'items': [{'metadata': {'name': 'node-1'}}]}
 PROXY_ENV = ('HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy')

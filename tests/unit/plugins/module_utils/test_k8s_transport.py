@@ -16,9 +16,10 @@ import time
 import pytest
 import yaml
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _k8s, _kubeconfig
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._k8s import K8sClient
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import k8s as _k8s
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kubeconfig as _kubeconfig
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sClient
 
 if importlib.util.find_spec('cryptography') is not None:
     PKI_BACKEND = 'cryptography'

@@ -4,7 +4,9 @@ node addresses. OVN-K itself keeps them in host-cidrs minus the primary entry (P
 
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _address_plan, _egress_network, _placement
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import address_plan as _address_plan
+from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 
 API_VIP, INGRESS_VIP = '192.168.10.5', '192.168.10.6'
 

@@ -9,8 +9,8 @@ import tempfile
 import pytest
 import yaml
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _kubeconfig
-from ansible_collections.ocp.egressip.plugins.module_utils._kubeconfig import Kubeconfig, KubeconfigError
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kubeconfig as _kubeconfig
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.kubeconfig import Kubeconfig, KubeconfigError
 
 TOKEN = 'sha256~kubeconfig-t0ken'
 EXEC_TOKEN = 'exec-plugin-t0ken-42'

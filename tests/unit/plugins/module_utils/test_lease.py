@@ -9,7 +9,7 @@ import sys
 import textwrap
 import time
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _lease as lease
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 12, 1, 20, 0, 0, tzinfo=UTC)
@@ -84,7 +84,7 @@ def _run(script, *args, **kwargs):
 def test_playbook_process_is_the_topmost_ansible_playbook_ancestor(tmp_path):
     # ansible-playbook -> forked worker (same command line) -> /bin/sh -> the module, as Ansible runs a module locally
     child = tmp_path / 'module.py'
-    child.write_text('import json\nfrom ansible_collections.ocp.egressip.plugins.module_utils import _lease\n'
+    child.write_text('import json\nfrom ansible_collections.ocp.egressip.plugins.module_utils.clients import lease as _lease\n'
                      'print(json.dumps(_lease.playbook_process()))\n')
     playbook = tmp_path / 'ansible-playbook'
     playbook.write_text(textwrap.dedent('''\

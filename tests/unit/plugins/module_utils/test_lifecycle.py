@@ -3,7 +3,7 @@
 import copy
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _lifecycle
+from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 
 import _hand_made_snapshots as hm  # pylint: disable=wrong-import-order
 

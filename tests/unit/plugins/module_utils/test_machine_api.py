@@ -2,8 +2,8 @@
 
 import copy
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
-from ansible_collections.ocp.egressip.plugins.module_utils._ip_networks import hosted_egress_ips
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
+from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import hosted_egress_ips
 
 NS = 'openshift-machine-api'
 DEVICES = '/spec/template/spec/providerSpec/value/network/devices'

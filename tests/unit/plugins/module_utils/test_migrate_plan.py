@@ -5,7 +5,7 @@ import json
 import netaddr
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _migrate
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate as _migrate
 
 import _hand_made_snapshots as hm  # pylint: disable=wrong-import-order
 

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _lease as lease
-from ansible_collections.ocp.egressip.plugins.module_utils import _module_lock as module_lock
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
+from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 
 UTC = datetime.timezone.utc
 

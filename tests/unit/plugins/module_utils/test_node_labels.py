@@ -3,7 +3,7 @@ one unless force, and never in a way that moves an egress IP the collection does
 
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 
 CIDR = '10.20.0.0/24'
 SELECTOR = {'node-role.kubernetes.io/worker': ''}

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils._address_plan import parse_network
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import parse_network
 
 MAC = '00:50:56:aa:bb:01'
 

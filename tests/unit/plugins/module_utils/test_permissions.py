@@ -4,8 +4,8 @@ import os
 
 import yaml
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _permissions
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import permissions as _permissions
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 

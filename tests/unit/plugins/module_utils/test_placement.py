@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _placement as placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 
 from _cluster_states import World, egressip_object, enumerate_outcomes, node_object, pending_passes, random_state, simulate
 

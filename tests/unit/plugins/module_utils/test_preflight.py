@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _catalogue
-from ansible_collections.ocp.egressip.plugins.module_utils import _preflight as preflight
+from ansible_collections.ocp.egressip.plugins.module_utils.core import catalogue as _catalogue
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import preflight
 
 from _preflight_snapshots import (  # pylint: disable=wrong-import-order
     EGRESS_LABEL,

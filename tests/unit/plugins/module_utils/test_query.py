@@ -2,8 +2,8 @@
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._query import compile_query, describe_jmespath_error, run_query
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.query import compile_query, describe_jmespath_error, run_query
 
 RESULT = {
     'egressips': [{'name': 'payments', 'all_assigned': False, 'ips': [{'ip': '10.20.0.200', 'network': 'secondary'}]},

@@ -4,7 +4,7 @@ import json
 
 import yaml
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _render as render
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 
 
 class TaggedStr(str):

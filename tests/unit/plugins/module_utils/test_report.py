@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _drill as drill
-from ansible_collections.ocp.egressip.plugins.module_utils import _report as report
-from ansible_collections.ocp.egressip.plugins.module_utils import _verify as verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import report
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify
 
 from test_verify import CIDR, Cluster
 from test_drill import step

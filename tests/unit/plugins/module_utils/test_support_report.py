@@ -2,8 +2,8 @@
 
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _preflight as preflight
-from ansible_collections.ocp.egressip.plugins.module_utils import _support_report as support
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import preflight
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import support
 
 from _preflight_snapshots import base_snapshot, configured_snapshot, egressip  # pylint: disable=wrong-import-order
 

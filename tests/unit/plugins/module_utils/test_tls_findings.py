@@ -1,7 +1,7 @@
 """Preflight warns when a connection's TLS certificate is not checked (docs/aap.md: AAP's built-in credentials do that silently)."""
 
-from ansible_collections.ocp.egressip.plugins.module_utils._kubeconfig import Connection
-from ansible_collections.ocp.egressip.plugins.module_utils._tls_findings import tls_findings
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.kubeconfig import Connection
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.tls import tls_findings
 
 
 def connection(verify):

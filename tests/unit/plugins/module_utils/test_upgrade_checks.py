@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _lifecycle, _upgrade
+from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import upgrade as _upgrade
 
 import _hand_made_snapshots as hm  # pylint: disable=wrong-import-order
 

@@ -8,7 +8,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _variables_schema as schema
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import variables_schema as schema
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 with open(os.path.join(REPO_ROOT, 'examples', 'twin-cluster.yml'), encoding='utf-8') as handle:

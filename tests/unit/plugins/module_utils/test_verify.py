@@ -2,7 +2,7 @@
 
 import copy
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _verify as verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify
 
 from _cluster_states import egressip_object, node_object
 

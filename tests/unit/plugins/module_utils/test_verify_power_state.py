@@ -1,6 +1,6 @@
 """verify's secondary path of a VM that is not powered on: vCenter reports its NICs disconnected, which is not a broken vNIC."""
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _verify as verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify
 
 PORTGROUP = 'ocp-egress-120'
 

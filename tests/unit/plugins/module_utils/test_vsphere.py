@@ -6,9 +6,9 @@ import ssl
 import pytest
 from pyVmomi import vim, vmodl
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure, library_versions
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import (
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere as _vsphere
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, library_versions
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import (
     ObjectRecord,
     VsphereClient,
     connect_vsphere,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as net
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as net
 
 STD_NET = {'type': 'standard', 'name': 'ocp-egress-120', 'moid': 'network-20'}
 DV_NET = {'type': 'distributed', 'name': 'ocp-egress-120', 'moid': 'dvportgroup-30', 'portgroup_key': 'dvportgroup-30',

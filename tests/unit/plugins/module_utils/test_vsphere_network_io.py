@@ -6,9 +6,9 @@ checked here; task polling is checked with fake tasks that finish out of order.
 
 from pyVmomi import vim
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils._errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils._vsphere import ObjectRecord
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import ObjectRecord
 
 
 class Recorder(object):

@@ -3,10 +3,10 @@ MachineSet/Machine devices of an earlier port group name are renamed, not double
 
 from pyVmomi import vim
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _machine_api as mapi
-from ansible_collections.ocp.egressip.plugins.module_utils import _preflight
-from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network as net
-from ansible_collections.ocp.egressip.plugins.module_utils import _vsphere_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import preflight as _preflight
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as net
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
 
 from _preflight_snapshots import base_snapshot  # pylint: disable=wrong-import-order
 

@@ -2,7 +2,7 @@
 
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _egressip_facts as facts
+from ansible_collections.ocp.egressip.plugins.module_utils.model import egressip_facts as facts
 from ansible_collections.ocp.egressip.plugins.modules import egressip
 
 OWNED = {'egressip.ocp/managed-by': 'ocp.egressip'}

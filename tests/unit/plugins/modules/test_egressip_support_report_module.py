@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from ansible_collections.ocp.egressip.plugins.module_utils import _report_files
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import files as _report_files
 from ansible_collections.ocp.egressip.plugins.modules import egressip_support_report as module
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils'))

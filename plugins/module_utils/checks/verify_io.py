@@ -1,0 +1,329 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kubernetes and vCenter I/O around the pure parts of verify (_verify) and the failover drill (_drill).
+
+Reads are one list per kind (Nodes, EgressIPs, NodeNetworkStates, Namespaces, probe Pods) and
+the preflight's batched vCenter read (``_preflight_snapshot.read_vcenter``); every request
+goes through ``K8sClient.call`` / ``VsphereClient`` (one client, one error format). Writes:
+the probe pods (and an optional probe namespace), deleted again; merge patches of node
+labels; in check mode label patches are sent with ``dryRun=All`` and no probe runs.
+Waiting is polling with a configurable interval against a monotonic clock. Private module_util.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+import uuid
+
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_vcenter
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import connect_vsphere
+
+POD_LIST_MARGIN = 10  # seconds beyond the probe timeout before a pod that never finished is given up
+
+
+DEFAULT_PROBE_IMAGE = 'registry.access.redhat.com/ubi9/ubi-minimal:latest'
+
+
+def wire_argument_spec():
+    """The ``wire`` option of verify and the failover drill (documented by the ``ocp.egressip.wire_probe`` doc fragment)."""
+    return dict(wire=dict(type='dict', options=dict(
+        echo_target=dict(type='str', required=True),
+        namespaces=dict(type='dict', default={}),
+        create_namespace=dict(type='bool', default=False),
+        image=dict(type='str', default=DEFAULT_PROBE_IMAGE),
+        timeout=dict(type='int', default=60),
+        probes=dict(type='int', default=1),
+    )))
+
+
+class Clock(object):
+    """Monotonic time and sleep, in one object so tests and modules share the waits."""
+
+    def __init__(self, monotonic=time.monotonic, sleep=time.sleep):
+        self.now = monotonic
+        self.sleep = sleep
+
+
+# --- reads ---------------------------------------------------------------------------------------------
+
+def read_cluster(k8s, with_nns=True):
+    """(nodes, egressips, {node: NodeNetworkState} or None, notes): one list each."""
+    egressips = io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
+    nodes = k8s.list_nodes()
+    notes = []
+    nns = None
+    if with_nns:
+        try:
+            items = io.list_objects(k8s, io.NNS)
+        except ModuleFailure as failure:
+            if failure.details.get('status') not in (403, 404):
+                raise
+            notes.append('NodeNetworkStates were not read (HTTP %s): the base address on each NIC was checked in host-cidrs only'
+                         % failure.details.get('status'))
+        else:
+            nns = dict(((item.get('metadata') or {}).get('name'), item) for item in items)
+    return nodes, egressips, nns, notes
+
+
+def read_nns(k8s):
+    """({node: NodeNetworkState} or None when the kind cannot be read (HTTP 403/404), note or None): one list."""
+    try:
+        items = io.list_objects(k8s, io.NNS)
+    except ModuleFailure as failure:
+        if failure.details.get('status') not in (403, 404):
+            raise
+        return None, 'NodeNetworkStates were not read (HTTP %s)' % failure.details.get('status')
+    return dict(((item.get('metadata') or {}).get('name'), item) for item in items), None
+
+
+def relevant_nodes(nodes, egressips):
+    """Nodes whose VMs verify reads: labelled egress nodes and nodes named in an EgressIP status."""
+    hosting = set(_drill.assignments(egressips).values())
+    return [node for node in nodes if (node.get('metadata') or {}).get('name') in hosting or is_egress_assignable(node)]
+
+
+def read_vsphere(connection, datacenter, cluster, portgroup, nodes):
+    """The vSphere facts of verify: one login, the preflight's batched read, converted by _verify.vsphere_facts."""
+    client = connect_vsphere(connection)
+    vcenter = read_vcenter(client, datacenter, cluster, nodes)
+    vcenter.setdefault('datacenter', datacenter)
+    return _verify.vsphere_facts(vcenter, portgroup, nodes)
+
+
+def read_snapshot(k8s, vsphere_options=None):
+    """The verify snapshot: Kubernetes lists, and vCenter when ``vsphere_options`` = {connection, datacenter, cluster, portgroup}."""
+    nodes, egressips, nns, notes = read_cluster(k8s)
+    vsphere = None
+    if vsphere_options:
+        vsphere = read_vsphere(vsphere_options['connection'], vsphere_options['datacenter'], vsphere_options['cluster'],
+                               vsphere_options['portgroup'], relevant_nodes(nodes, egressips))
+    snapshot = _verify.build_snapshot(nodes, egressips, nns=nns, vsphere=vsphere)
+    snapshot['notes'] = notes
+    snapshot['forwarding'] = read_forwarding(k8s, notes)
+    return snapshot
+
+
+def read_forwarding(k8s, notes):
+    """_verify.forwarding_facts from the nodes' Profiles, the Tuned objects and the network operator (one request each);
+    None, with a note, when the Node Tuning Operator's API cannot be read."""
+    try:
+        profiles = io.list_namespaced(k8s, nn.TUNED_PROFILES, nn.TUNED_NAMESPACE)
+        tuneds = io.list_namespaced(k8s, io.TUNEDS, nn.TUNED_NAMESPACE)
+        operator = io.get_object(k8s, io.NETWORK_OPERATOR, 'cluster')
+    except ModuleFailure as failure:
+        if failure.details.get('status') not in (403, 404):
+            raise
+        notes.append('Node Tuning Operator Profiles were not read (HTTP %s): IP forwarding on the secondary NICs was not checked'
+                     % failure.details.get('status'))
+        return None
+    return _verify.forwarding_facts(profiles, tuneds, operator)
+
+
+def list_egressips(k8s):
+    return io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
+
+
+# --- the wire: probe pods ----------------------------------------------------------------------------
+
+def _not_run(egressip, reason, check_mode=False, namespace=None):
+    return {'egressip': egressip, 'namespace': namespace, 'pod': None, 'phase': None, 'outcome': 'not_run', 'source_ip': None,
+            'log': None, 'reason': reason, 'check_mode': check_mode}
+
+
+def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
+    """One round of probe pods (``wire['probes']`` per object), their outcomes, and clean-up.
+
+    wire: {'echo_target', 'image', 'timeout', 'probes', 'namespaces': {object: namespace}, 'create_namespace'}.
+    A probe that cannot be created or never starts is ``not_run``; nothing here fails the module
+    except a failure to list pods (the API itself is unusable then). The round's API writes (probe pods and namespaces
+    created and deleted) are counted in ``writes`` of its first outcome (0 on the others), so that their sum over the
+    outcomes is what a "0 writes" claim must account for.
+    """
+    names = [egressip['metadata']['name'] for egressip in egressips]
+    if check_mode:
+        return [_not_run(name, 'check mode: no probe pod is created', check_mode=True) for name in names]
+    if not egressips:
+        return []
+    clock = clock or Clock()
+    run_id = uuid.uuid4().hex[:12]
+    namespaces = k8s.list_items('namespaces', '/api/v1/namespaces')
+    outcomes, bodies, created_namespaces = [], [], []
+    for egressip in egressips:
+        name = egressip['metadata']['name']
+        namespace, namespace_body, reason = _verify.probe_namespace(egressip, namespaces, (wire.get('namespaces') or {}).get(name),
+                                                                    wire.get('create_namespace'))
+        if namespace_body is not None:
+            reason = _create_namespace(k8s, namespace_body)
+            if reason is None:
+                created_namespaces.append(namespace)
+                namespaces.append(namespace_body)
+        if reason:
+            outcomes.append(_not_run(name, reason, namespace=namespace))
+            continue
+        for _index in range(wire.get('probes') or 1):
+            body, reason = _verify.probe_pod(egressip, namespace, wire['echo_target'], wire['image'], run_id, wire['timeout'])
+            if reason:
+                outcomes.append(_not_run(name, reason, namespace=namespace))
+                break
+            bodies.append(body)
+    writes = [len(created_namespaces)]
+    try:
+        outcomes += _run_pods(k8s, bodies, run_id, wire['timeout'], clock, interval, writes)
+    finally:
+        writes.append(_clean_up(k8s, bodies, run_id, created_namespaces))
+    for index, outcome in enumerate(outcomes):
+        outcome['writes'] = sum(writes) if index == 0 else 0
+    return outcomes
+
+
+def _create_namespace(k8s, body):
+    name = body['metadata']['name']
+    try:
+        k8s.request('create', 'namespaces %s' % name, '/api/v1/namespaces', body=body)
+    except ModuleFailure as failure:
+        if failure.details.get('status') == 409:
+            return None
+        return 'the probe namespace could not be created: %s' % failure.msg
+    return None
+
+
+def _create_pod(k8s, body):
+    """(created pod or None, failure text or None): a probe that cannot be created is reported, not raised."""
+    namespace = body['metadata']['namespace']
+    try:
+        return k8s.request('create', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace, body=body), None
+    except ModuleFailure as failure:
+        return None, failure.msg
+
+
+def _run_pods(k8s, bodies, run_id, timeout, clock, interval, writes):
+    created, _failures = io.run_parallel([lambda body=body: _create_pod(k8s, body) for body in bodies])
+    outcomes = [_not_run(body['metadata']['labels'][_verify.PROBE_OBJECT_LABEL], 'the probe pod could not be created: %s' % failure,
+                         namespace=body['metadata']['namespace'])
+                for body, (_pod, failure) in zip(bodies, created) if failure]
+    count = len([pod for pod, _failure in created if pod is not None])
+    writes.append(count)
+    if not count:
+        return outcomes
+    pods = _wait_pods(k8s, run_id, count, timeout, clock, interval)
+    logs, _failures = io.run_parallel([lambda pod=pod: _log(k8s, pod) for pod in pods])
+    return outcomes + [_verify.probe_outcome(pod, log, timeout) for pod, log in zip(pods, logs)]
+
+
+def _list_probe_pods(k8s, run_id):
+    selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
+    return k8s.list_items('pods', '/api/v1/pods', query={'labelSelector': selector})
+
+
+def _wait_pods(k8s, run_id, count, timeout, clock, interval):
+    deadline = clock.now() + timeout + POD_LIST_MARGIN
+    while True:
+        pods = _list_probe_pods(k8s, run_id)
+        finished = [pod for pod in pods if (pod.get('status') or {}).get('phase') in ('Succeeded', 'Failed')]
+        if len(finished) >= count or clock.now() >= deadline:
+            return sorted(pods, key=lambda pod: (pod['metadata'].get('namespace'), pod['metadata'].get('name')))
+        clock.sleep(interval)
+
+
+def _log(k8s, pod):
+    if (pod.get('status') or {}).get('phase') not in ('Succeeded', 'Failed'):
+        return None
+    name, namespace = pod['metadata']['name'], pod['metadata']['namespace']
+    return k8s.request('get', 'pods/log %s/%s' % (namespace, name), '/api/v1/namespaces/%s/pods/%s/log' % (namespace, name), text=True)
+
+
+def _clean_up(k8s, bodies, run_id, namespaces):
+    """Delete the probe pods (one request per namespace) and the probe namespaces this run created; errors are ignored.
+    Returns the number of delete requests that succeeded."""
+    selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
+    deleted = 0
+    for namespace in sorted(set(body['metadata']['namespace'] for body in bodies)):
+        try:
+            k8s.request('delete', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace,
+                        query={'labelSelector': selector, 'gracePeriodSeconds': 0})
+            deleted += 1
+        except ModuleFailure:
+            pass  # activeDeadlineSeconds ends a leftover pod; its labels name the run
+    for namespace in namespaces:
+        try:
+            k8s.request('delete', 'namespaces %s' % namespace, '/api/v1/namespaces/%s' % namespace)
+            deleted += 1
+        except ModuleFailure:
+            pass
+    return deleted
+
+
+def probe_until_seen(k8s, targets, wire, started, deadline, clock, interval):
+    """Repeat probe rounds until the echo target has seen each moved egress IP as a source, or the deadline.
+
+    targets: {object name: {'ips': [the moved IPs], 'get': callable returning the current EgressIP}}. An object's flows
+    spread over its IPs, so each round runs at least two probes per IP of the object. Returns one entry per object:
+    {'egressip', 'ips', 'seen': {ip: seconds since ``started``}, 'ok', 'seconds' (when the last moved IP was first
+    seen), 'source_ip' (last answer), 'expected', 'attempts' (probe pods), 'last' (last answer or failure)}.
+    """
+    results = dict((name, {'egressip': name, 'ips': sorted(target['ips']), 'seen': {}, 'ok': False, 'seconds': None,
+                           'source_ip': None, 'expected': [], 'attempts': 0, 'last': None}) for name, target in targets.items())
+    while True:
+        waiting = [name for name in sorted(results) if not results[name]['ok']]
+        current = dict((name, targets[name]['get']()) for name in waiting)
+        objects = [obj for obj in current.values() if obj is not None]
+        per_round = max([wire.get('probes') or 1] + [2 * len((obj.get('spec') or {}).get('egressIPs') or []) for obj in objects])
+        probes = run_probes(k8s, objects, dict(wire, probes=per_round), False, clock, interval)
+        elapsed = clock.now() - started
+        for probe in probes:
+            item = results[probe['egressip']]
+            item['attempts'] += 1
+            item['expected'] = sorted(ip for (_name, ip), _node in _drill.assignments([current[probe['egressip']]]).items())
+            item['source_ip'] = probe.get('source_ip')
+            item['last'] = probe.get('source_ip') or probe.get('reason') or probe.get('log')
+            if probe['outcome'] == 'answered' and probe.get('source_ip') in item['expected']:
+                item['seen'].setdefault(probe['source_ip'], elapsed)
+        for item in results.values():
+            if not item['ok'] and all(ip in item['seen'] for ip in item['ips']):
+                item.update(ok=True, seconds=max(item['seen'][ip] for ip in item['ips']) if item['ips'] else elapsed)
+        if all(item['ok'] for item in results.values()) or clock.now() >= deadline:
+            break
+        clock.sleep(interval)
+    return [results[name] for name in sorted(results)]
+
+
+# --- labels and waits ------------------------------------------------------------------------------
+
+def patch_nodes(k8s, names, body, check_mode):
+    """The same merge patch on several nodes, in parallel; fails naming each node that failed."""
+    results, failures = io.run_parallel([lambda name=name: io.patch_node(k8s, name, body, check_mode) for name in names])
+    io.raise_failures(failures, len([result for result in results if result is not None]), 'node label writes')
+
+
+def watch_moves(k8s, tracker, started, timeout, interval, clock):
+    """Poll the EgressIPs until every watched IP is on another node, or the timeout; returns the last list read."""
+    deadline = started + timeout
+    while True:
+        egressips = list_egressips(k8s)
+        now = clock.now()
+        if tracker.observe(_drill.assignments(egressips), now - started) or now >= deadline:
+            return egressips
+        clock.sleep(interval)
+
+
+def watch_still(k8s, before, seconds, interval, clock, keys=None):
+    """Poll the EgressIPs for ``seconds`` and return (moves seen, seconds watched): nothing should move."""
+    started = clock.now()
+    moves = {}
+    while True:
+        current = _drill.assignments(list_egressips(k8s))
+        for move in _drill.unexpected_moves(before, current, keys):
+            moves.setdefault((move['egressip'], move['ip']), move)
+        elapsed = clock.now() - started
+        if elapsed >= seconds:
+            return [moves[key] for key in sorted(moves)], elapsed
+        clock.sleep(min(interval, max(seconds - elapsed, 0.0)))

@@ -1,0 +1,266 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one read preflight (and the support report) makes: the snapshot `_preflight.run_checks` takes.
+
+``config_argument_spec()`` is the requested configuration as module options (documented by the doc
+fragment ``ocp.egressip.egressip_config``), ``requested_config(params)`` turns them back into the shape of
+the public variables, and ``read_snapshot(module)`` makes the whole read for a module that has them.
+
+Kubernetes: one list request per kind, whatever the cluster size (singletons such as the
+Infrastructure are picked from their list). vCenter: a fixed number of batched
+PropertyCollector reads (datacenters; cluster, hosts and switches; host network systems; the
+VM index; the node VMs' devices; opaque networks and port group backing), never one per VM.
+
+A kind whose API is not served (HTTP 404: CRD absent) is None in the snapshot; a kind the
+credentials may not read (HTTP 403) is left out and named in `unreadable`, so the checks that
+need it are skipped with a finding instead of failing the whole preflight. Any other error
+ends the module with the API's message. Private module_util: no API promise outside this collection.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+try:
+    from pyVmomi import vim
+except ImportError:
+    pass  # the preflight module reports the missing library before any vCenter read
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import read_privileges, vcenter_privileges
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, connect_vsphere
+from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import vm_uuid_from_provider_id
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_inventory import (
+    find_datacenter,
+    index_vms,
+    read_cluster_network,
+    read_vm_nics,
+    select_vms,
+)
+
+# snapshot key -> (group, version, plural, name of the singleton or None for a list)
+CUSTOM_KINDS = (
+    ('infrastructure', 'config.openshift.io', 'v1', 'infrastructures', 'cluster'),
+    ('network_config', 'config.openshift.io', 'v1', 'networks', 'cluster'),
+    ('network_operator', 'operator.openshift.io', 'v1', 'networks', 'cluster'),
+    ('cluster_version', 'config.openshift.io', 'v1', 'clusterversions', 'version'),
+    ('egressips', 'k8s.ovn.org', 'v1', 'egressips', None),
+    ('nncps', 'nmstate.io', 'v1', 'nodenetworkconfigurationpolicies', None),
+    ('nmstates', 'nmstate.io', 'v1', 'nmstates', None),
+    ('nns', 'nmstate.io', 'v1beta1', 'nodenetworkstates', None),
+    ('tuneds', 'tuned.openshift.io', 'v1', 'tuneds', None),
+    ('machinesets', 'machine.openshift.io', 'v1beta1', 'machinesets', None),
+    ('machines', 'machine.openshift.io', 'v1beta1', 'machines', None),
+)
+# snapshot key -> (resource, path)
+CORE_KINDS = (
+    ('nodes', 'nodes', '/api/v1/nodes'),
+    ('namespaces', 'namespaces', '/api/v1/namespaces'),
+    ('pods', 'pods', '/api/v1/pods'),
+)
+REQUIRED = ('nodes',)
+
+
+def _list_core(k8s, resource, path):
+    # Plain JSON, no typed objects: a pod list of a large cluster deserialises far faster.
+    return k8s.list_items(resource, path)
+
+
+def _list_custom(k8s, group, version, plural):
+    return k8s.list_cluster_custom_objects(group, version, plural)
+
+
+def _singleton(items, name):
+    return next((item for item in items if (item.get('metadata') or {}).get('name') == name), None)
+
+
+def read_cluster(k8s, skip=()):
+    """The Kubernetes part of the snapshot: one list per kind; `skip` names snapshot keys not to read."""
+    snapshot = {'unreadable': {}}
+    for key, resource, path in CORE_KINDS:
+        if key in skip:
+            continue
+        try:
+            snapshot[key] = _list_core(k8s, resource, path)
+        except ModuleFailure as failure:
+            if key in REQUIRED or failure.details.get('status') != 403:
+                raise
+            snapshot['unreadable'][key] = 'HTTP 403: the credentials may not list %s' % resource
+    for key, group, version, plural, name in CUSTOM_KINDS:
+        if key in skip:
+            continue
+        try:
+            items = _list_custom(k8s, group, version, plural)
+        except ModuleFailure as failure:
+            status = failure.details.get('status')
+            if status == 404:
+                snapshot[key] = None
+                continue
+            if status == 403:
+                snapshot['unreadable']['%s.%s' % (plural, group)] = 'HTTP 403: the credentials may not list %s.%s' % (plural, group)
+                continue
+            raise
+        snapshot[key] = _singleton(items, name) if name else items
+    return snapshot
+
+
+def _node_selectors(nodes):
+    selectors = []
+    for node in nodes or []:
+        uuid = vm_uuid_from_provider_id((node.get('spec') or {}).get('providerID'))
+        if uuid:
+            selectors.append({'by': 'uuid', 'value': uuid, 'node': (node.get('metadata') or {}).get('name')})
+    return selectors
+
+
+def _nsx_facts(client, datacenter):
+    """Opaque (NSX-T) networks and the backing type of every distributed port group, in one read."""
+    records = client.retrieve_view(datacenter.ref, [(vim.OpaqueNetwork, ['name', 'summary']),
+                                                    (vim.dvs.DistributedVirtualPortgroup, ['config'])],
+                                   'reading the NSX backing of the networks of datacenter %s' % datacenter.props.get('name'))
+    opaque, backing = [], {}
+    for record in records:
+        if isinstance(record.ref, vim.OpaqueNetwork):
+            summary = record.props.get('summary')
+            opaque.append({'name': record.props.get('name'), 'type': getattr(summary, 'opaqueNetworkType', None)})
+        else:
+            config = record.props.get('config')
+            if config is not None and getattr(config, 'backingType', None):
+                backing[config.key] = config.backingType
+    return opaque, backing
+
+
+def read_vcenter(client, datacenter_name, cluster_name, nodes, privileges=None):
+    """The vCenter part of the snapshot for one datacenter and vSphere cluster and the VMs behind `nodes`; with
+    `privileges` ({'datacenter'|'host'|'vm': privilege ids}, _permissions.vcenter_privileges) whether this session holds them.
+
+    A datacenter or cluster that does not exist is reported in `not_found` (a finding), not raised.
+    """
+    try:
+        datacenter = find_datacenter(client, datacenter_name)
+        network = read_cluster_network(client, datacenter, cluster_name)
+    except ModuleFailure as failure:
+        if failure.details.get('reason') != 'not_found':
+            raise
+        return {'datacenter': None, 'cluster': None, 'not_found': failure.msg}
+    selected, _missing = select_vms(index_vms(client, datacenter), _node_selectors(nodes))
+    vms = read_vm_nics(client, datacenter, selected, network['portgroups_by_key'], network['host_names']) if selected else []
+    opaque, backing = _nsx_facts(client, datacenter)
+    switches = network['distributed_switches']
+    for switch in switches:
+        for portgroup in switch.get('portgroups') or []:
+            portgroup['backing_type'] = backing.get(portgroup.get('key'))
+    about = getattr(client.content, 'about', None)
+    checked = read_privileges(client, privileges, _entities(client, datacenter, network['hosts'], vms)) if privileges else None
+    return {
+        'privileges': checked,
+        'about': getattr(about, 'fullName', None),
+        'datacenter': datacenter.props.get('name'),
+        'cluster': network['cluster']['name'],
+        'not_found': None,
+        'hosts': network['hosts'],
+        'distributed_switches': switches,
+        'opaque_networks': opaque,
+        'vms': vms,
+    }
+
+
+def _entities(client, datacenter, hosts, vms):
+    stub = getattr(client.service_instance, '_stub', None)
+    return {'datacenter': [(datacenter.props.get('name'), datacenter.ref)],
+            'host': [(host['name'], vim.HostSystem(host['moid'], stub)) for host in hosts],
+            'vm': [(vm['name'], vim.VirtualMachine(vm['moid'], stub)) for vm in vms]}
+
+
+# --- the requested configuration as module options, and the whole read ------------------------------
+
+def config_argument_spec():
+    """The options of the public variables file (doc fragment ``ocp.egressip.egressip_config``)."""
+    return dict(
+        acknowledge_unsupported=dict(type='bool', default=False),
+        datacenter=dict(type='str'),
+        cluster=dict(type='str'),
+        portgroup=dict(type='dict', options=dict(
+            name=dict(type='str', required=True),
+            switch_type=dict(type='str', choices=['standard', 'distributed'], default='standard'),
+            switch=dict(type='str'),
+            vlan_id=dict(type='int'),
+        )),
+        accept_untested_nsx=dict(type='bool', default=False),
+        network=dict(type='dict', options=dict(
+            cidr=dict(type='str'),
+            gateway=dict(type='str'),
+            node_address_range=dict(type='str'),
+            route_metric=dict(type='int'),
+            ip_forwarding=dict(type='str', choices=['per_interface', 'global', 'external'], default='per_interface'),
+            ipv6=dict(type='dict'),
+        )),
+        nodes=dict(type='dict', options=dict(selector=dict(type='dict', default={}))),
+        objects=dict(type='list', elements='dict', default=[], options=dict(
+            name=dict(type='str', required=True),
+            egress_ips=dict(type='list', elements='str', required=True),
+            namespace_selector=dict(type='dict', required=True),
+            pod_selector=dict(type='dict'),
+        )),
+        read_pods=dict(type='bool', default=True),
+    )
+
+
+def options_from_variables(variables):
+    """The configuration options of ``config_argument_spec()`` from the public variables (already checked and
+    converted by ``_variables_schema.check``): the shape Ansible would give those options, defaults included."""
+    vsphere = variables.get('egressip_vsphere') or {}
+    portgroup = vsphere.get('portgroup') or None
+    if portgroup is not None:
+        portgroup = dict((key, portgroup.get(key)) for key in ('name', 'switch', 'vlan_id'))
+        portgroup['switch_type'] = (vsphere.get('portgroup') or {}).get('switch_type') or 'standard'
+    network = variables.get('egressip_network') or None
+    if network is not None:
+        network = dict((key, network.get(key)) for key in ('cidr', 'gateway', 'node_address_range', 'route_metric', 'ipv6'))
+        network['ip_forwarding'] = (variables['egressip_network'].get('ip_forwarding') or 'per_interface')
+    nodes = variables.get('egressip_nodes') or {}
+    objects = [dict((key, entry.get(key)) for key in ('name', 'egress_ips', 'namespace_selector', 'pod_selector'))
+               for entry in variables.get('egressip_objects') or []]
+    return {
+        'acknowledge_unsupported': bool(variables.get('egressip_acknowledge_unsupported')),
+        'datacenter': vsphere.get('datacenter'), 'cluster': vsphere.get('cluster'), 'portgroup': portgroup,
+        'accept_untested_nsx': bool(vsphere.get('accept_untested_nsx')), 'network': network,
+        'nodes': {'selector': nodes['selector']} if 'selector' in nodes else None, 'objects': objects,
+    }
+
+
+def requested_config(params):
+    """The requested configuration in the shape of the public variables schema (without the egressip_ prefix)."""
+    return {
+        'acknowledge_unsupported': params['acknowledge_unsupported'],
+        'vsphere': {'datacenter': params['datacenter'], 'cluster': params['cluster'], 'portgroup': params['portgroup'] or {},
+                    'accept_untested_nsx': params['accept_untested_nsx']},
+        'network': dict((key, value) for key, value in (params['network'] or {}).items() if value is not None),
+        'nodes': params['nodes'] or {},
+        'objects': params['objects'],
+        'variables': params.get('variables'),
+    }
+
+
+def read_snapshot(module):
+    """The whole snapshot for a module with ``config_argument_spec()`` and the nested ``vsphere`` connection.
+
+    Pods are read only when objects are requested (and read_pods); vCenter only with datacenter and cluster.
+    """
+    params = module.params
+    skip = () if params['read_pods'] and params['objects'] else ('pods',)
+    snapshot = read_cluster(module.k8s, skip=skip)
+    snapshot['vsphere'] = None
+    if params['datacenter'] and params['cluster']:
+        if not HAS_PYVMOMI:
+            module.fail_json(msg=missing_required_lib('pyvmomi', reason='to check vCenter (datacenter and cluster given)'),
+                             exception=PYVMOMI_IMPORT_ERROR)
+        client = connect_vsphere(params['vsphere'])
+        wanted = vcenter_privileges(params['vcenter_privileges'], (params['portgroup'] or {}).get('switch_type')) if params.get('vcenter_privileges') else None
+        snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'], wanted)
+    snapshot['config'] = requested_config(params)
+    return snapshot
