@@ -32,6 +32,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Mo
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import HAS_K8S_LIBS, K8sClient, k8s_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import node_selected
+from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig
 from ansible_collections.ocp.egressip.plugins.modules import egressip as egressip_module
 from ansible_collections.ocp.egressip.plugins.modules import node_nic_address as node_nic_address_module
 
@@ -219,7 +220,7 @@ def describe(manifest):
 
 
 def _has_devices(manifest):
-    return mapi._dig(manifest, mapi.TEMPLATE_DEVICES_PATH) is not None  # pylint: disable=protected-access
+    return dig(manifest, *mapi.TEMPLATE_DEVICES_PATH) is not None
 
 
 def _has_template_label(manifest):

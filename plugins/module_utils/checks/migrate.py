@@ -53,6 +53,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING, summarize
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import PLAN, run_checks
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import normalize_uuid, vm_uuid_from_provider_id
+from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name, node_ready
 
 HINT_KEYS = ('datacenter', 'cluster', 'portgroup', 'cidr', 'gateway', 'node_address_range')
 DEFAULT_ROUTE_METRIC = 200
@@ -75,26 +76,6 @@ MAX_LISTED = 20
 
 # --- small readers -----------------------------------------------------------------------------
 
-def _meta(obj):
-    return (obj or {}).get('metadata') or {}
-
-
-def _name(obj):
-    return _meta(obj).get('name')
-
-
-def _labels(obj):
-    return _meta(obj).get('labels') or {}
-
-
-def _dig(obj, *path):
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
-
-
 def _names(items, limit=MAX_LISTED):
     items = sorted(set(items))
     text = ', '.join(items[:limit])
@@ -110,13 +91,6 @@ def _most_common(values):
         return None
     best = max(counts.values())
     return sorted((value for value, count in counts.items() if count == best), key=str)[0]
-
-
-def node_ready(node):
-    for condition in _dig(node, 'status', 'conditions') or []:
-        if condition.get('type') == 'Ready':
-            return condition.get('status') == 'True'
-    return False
 
 
 # --- vCenter target ------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import variabl
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as _vsphere_network
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING
+from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, name as _name, node_ready
 
 PLAN = 'plan'
 AUDIT = 'audit'
@@ -94,23 +95,6 @@ IP_FORWARDING_CHOICES = ('per_interface', 'global', 'external')
 
 
 # --- small readers over plain Kubernetes dicts ------------------------------------------------
-
-def _dig(obj, *path):
-    """obj[path[0]][path[1]]... or None where any step is missing."""
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
-
-
-def _name(obj):
-    return _dig(obj, 'metadata', 'name') or ''
-
-
-def _labels(obj):
-    return _dig(obj, 'metadata', 'labels') or {}
-
 
 def _network(text):
     """A netaddr.IPNetwork with host bits cleared, or None."""
@@ -146,13 +130,6 @@ def _subnets(node):
     networks = _egress_network.node_networks_from_node(node)
     return ([str(subnet) for subnet in _egress_network.primary_subnets(networks)],
             [str(subnet) for subnet in _egress_network.secondary_subnets(networks)])
-
-
-def node_ready(node):
-    for condition in _dig(node, 'status', 'conditions') or []:
-        if condition.get('type') == 'Ready':
-            return condition.get('status') == 'True'
-    return False
 
 
 def namespace_selector_matches(selector, labels):

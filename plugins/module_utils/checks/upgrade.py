@@ -39,31 +39,12 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import node_networks_from_node, parse_ip
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import MINIMUM_VERSION, cluster_version, parse_version
+from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name, node_ready
 
 DEFAULT_MAX_UNAVAILABLE = 1
 POOL_ROLES = ('master', 'worker')
 _PERCENT = re.compile(r'^\s*(\d+)\s*%\s*$')
 _VERSION = re.compile(r'^\s*v?(\d+)\.(\d+)(?:\.(\d+))?')
-
-
-def _meta(obj):
-    return (obj or {}).get('metadata') or {}
-
-
-def _name(obj):
-    return _meta(obj).get('name')
-
-
-def _labels(obj):
-    return _meta(obj).get('labels') or {}
-
-
-def _dig(obj, *path):
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
 
 
 def full_version(text):
@@ -113,7 +94,7 @@ def holds_subnet(node, cidr):
 def capable_nodes(snapshot, cidr):
     """Labelled, Ready and holding the subnet in host-cidrs (where OVN-Kubernetes can place the IPs now)."""
     return sorted((node for node in snapshot.get('nodes') or []
-                   if nn.EGRESS_ASSIGNABLE_LABEL in _labels(node) and _migrate.node_ready(node) and holds_subnet(node, cidr)), key=_name)
+                   if nn.EGRESS_ASSIGNABLE_LABEL in _labels(node) and node_ready(node) and holds_subnet(node, cidr)), key=_name)
 
 
 def egress_objects(snapshot, cidr, objects):

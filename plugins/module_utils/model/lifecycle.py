@@ -32,6 +32,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import meta as _meta, name as _name
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import (
     EGRESS_ASSIGNABLE_LABEL,
@@ -49,14 +50,6 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network imp
 
 RECORD_FORMAT = 1
 MAX_LISTED = 20
-
-
-def _meta(obj):
-    return (obj or {}).get('metadata') or {}
-
-
-def _name(obj):
-    return _meta(obj).get('name')
 
 
 def canonical_ip(text):

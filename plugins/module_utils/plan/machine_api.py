@@ -23,19 +23,12 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig
 
 MAX_DEVICES = 10
 TEMPLATE_DEVICES_PATH = ('spec', 'template', 'spec', 'providerSpec', 'value', 'network', 'devices')
 MACHINE_DEVICES_PATH = ('spec', 'providerSpec', 'value', 'network', 'devices')
 NODE_MACHINE_ANNOTATION = 'machine.openshift.io/machine'
-
-
-def _dig(obj, path):
-    for key in path:
-        if not isinstance(obj, dict) or key not in obj:
-            return None
-        obj = obj[key]
-    return obj
 
 
 def _pointer(path):
@@ -70,7 +63,7 @@ def plan_devices_append(obj, path, network_name, device_options=None, previous=(
     Returns {'object', 'action': append|replace|none|refused, 'before', 'after', 'patch', 'findings'}.
     `patch` is an RFC 6902 list whose `test` makes a concurrent edit fail instead of being lost.
     """
-    devices = _dig(obj, path)
+    devices = dig(obj, *path)
     entry = {'object': _ref(obj), 'before': copy.deepcopy(devices), 'after': copy.deepcopy(devices), 'patch': None, 'findings': []}
     name = entry['object']['name']
     if not isinstance(devices, list):
@@ -111,7 +104,7 @@ def plan_machineset(machineset, network_name, device_options=None, previous=()):
 
 def secondary_devices(obj, path):
     """The devices after the first: the first is the node's primary network, never the collection's."""
-    devices = _dig(obj, path)
+    devices = dig(obj, *path)
     return [device for device in devices[1:] if isinstance(device, dict)] if isinstance(devices, list) else []
 
 
@@ -129,7 +122,7 @@ def matching_indexes(devices, network_name):
 
 
 def lists_network(obj, path, network_name):
-    return bool(matching_indexes(_dig(obj, path), network_name))
+    return bool(matching_indexes(dig(obj, *path), network_name))
 
 
 def plan_devices_remove(obj, path, network_name):
@@ -139,7 +132,7 @@ def plan_devices_remove(obj, path, network_name):
     first, then removes the matching indexes from the highest down, so a concurrent edit of the list fails the patch
     (HTTP 422) instead of removing the wrong entry.
     """
-    devices = _dig(obj, path)
+    devices = dig(obj, *path)
     entry = {'object': _ref(obj), 'before': copy.deepcopy(devices), 'after': copy.deepcopy(devices), 'patch': None, 'findings': []}
     indexes = matching_indexes(devices, network_name)
     if not indexes:
@@ -288,7 +281,7 @@ def plan_machine(machine, vm, network_name, nic_on_network, align, previous=()):
 def machine_nic_agrees(machine, vm, network_name):
     """A Machine with one device per NIC of its VM that does not list the port group (so one of its devices names the
     egress NIC's network under another name)."""
-    devices = _dig(machine, MACHINE_DEVICES_PATH)
+    devices = dig(machine, *MACHINE_DEVICES_PATH)
     return (isinstance(devices, list) and len(devices) == nic_count(vm)
             and not any(device_matches(device, network_name) for device in devices if isinstance(device, dict)))
 
@@ -300,7 +293,7 @@ def nic_count(vm):
 
 def _machine_entry(machine, vm):
     """The comparison Machine API makes: providerSpec devices (expected) against the VM's NICs (current)."""
-    devices = _dig(machine, MACHINE_DEVICES_PATH)
+    devices = dig(machine, *MACHINE_DEVICES_PATH)
     entry = {'object': _ref(machine), 'vm': vm['name'] if vm else None,
              'expected': len(devices) if isinstance(devices, list) else None,
              'current': nic_count(vm) if vm else None, 'patch': None, 'findings': [], 'before': devices, 'after': devices}

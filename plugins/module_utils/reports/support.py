@@ -21,6 +21,7 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import name as _name
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import report as _report
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, WARNING
@@ -47,10 +48,6 @@ def _scrub(value):
     if isinstance(value, list):
         return [_scrub(item) for item in value]
     return value
-
-
-def _name(obj):
-    return ((obj or {}).get('metadata') or {}).get('name') or ''
 
 
 # --- placement and nodes ------------------------------------------------------------------------
