@@ -52,14 +52,15 @@ def test_sanity_ignore_files_are_empty():
         assert os.path.getsize(path) == 0, '%s hides sanity failures' % path
 
 
-def test_the_changelog_is_generated_from_changelog_yaml_and_names_the_release_and_every_module():
+def test_the_changelog_is_generated_from_changelog_yaml_and_names_the_first_release_and_its_modules():
     """CHANGELOG.rst is antsibull-changelog's rendering of changelogs/changelog.yaml: the first release has a summary and
-    lists every module as new; changes after it are fragments under changelogs/fragments/ until the next release."""
+    lists the modules it shipped; changes after it are fragments under changelogs/fragments/ until the next release."""
     changes = _load('changelogs/changelog.yaml')
     first = changes['releases']['0.1.0']
     assert first['changes']['release_summary'].startswith('First release of ``ocp.egressip``')
-    assert sorted(module['name'] for module in first['modules']) == _modules()
+    shipped = sorted(module['name'] for module in first['modules'])
+    assert len(shipped) == 19 and set(shipped) <= set(_modules())
     with open(os.path.join(ROOT, 'CHANGELOG.rst'), encoding='utf-8') as handle:
         rendered = handle.read()
     assert 'v0.1.0\n======' in rendered and first['changes']['release_summary'].split(':')[0] in rendered
-    assert all('ocp.egressip.%s - ' % name in rendered for name in _modules())
+    assert all('ocp.egressip.%s - ' % name in rendered for name in shipped)
