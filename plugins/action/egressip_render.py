@@ -24,7 +24,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
@@ -80,17 +80,17 @@ class Refused(Exception):
 def read_snapshot(k8s, params):
     """One list per kind: Nodes, NodeNetworkStates, policies, EgressIPs, the Tuned objects, MachineSets and Machines."""
     snapshot = {
-        'nodes': k8s.list_nodes(),
-        'states': io.list_objects(k8s, io.NNS, io.NMSTATE_MISSING),
-        'policies': io.list_objects(k8s, io.NNCP, io.NMSTATE_MISSING),
-        'egressips': io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING),
+        'nodes': kube.list_objects(k8s, kube.NODES),
+        'states': kube.list_objects(k8s, kube.NNS),
+        'policies': kube.list_objects(k8s, kube.NNCPS),
+        'egressips': kube.list_objects(k8s, kube.EGRESSIPS),
         'tuneds': [], 'machinesets': None, 'machines': None,
     }
     if params['network']['ip_forwarding'] == nn.PER_INTERFACE:
-        snapshot['tuneds'] = io.list_namespaced(k8s, io.TUNEDS, nn.TUNED_NAMESPACE, io.TUNED_MISSING)
+        snapshot['tuneds'] = kube.list_objects(k8s, kube.TUNEDS, namespace=nn.TUNED_NAMESPACE)
     if params['machinesets'] or params['machineset_labels']:
-        snapshot['machinesets'] = io.list_namespaced_or_none(k8s, io.MACHINESETS, io.MACHINE_API_NAMESPACE)
-        snapshot['machines'] = io.list_namespaced_or_none(k8s, io.MACHINES, io.MACHINE_API_NAMESPACE)
+        snapshot['machinesets'] = kube.list_objects(k8s, kube.MACHINESETS, namespace=kube.MACHINE_API_NAMESPACE, absent=None)
+        snapshot['machines'] = kube.list_objects(k8s, kube.MACHINES, namespace=kube.MACHINE_API_NAMESPACE, absent=None)
     return snapshot
 
 

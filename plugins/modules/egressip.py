@@ -265,7 +265,8 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
@@ -433,14 +434,14 @@ def _describe_gap(gap):
 
 
 def read(k8s, need_nodes):
-    egressips = io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
-    nodes = k8s.list_nodes() if need_nodes else []
+    egressips = kube.list_objects(k8s, kube.EGRESSIPS)
+    nodes = kube.list_objects(k8s, kube.NODES) if need_nodes else []
     return egressips, nodes
 
 
 def list_events(k8s):
     selector = 'involvedObject.kind=%s,type=Warning' % KIND
-    return k8s.list_items('events', '/api/v1/namespaces/%s/events' % EVENTS_NAMESPACE, query={'fieldSelector': selector})
+    return kube.list_objects(k8s, kube.EVENTS, namespace=EVENTS_NAMESPACE, field_selector=selector)
 
 
 def _phase(change):
@@ -461,13 +462,13 @@ def apply(k8s, changes, check_mode):
             if _phase(change) != phase:
                 continue
             if change['action'] == 'delete':
-                calls.append(lambda change=change: io.delete(k8s, io.EGRESSIPS, change['name'], check_mode))
+                calls.append(lambda change=change: kube.delete(k8s, kube.EGRESSIPS, change['name'], check_mode))
             elif change['action'] == 'create':
-                calls.append(lambda change=change: io.create(k8s, io.EGRESSIPS, change['body'], check_mode))
+                calls.append(lambda change=change: kube.create(k8s, kube.EGRESSIPS, change['body'], check_mode))
             else:
-                calls.append(lambda change=change: io.patch(k8s, io.EGRESSIPS, change['name'], change['patch'], check_mode))
-        results, failures = io.run_parallel(calls)
-        io.raise_failures(failures, done + len([item for item in results if item is not None]), 'EgressIP writes')
+                calls.append(lambda change=change: kube.patch(k8s, kube.EGRESSIPS, change['name'], change['patch'], check_mode))
+        results, failures = parallel.run_parallel(calls)
+        parallel.raise_failures(failures, done + len([item for item in results if item is not None]), 'EgressIP writes')
         done += len(calls)
 
 
@@ -478,15 +479,15 @@ def wait_for_assignment(module, names, nodes, network, egressips):
     host-cidrs lack the network: then the nodes are read again with each poll.
     """
     params = module.params
-    clock = io.Clock(params['wait_timeout'], params['wait_sleep'])
+    clock = parallel.Clock(params['wait_timeout'], params['wait_sleep'])
     while True:
         gaps = placement.assignment_gaps(placement.snapshot(nodes, egressips), names, network)
         if not gaps or clock.expired():
             return egressips, gaps
         clock.sleep()
-        egressips = io.list_objects(module.k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
+        egressips = kube.list_objects(module.k8s, kube.EGRESSIPS)
         if any(gap['problem'] != 'unassigned' for gap in gaps):
-            nodes = module.k8s.list_nodes()
+            nodes = kube.list_objects(module.k8s, kube.NODES)
 
 
 def _entries(params):
@@ -548,7 +549,7 @@ def run(module, result):
     if changes:
         apply(module.k8s, changes, module.check_mode)
         if not module.check_mode:
-            egressips = io.list_objects(module.k8s, io.EGRESSIPS, io.EGRESSIP_MISSING) if not (present and params['wait']) else egressips
+            egressips = kube.list_objects(module.k8s, kube.EGRESSIPS) if not (present and params['wait']) else egressips
     if present and params['wait'] and not module.check_mode:
         egressips = _after_writes(egressips, changes)
         names = [entry['name'] for entry in entries]

@@ -279,12 +279,12 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Mo
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import custom_path, k8s_client_for, k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_client_for, k8s_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE, policy_allocation
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VsphereModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as node_io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 
 MAX_PARALLEL = 64
 CHANGING = ('add', 'move', 'connect', 'remove')
@@ -340,7 +340,7 @@ def read_nodes(module):
         return None, []
     k8s = k8s_client_for(module, params['kubernetes'])
     everything = [{'name': node['metadata']['name'], 'provider_id': (node.get('spec') or {}).get('providerID'),
-                   'labels': node['metadata'].get('labels') or {}} for node in k8s.list_nodes()]
+                   'labels': node['metadata'].get('labels') or {}} for node in kube.list_objects(k8s, kube.NODES)]
     selector = params['node_selector']
     selected = []
     if params['node_names']:
@@ -369,7 +369,7 @@ def own_macs(module):
         return {}
     k8s = k8s_client_for(module, params['kubernetes'])
     try:
-        found = k8s.request('list', 'nodenetworkconfigurationpolicies.nmstate.io', custom_path(**node_io.NNCP),
+        found = k8s.request('list', kube.resource(kube.NNCPS), kube.path(kube.NNCPS),
                             query={'labelSelector': '%s=%s' % (MANAGED_BY_LABEL, MANAGED_BY_VALUE)})
     except ModuleFailure as failure:
         if failure.details.get('status') == 404:
@@ -380,7 +380,7 @@ def own_macs(module):
 
 def egress_ips(module):
     """{node: [egress IPs]} from EgressIP status (one list); none when the EgressIP API is not served."""
-    items = node_io.list_objects_or_none(k8s_client_for(module, module.params['kubernetes']), node_io.EGRESSIPS)
+    items = kube.list_objects(k8s_client_for(module, module.params['kubernetes']), kube.EGRESSIPS, absent=None)
     return plan.egress_ips_by_node(items, egress_networks(module.params)[0])
 
 

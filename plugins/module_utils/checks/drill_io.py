@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as vnio
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
@@ -32,7 +32,7 @@ def cordon_patch(cordoned):
 
 
 def patch_node(k8s, name, body, check_mode):
-    return io.patch_node(k8s, name, body, check_mode)
+    return kube.patch(k8s, kube.NODES, name, body, check_mode)
 
 
 def read_node_vm(client, datacenter, node, portgroup=None):

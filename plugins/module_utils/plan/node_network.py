@@ -439,7 +439,6 @@ def forwarded_interfaces(tuned):
 
 # The Node Tuning Operator's per-node Profile (cluster-node-tuning-operator pkg/apis/tuned/v1 Profile): the operator
 # writes spec.config.tunedProfile at once, the node's TuneD daemon reports status.tunedProfile and Applied/Degraded later.
-TUNED_PROFILES = dict(group='tuned.openshift.io', version='v1', plural='profiles')
 FORWARDING_APPLIED = 'applied'
 FORWARDING_PENDING = 'pending'
 FORWARDING_DEGRADED = 'degraded'
