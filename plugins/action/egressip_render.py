@@ -26,13 +26,13 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_a
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips as egressip_plan
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import HAS_K8S_LIBS, K8sClient, k8s_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import node_selected
-from ansible_collections.ocp.egressip.plugins.modules import egressip as egressip_module
 from ansible_collections.ocp.egressip.plugins.modules import node_nic_address as node_nic_address_module
 
 WHAT = 'egressip_render'
@@ -192,12 +192,12 @@ def plan_egressips(params, snapshot, addresses, labelled):
     if errors(findings):
         return [], findings
     existing = dict((obj['metadata']['name'], obj) for obj in snapshot['egressips'])
-    _changes, refusals = egressip_module.plan_changes(entries, existing, 'present', False, params['adopt'])
+    _changes, refusals = egressip_plan.plan_changes(entries, existing, 'present', False, params['adopt'])
     after = placement.snapshot(render.predicted_nodes(snapshot['nodes'], addresses, labelled), snapshot['egressips'],
-                               owner_label=egressip_module.OWNER)
+                               owner_label=egressip_plan.OWNER)
     network = dict((key, params['network'][key]) for key in ('cidr', 'gateway', 'node_address_range'))
     findings += validation.validate(entries, network, after, allow_insufficient_capacity=params['allow_insufficient_capacity'])
-    return [egressip_module.desired_object(entry) for entry in entries], findings + refusals
+    return [egressip_plan.desired_object(entry) for entry in entries], findings + refusals
 
 
 def describe(manifest):

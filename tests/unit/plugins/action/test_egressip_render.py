@@ -9,7 +9,7 @@ import yaml
 from ansible_collections.ocp.egressip.plugins.action import egressip_render as action
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
-from ansible_collections.ocp.egressip.plugins.modules import egressip as egressip_module
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips as egressip_plan
 
 WORKERS = ['w0', 'w1', 'w2']
 MACS = {'w0': '00:50:56:aa:00:00', 'w1': '00:50:56:aa:00:01', 'w2': '00:50:56:aa:00:02'}
@@ -81,7 +81,7 @@ def refusal_ids(**kwargs):
 def test_every_object_is_the_one_its_module_builds():
     files, facts, warnings = action.build(params(), snapshot())
     rendered = manifests(files)
-    assert rendered['egressip-payments.yaml'] == egressip_module.desired_object(PAYMENTS)
+    assert rendered['egressip-payments.yaml'] == egressip_plan.desired_object(PAYMENTS)
     for index, name in enumerate(WORKERS):
         assert rendered['nodenetworkconfigurationpolicy-egressip-%s.yaml' % name] == nn.desired_policy(
             name, name, MACS[name], {4: '10.20.0.%d/24' % (10 + index)}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
