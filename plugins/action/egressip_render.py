@@ -25,6 +25,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressi
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips as egressip_plan
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
@@ -77,20 +78,19 @@ class Refused(Exception):
 
 # --- the cluster, read once ------------------------------------------------------------------------
 
-def read_snapshot(k8s, params):
+def read_cluster(k8s, params):
     """One list per kind: Nodes, NodeNetworkStates, policies, EgressIPs, the Tuned objects, MachineSets and Machines."""
-    snapshot = {
-        'nodes': kube.list_objects(k8s, kube.NODES),
-        'states': kube.list_objects(k8s, kube.NNS),
-        'policies': kube.list_objects(k8s, kube.NNCPS),
-        'egressips': kube.list_objects(k8s, kube.EGRESSIPS),
-        'tuneds': [], 'machinesets': None, 'machines': None,
-    }
+    kinds = ['nodes', 'nns', 'nncps', 'egressips']
     if params['network']['ip_forwarding'] == nn.PER_INTERFACE:
-        snapshot['tuneds'] = kube.list_objects(k8s, kube.TUNEDS, namespace=nn.TUNED_NAMESPACE)
+        kinds.append('tuneds')
     if params['machinesets'] or params['machineset_labels']:
-        snapshot['machinesets'] = kube.list_objects(k8s, kube.MACHINESETS, namespace=kube.MACHINE_API_NAMESPACE, absent=None)
-        snapshot['machines'] = kube.list_objects(k8s, kube.MACHINES, namespace=kube.MACHINE_API_NAMESPACE, absent=None)
+        kinds += ['machinesets', 'machines']
+    # no Machine API (UPI): None
+    snapshot = kubernetes.read(k8s, kinds, optional=('machinesets', 'machines'), namespaces={
+        'tuneds': nn.TUNED_NAMESPACE, 'machinesets': kube.MACHINE_API_NAMESPACE, 'machines': kube.MACHINE_API_NAMESPACE})
+    snapshot.setdefault('tuneds', [])
+    snapshot.setdefault('machinesets', None)
+    snapshot.setdefault('machines', None)
     return snapshot
 
 
@@ -319,7 +319,7 @@ class ActionModule(ActionBase):
         if not render.HAS_YAML:
             raise AnsibleActionFail('egressip_render needs the Python library PyYAML on the controller.')
         try:
-            snapshot = read_snapshot(K8sClient.from_params(params), params)
+            snapshot = read_cluster(K8sClient.from_params(params), params)
             files, facts, warnings = build(params, snapshot)
             changes, conflicts = render.plan_files(files, read_directory(params['dest']))
         except Refused as refusal:

@@ -246,6 +246,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR, validate_cidr
@@ -264,12 +265,7 @@ class Refused(Exception):
         self.findings = findings
 
 
-def read_snapshot(k8s):
-    return {
-        'nodes': kube.list_objects(k8s, kube.NODES),
-        'states': kube.list_objects(k8s, kube.NNS),
-        'egressips': kube.list_objects(k8s, kube.EGRESSIPS),
-    }
+KINDS = ('nodes', 'nns', 'egressips')  # what the plan reads, one list each
 
 
 def validate(params):
@@ -297,7 +293,7 @@ def none_selected(selector, nodes):
 
 def plan(module, networks, macs):
     params = module.params
-    snapshot = read_snapshot(module.k8s)
+    snapshot = kubernetes.read(module.k8s, KINDS)
     result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, params['state'] == 'present',
                                   params['exclusive'], params['force'], params['adopt'], params['deleted_egressips'])
     # the same refusal on a fresh and on an enabled cluster (there it would strand every label)
@@ -308,7 +304,7 @@ def plan(module, networks, macs):
     clock = parallel.Clock(params['wait_timeout'], params['wait_sleep'])
     while [name for name in macs if name not in result['capable']] and not clock.expired():
         clock.sleep()
-        snapshot = read_snapshot(module.k8s)
+        snapshot = kubernetes.read(module.k8s, KINDS)
         result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, True, params['exclusive'], params['force'],
                                       params['adopt'], params['deleted_egressips'])
     return result

@@ -249,7 +249,6 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8
 from ansible_collections.ocp.egressip.plugins.module_utils.core.query import HAS_JMESPATH, JMESPATH_IMPORT_ERROR, compile_query, run_query
 
 
-
 def run(module):
     expression = module.params['query']
     compiled = None

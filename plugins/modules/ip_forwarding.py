@@ -197,6 +197,7 @@ diff:
 from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
@@ -240,7 +241,7 @@ def per_interface(module, result, operator):
     findings += cidr_findings(params)
     if errors(findings):
         raise Refused(findings)
-    snapshot = {'nodes': kube.list_objects(module.k8s, kube.NODES), 'states': kube.list_objects(module.k8s, kube.NNS)}
+    snapshot = kubernetes.read(module.k8s, ('nodes', 'nns'))
     current = read_tuned(module.k8s)
     targets, found = wait_for_interfaces(module, entries, snapshot)
     findings += found
@@ -293,7 +294,7 @@ def guard_removal(module, snapshot, current, desired):
     if not removed or module.params['force']:
         return
     networks, _problems = egress_networks(module.params)
-    states = dict((item['metadata']['name'], item) for item in snapshot['states'])
+    states = dict((item['metadata']['name'], item) for item in snapshot['nns'])
     stranded = nn.forwarding_stranded(removed, states, kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None), networks)
     if stranded:
         raise Refused([catalogue_finding(

@@ -350,6 +350,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR, parse_networks
@@ -373,15 +374,7 @@ class Refused(Exception):
         self.findings = findings
 
 
-def read_snapshot(k8s):
-    """One list per kind (five requests whatever the number of nodes)."""
-    return {
-        'nodes': kube.list_objects(k8s, kube.NODES),
-        'policies': kube.list_objects(k8s, kube.NNCPS),
-        'enactments': kube.list_objects(k8s, kube.NNCES),
-        'states': kube.list_objects(k8s, kube.NNS),
-        'egressips': kube.list_objects(k8s, kube.EGRESSIPS),
-    }
+KINDS = ('nodes', 'nncps', 'nnces', 'nns', 'egressips')  # one list per kind: five requests whatever the number of nodes
 
 
 def networks_from(params):
@@ -458,12 +451,12 @@ def settle_claims(module, snapshot, limit=15):
     holding one address. A parked loser left after the wait (its writer was killed) is re-allocated by this run when it
     is one of this run's nodes (plan['reclaim']) and ignored otherwise: a parked policy configures no node.
     """
-    if module.check_mode or not nn.unsettled_claims(snapshot['policies']):
+    if module.check_mode or not nn.unsettled_claims(snapshot['nncps']):
         return
     clock = parallel.Clock(min(limit, module.params['wait_timeout']), module.params['wait_sleep'])
-    while nn.unsettled_claims(snapshot['policies']) and not clock.expired():
+    while nn.unsettled_claims(snapshot['nncps']) and not clock.expired():
         clock.sleep()
-        snapshot['policies'] = kube.list_objects(module.k8s, kube.NNCPS)
+        snapshot['nncps'] = kube.list_objects(module.k8s, kube.NNCPS)
 
 
 def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
@@ -481,7 +474,7 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
         if not losers:
             break
         current = dict((item['metadata']['name'], item) for item in policies)
-        snapshot['policies'] = [item for item in policies if item['metadata']['name'] not in losers]
+        snapshot['nncps'] = [item for item in policies if item['metadata']['name'] not in losers]
         nodes = set(nn.policy_allocation(current[name])['node'] for name in losers)
         replan = nn.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, params['route_metric'],
                                        params['interface_name'], snapshot)
@@ -500,7 +493,7 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
             written=_written_names(created))
     record_final_allocations(plan, policies)
     results, failures = parallel.run_parallel([lambda name=name: kube.patch(k8s, kube.NNCPS, name, nn.activation_patch(), False)
-                                         for name in created])
+                                               for name in created])
     parallel.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy activation')
 
 
@@ -603,7 +596,7 @@ def present(module, result):
     findings += check_replace_hand_made(params)
     if errors(findings):
         raise Refused(findings)
-    snapshot = read_snapshot(module.k8s)
+    snapshot = kubernetes.read(module.k8s, KINDS)
     settle_claims(module, snapshot)
     plan = nn.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
     if errors(plan['findings']):
@@ -644,7 +637,7 @@ def absent(module, result):
     findings += nn.validate_nic_entries(entries, need_mac=False)
     if errors(findings):
         raise Refused(findings)
-    snapshot = read_snapshot(module.k8s)
+    snapshot = kubernetes.read(module.k8s, KINDS)
     plan = nn.plan_nic_release(set(entry['node'] for entry in entries), snapshot, params['force'])
     result['findings'] = plan['findings']
     if errors(plan['findings']):

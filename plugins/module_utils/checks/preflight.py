@@ -835,7 +835,7 @@ _NODE_PLAN_OWN_CHECKS = ('node_route_metric_too_low', 'node_network_overlaps_hos
 def _node_address_plan(ctx, networks):
     """The refusals of the node address step (`_node_network.plan_nic_addresses`) for the nodes enable will address:
     range too small, address in use, allocation fixed, policy not owned. The MACs are not known before the NICs exist."""
-    snapshot = {'nodes': ctx.nodes, 'policies': ctx.kind('nncps') or [], 'enactments': [], 'states': ctx.kind('nns') or [],
+    snapshot = {'nodes': ctx.nodes, 'nncps': ctx.kind('nncps') or [], 'nnces': [], 'nns': ctx.kind('nns') or [],
                 'egressips': ctx.kind('egressips') or []}
     entries = [{'node': _name(node), 'mac': None, 'address': None, 'ipv6_address': None} for node in ctx.selected_nodes]
     plan = _node_network.plan_nic_addresses(entries, networks, ctx.network_config.get('route_metric') or 200, 'egressip0', snapshot)

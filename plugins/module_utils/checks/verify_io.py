@@ -22,6 +22,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_netw
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.parallel import Clock  # the waits of verify and the drill
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
@@ -48,34 +49,30 @@ def wire_argument_spec():
 
 # --- reads ---------------------------------------------------------------------------------------------
 
+def _nns_by_node(snapshot):
+    """({node: NodeNetworkState} or None, HTTP status when the kind could not be read (404 absent, 403 forbidden) or None)."""
+    if 'nns' not in snapshot:
+        return None, 403
+    if snapshot['nns'] is None:
+        return None, 404
+    return dict(((item.get('metadata') or {}).get('name'), item) for item in snapshot['nns']), None
+
+
 def read_cluster(k8s, with_nns=True):
     """(nodes, egressips, {node: NodeNetworkState} or None, notes): one list each."""
-    egressips = kube.list_objects(k8s, kube.EGRESSIPS)
-    nodes = kube.list_objects(k8s, kube.NODES)
+    kinds = ('egressips', 'nodes', 'nns') if with_nns else ('egressips', 'nodes')
+    snapshot = kubernetes.read(k8s, kinds, optional=('nns',), forbidden_ok=('nns',))
     notes = []
-    nns = None
-    if with_nns:
-        try:
-            items = kube.list_objects(k8s, kube.NNS)
-        except ModuleFailure as failure:
-            if failure.details.get('status') not in (403, 404):
-                raise
-            notes.append('NodeNetworkStates were not read (HTTP %s): the base address on each NIC was checked in host-cidrs only'
-                         % failure.details.get('status'))
-        else:
-            nns = dict(((item.get('metadata') or {}).get('name'), item) for item in items)
-    return nodes, egressips, nns, notes
+    nns, status = _nns_by_node(snapshot) if with_nns else (None, None)
+    if status:
+        notes.append('NodeNetworkStates were not read (HTTP %s): the base address on each NIC was checked in host-cidrs only' % status)
+    return snapshot['nodes'], snapshot['egressips'], nns, notes
 
 
 def read_nns(k8s):
     """({node: NodeNetworkState} or None when the kind cannot be read (HTTP 403/404), note or None): one list."""
-    try:
-        items = kube.list_objects(k8s, kube.NNS)
-    except ModuleFailure as failure:
-        if failure.details.get('status') not in (403, 404):
-            raise
-        return None, 'NodeNetworkStates were not read (HTTP %s)' % failure.details.get('status')
-    return dict(((item.get('metadata') or {}).get('name'), item) for item in items), None
+    nns, status = _nns_by_node(kubernetes.read(k8s, ('nns',), optional=('nns',), forbidden_ok=('nns',)))
+    return nns, ('NodeNetworkStates were not read (HTTP %s)' % status if status else None)
 
 
 def relevant_nodes(nodes, egressips):
@@ -92,7 +89,7 @@ def read_vsphere(connection, datacenter, cluster, portgroup, nodes):
     return _verify.vsphere_facts(vcenter, portgroup, nodes)
 
 
-def read_snapshot(k8s, vsphere_options=None):
+def read_verify_snapshot(k8s, vsphere_options=None):
     """The verify snapshot: Kubernetes lists, and vCenter when ``vsphere_options`` = {connection, datacenter, cluster, portgroup}."""
     nodes, egressips, nns, notes = read_cluster(k8s)
     vsphere = None

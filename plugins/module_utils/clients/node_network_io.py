@@ -15,13 +15,13 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients.parallel impo
 
 
 def wait_for_states(k8s, snapshot, plan, replan, timeout, sleep):
-    """Re-read the NodeNetworkStates into snapshot['states'] until replan(snapshot) has nothing pending (or `timeout` s); the last plan.
+    """Re-read the NodeNetworkStates into snapshot['nns'] until replan(snapshot) has nothing pending (or `timeout` s); the last plan.
 
     NodeNetworkState is refreshed about every 60 s, so a NIC added in vCenter a moment ago is listed a minute later.
     """
     clock = Clock(timeout, sleep)
     while plan['pending'] and not clock.expired():
         clock.sleep()
-        snapshot['states'] = kube.list_objects(k8s, kube.NNS)
+        snapshot['nns'] = kube.list_objects(k8s, kube.NNS)
         plan = replan(snapshot)
     return plan

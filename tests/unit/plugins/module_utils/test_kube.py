@@ -102,7 +102,8 @@ def test_writes_send_dry_run_in_check_mode_only(check_mode, suffix):
     assert (create['method'], create['url']) == ('POST', 'https://api.cluster-a.example.com:6443/apis/tuned.openshift.io/v1/namespaces/ns/tuneds' + suffix)
     assert (patch['method'], patch['url']) == ('PATCH', 'https://api.cluster-a.example.com:6443/api/v1/nodes/w0' + suffix)
     assert patch['headers']['Content-Type'] == kube.MERGE_PATCH and json.loads(patch['body']) == {'metadata': {'labels': {'a': None}}}
-    assert (delete['method'], delete['url']) == ('DELETE', 'https://api.cluster-a.example.com:6443/apis/nmstate.io/v1/nodenetworkconfigurationpolicies/p' + suffix)
+    assert (delete['method'], delete['url']) == (
+        'DELETE', 'https://api.cluster-a.example.com:6443/apis/nmstate.io/v1/nodenetworkconfigurationpolicies/p' + suffix)
 
 
 def test_write_failures_name_the_object():
