@@ -363,14 +363,14 @@ def _vcenter(module):
     # vCenter code (pyVmomi) is loaded only when vCenter is read: 0.1 s of every run otherwise.
     # pylint: disable=import-outside-toplevel
     from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import connect_vsphere
-    from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
+    from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
     if not hasattr(module, '_egress_vcenter'):
         try:
             client = connect_vsphere(module.params['vsphere'])
         except ModuleFailure as failure:
             module.fail_failure(failure)
-        datacenter = io.find_datacenter(client, module.params['datacenter'])
-        module._egress_vcenter = (io, client, datacenter, io.read_networks(client, datacenter))  # pylint: disable=protected-access
+        datacenter = vcenter.find_datacenter(client, module.params['datacenter'], 'datacenter')
+        module._egress_vcenter = (vcenter, client, datacenter, vcenter.read_networks(client, datacenter))  # pylint: disable=protected-access
     return module._egress_vcenter  # pylint: disable=protected-access
 
 
@@ -380,13 +380,13 @@ def _network_names(module):
 
 def _read_vm_counts(module, machines):
     params = module.params
-    io, client, datacenter, networks = _vcenter(module)
-    network, _findings = io.find_network(networks, params['network'], params['switch'])
-    index = io.read_vm_index(client, datacenter)
+    vcenter, client, datacenter, networks = _vcenter(module)
+    network, _findings = vcenter.find_network(networks, params['network'], params['switch'])
+    index = vcenter.index_vms(client, datacenter)
     by_uuid = dict((vm['instance_uuid'], vm) for vm in index if vm['instance_uuid'])
     by_name = dict((vm['name'], vm) for vm in index)
     wanted = [mapi.machine_vm(machine, by_uuid, by_name) for machine in machines]
-    vms = io.read_vm_devices(client, dict((vm['moid'], vm) for vm in wanted if vm).values(), networks)
+    vms = vcenter.read_vm_devices(client, dict((vm['moid'], vm) for vm in wanted if vm).values(), networks)
     by_moid = dict((vm['moid'], vm) for vm in vms)
     return [by_moid.get(vm['moid']) if vm else None for vm in wanted], network
 

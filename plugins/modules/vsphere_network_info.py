@@ -395,7 +395,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_client_for, k8s_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VsphereModule
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import node_vm_selectors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_inventory import (
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import (
     find_datacenter,
     index_vms,
     missing_vms_message,

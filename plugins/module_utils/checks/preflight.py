@@ -30,7 +30,7 @@ from the dict means it was not read):
           'distributed_switches': [_vsphere_facts.distributed_switch_facts
                                    (port groups may carry 'backing_type')],
           'opaque_networks': [{'name', 'type'}],
-          'vms': [VM facts of _vsphere_inventory.read_vm_nics: {'name', 'moid', 'uuid', 'host', 'power_state', 'nics'}],
+          'vms': [VM facts of clients/vcenter.read_vm_nics: {'name', 'moid', 'uuid', 'host', 'power_state', 'nics'}],
       },
       'config': the requested configuration: {'acknowledge_unsupported', 'vsphere': {'datacenter',
                 'cluster', 'portgroup', 'accept_untested_nsx'}, 'network', 'nodes', 'objects'}

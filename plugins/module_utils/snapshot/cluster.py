@@ -34,7 +34,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kuber
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import read_privileges, vcenter_privileges
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, connect_vsphere
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import vm_uuid_from_provider_id
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_inventory import (
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import (
     find_datacenter,
     index_vms,
     read_cluster_network,
