@@ -72,8 +72,8 @@ def test_ambiguous_names_ask_for_the_moid():
 
 
 def _vms(count):
-    records = [record(vim.VirtualMachine('vm-%d' % index), **{'name': 'w%d' % index, 'config.uuid': 'ABC-%d' % index,
-                                                               'config.instanceUuid': 'INST-%d' % index}) for index in range(count)]
+    props = [{'name': 'w%d' % index, 'config.uuid': 'ABC-%d' % index, 'config.instanceUuid': 'INST-%d' % index} for index in range(count)]
+    records = [record(vim.VirtualMachine('vm-%d' % index), **props[index]) for index in range(count)]
     details = dict(('vm-%d' % index, {'config.hardware.device': [nic('00:50:56:00:00:%02x' % index)], 'config.changeVersion': 'v%d' % index,
                                       'runtime.host': vim.HostSystem('host-1'), 'runtime.powerState': 'poweredOn'})
                    for index in range(count))
