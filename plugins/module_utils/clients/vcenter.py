@@ -100,6 +100,18 @@ def read_cluster_network(client, datacenter, cluster_name):
         network_refs, vim.host.NetworkSystem, NETWORK_SYSTEM_PATHS,
         'reading the network configuration of the hosts of cluster %s' % cluster.props.get('name')))
 
+    switch_facts, portgroups_by_key = _switch_facts(switches, portgroups, host_names)
+    return dict(
+        cluster=dict(name=cluster.props.get('name'), moid=cluster.moid),
+        hosts=_host_facts(cluster_hosts, network_info),
+        distributed_switches=switch_facts,
+        portgroups_by_key=portgroups_by_key,
+        host_names=host_names,
+    )
+
+
+def _host_facts(cluster_hosts, network_info):
+    """Each host's standard networking and uplink state, sorted by name."""
     host_facts = []
     for host in sorted(cluster_hosts, key=lambda record: record.props.get('name') or ''):
         network_system = host.props.get('configManager.networkSystem')
@@ -112,7 +124,11 @@ def read_cluster_network(client, datacenter, cluster_name):
         )
         add_uplink_state(facts, info.get('networkInfo.pnic'))
         host_facts.append(facts)
+    return host_facts
 
+
+def _switch_facts(switches, portgroups, host_names):
+    """(facts of each distributed switch with its port groups, {port group key: name}), sorted by switch name."""
     portgroups_by_key = {}
     switch_facts = []
     for switch in sorted(switches, key=lambda record: record.props.get('name') or ''):
@@ -128,14 +144,7 @@ def read_cluster_network(client, datacenter, cluster_name):
         switch_facts.append(distributed_switch_facts(
             switch.props.get('name'), switch.props.get('uuid'), switch.moid, own,
             [host_names.get(moid, moid) for moid in member_moids]))
-
-    return dict(
-        cluster=dict(name=cluster.props.get('name'), moid=cluster.moid),
-        hosts=host_facts,
-        distributed_switches=switch_facts,
-        portgroups_by_key=portgroups_by_key,
-        host_names=host_names,
-    )
+    return switch_facts, portgroups_by_key
 
 
 def add_uplink_state(host_facts, pnics):
