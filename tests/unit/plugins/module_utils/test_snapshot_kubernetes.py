@@ -74,3 +74,11 @@ def test_preflight_reads_every_kind_once_and_only_the_nodes_are_required():
     k8s = client_with(FORBIDDEN)[0]
     with pytest.raises(ModuleFailure):
         cluster.read_cluster(k8s)
+
+
+@pytest.mark.parametrize('answer, expected', [(NOT_FOUND, None), (FORBIDDEN, None), (items('worker'), [{'metadata': {'name': 'worker'}}])])
+def test_upgrade_check_reads_the_pools_through_the_one_reader(answer, expected):
+    from ansible_collections.ocp.egressip.plugins.modules import egressip_upgrade_check  # pylint: disable=import-outside-toplevel
+    k8s, pool = client_with(answer)
+    assert egressip_upgrade_check.read_pools(k8s) == expected
+    assert paths(pool) == ['/apis/machineconfiguration.openshift.io/v1/machineconfigpools']
