@@ -37,8 +37,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network 
 from ansible_collections.ocp.egressip.plugins.modules import node_nic_address as node_nic_address_module
 
 WHAT = 'egressip_render'
-NETWORK_OPERATOR = ('operator.openshift.io/v1', 'Network', 'cluster')
-MACHINESET_API_VERSION = 'machine.openshift.io/v1beta1'
+NETWORK_OPERATOR = (kube.api_version(kube.NETWORK_OPERATOR), kube.NETWORK_OPERATOR.kind, kube.NETWORK_OPERATOR.name)
+MACHINESET_API_VERSION = kube.api_version(kube.MACHINESETS)
 
 
 def argument_spec():
