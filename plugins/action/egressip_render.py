@@ -24,8 +24,10 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips as egressip_plan
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
@@ -33,12 +35,11 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import HAS_K8S_LIBS, K8sClient, k8s_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import node_selected
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig
-from ansible_collections.ocp.egressip.plugins.modules import egressip as egressip_module
 from ansible_collections.ocp.egressip.plugins.modules import node_nic_address as node_nic_address_module
 
 WHAT = 'egressip_render'
-NETWORK_OPERATOR = ('operator.openshift.io/v1', 'Network', 'cluster')
-MACHINESET_API_VERSION = 'machine.openshift.io/v1beta1'
+NETWORK_OPERATOR = (kube.api_version(kube.NETWORK_OPERATOR), kube.NETWORK_OPERATOR.kind, kube.NETWORK_OPERATOR.name)
+MACHINESET_API_VERSION = kube.api_version(kube.MACHINESETS)
 
 
 def argument_spec():
@@ -78,20 +79,19 @@ class Refused(Exception):
 
 # --- the cluster, read once ------------------------------------------------------------------------
 
-def read_snapshot(k8s, params):
+def read_cluster(k8s, params):
     """One list per kind: Nodes, NodeNetworkStates, policies, EgressIPs, the Tuned objects, MachineSets and Machines."""
-    snapshot = {
-        'nodes': k8s.list_nodes(),
-        'states': io.list_objects(k8s, io.NNS, io.NMSTATE_MISSING),
-        'policies': io.list_objects(k8s, io.NNCP, io.NMSTATE_MISSING),
-        'egressips': io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING),
-        'tuneds': [], 'machinesets': None, 'machines': None,
-    }
+    kinds = ['nodes', 'nns', 'nncps', 'egressips']
     if params['network']['ip_forwarding'] == nn.PER_INTERFACE:
-        snapshot['tuneds'] = io.list_namespaced(k8s, io.TUNEDS, nn.TUNED_NAMESPACE, io.TUNED_MISSING)
+        kinds.append('tuneds')
     if params['machinesets'] or params['machineset_labels']:
-        snapshot['machinesets'] = io.list_namespaced_or_none(k8s, io.MACHINESETS, io.MACHINE_API_NAMESPACE)
-        snapshot['machines'] = io.list_namespaced_or_none(k8s, io.MACHINES, io.MACHINE_API_NAMESPACE)
+        kinds += ['machinesets', 'machines']
+    # no Machine API (UPI): None
+    snapshot = kubernetes.read(k8s, kinds, optional=('machinesets', 'machines'), namespaces={
+        'tuneds': nn.TUNED_NAMESPACE, 'machinesets': kube.MACHINE_API_NAMESPACE, 'machines': kube.MACHINE_API_NAMESPACE})
+    snapshot.setdefault('tuneds', [])
+    snapshot.setdefault('machinesets', None)
+    snapshot.setdefault('machines', None)
     return snapshot
 
 
@@ -193,12 +193,12 @@ def plan_egressips(params, snapshot, addresses, labelled):
     if errors(findings):
         return [], findings
     existing = dict((obj['metadata']['name'], obj) for obj in snapshot['egressips'])
-    _changes, refusals = egressip_module.plan_changes(entries, existing, 'present', False, params['adopt'])
+    _changes, refusals = egressip_plan.plan_changes(entries, existing, 'present', False, params['adopt'])
     after = placement.snapshot(render.predicted_nodes(snapshot['nodes'], addresses, labelled), snapshot['egressips'],
-                               owner_label=egressip_module.OWNER)
+                               owner_label=egressip_plan.OWNER)
     network = dict((key, params['network'][key]) for key in ('cidr', 'gateway', 'node_address_range'))
     findings += validation.validate(entries, network, after, allow_insufficient_capacity=params['allow_insufficient_capacity'])
-    return [egressip_module.desired_object(entry) for entry in entries], findings + refusals
+    return [egressip_plan.desired_object(entry) for entry in entries], findings + refusals
 
 
 def describe(manifest):
@@ -320,7 +320,7 @@ class ActionModule(ActionBase):
         if not render.HAS_YAML:
             raise AnsibleActionFail('egressip_render needs the Python library PyYAML on the controller.')
         try:
-            snapshot = read_snapshot(K8sClient.from_params(params), params)
+            snapshot = read_cluster(K8sClient.from_params(params), params)
             files, facts, warnings = build(params, snapshot)
             changes, conflicts = render.plan_files(files, read_directory(params['dest']))
         except Refused as refusal:

@@ -245,6 +245,9 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR, validate_cidr
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
@@ -262,12 +265,7 @@ class Refused(Exception):
         self.findings = findings
 
 
-def read_snapshot(k8s):
-    return {
-        'nodes': k8s.list_nodes(),
-        'states': io.list_objects(k8s, io.NNS, io.NMSTATE_MISSING),
-        'egressips': io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING),
-    }
+KINDS = ('nodes', 'nns', 'egressips')  # what the plan reads, one list each
 
 
 def validate(params):
@@ -295,7 +293,7 @@ def none_selected(selector, nodes):
 
 def plan(module, networks, macs):
     params = module.params
-    snapshot = read_snapshot(module.k8s)
+    snapshot = kubernetes.read(module.k8s, KINDS)
     result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, params['state'] == 'present',
                                   params['exclusive'], params['force'], params['adopt'], params['deleted_egressips'])
     # the same refusal on a fresh and on an enabled cluster (there it would strand every label)
@@ -303,10 +301,10 @@ def plan(module, networks, macs):
         raise Refused([none_selected(params['selector'], snapshot['nodes'])])
     if not (params['wait'] and macs and params['state'] == 'present') or module.check_mode:
         return result
-    clock = io.Clock(params['wait_timeout'], params['wait_sleep'])
+    clock = parallel.Clock(params['wait_timeout'], params['wait_sleep'])
     while [name for name in macs if name not in result['capable']] and not clock.expired():
         clock.sleep()
-        snapshot = read_snapshot(module.k8s)
+        snapshot = kubernetes.read(module.k8s, KINDS)
         result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, True, params['exclusive'], params['force'],
                                       params['adopt'], params['deleted_egressips'])
     return result
@@ -314,8 +312,8 @@ def plan(module, networks, macs):
 
 def label_machinesets(module, labels, result):
     k8s = module.k8s
-    machinesets = io.list_namespaced_or_none(k8s, io.MACHINESETS, io.MACHINE_API_NAMESPACE) or []
-    machines = io.list_namespaced_or_none(k8s, io.MACHINES, io.MACHINE_API_NAMESPACE) or []
+    machinesets = kube.list_objects(k8s, kube.MACHINESETS, namespace=kube.MACHINE_API_NAMESPACE, absent=None) or []
+    machines = kube.list_objects(k8s, kube.MACHINES, namespace=kube.MACHINE_API_NAMESPACE, absent=None) or []
     nodes = [{'metadata': {'name': name}} for name in labels['capable']]
     changes, before, after = nn.plan_machineset_labels(labels['capable'], node_machines(nodes, machines, machinesets), machinesets,
                                                        module.params['state'] == 'present', module.params['force'])
@@ -323,10 +321,10 @@ def label_machinesets(module, labels, result):
     result['diff']['before']['machinesets'] = before
     result['diff']['after']['machinesets'] = after
     result['changed'] = result['changed'] or bool(changes)
-    results, failures = io.run_parallel([
-        lambda name=name, add=add: io.patch(k8s, io.MACHINESETS, name, nn.machineset_label_patch(add), module.check_mode,
-                                            namespace=io.MACHINE_API_NAMESPACE) for name, add in changes])
-    io.raise_failures(failures, len([item for item in results if item is not None]), 'MachineSet template label patches')
+    results, failures = parallel.run_parallel([
+        lambda name=name, add=add: kube.patch(k8s, kube.MACHINESETS, name, nn.machineset_label_patch(add), module.check_mode,
+                                              namespace=kube.MACHINE_API_NAMESPACE) for name, add in changes])
+    parallel.raise_failures(failures, len([item for item in results if item is not None]), 'MachineSet template label patches')
 
 
 def main():
@@ -369,9 +367,9 @@ def main():
                           'after': {'egress_assignable': labels['after'], 'set_by_collection': labels['recorded_after']}}
         if changes and not module.check_mode:
             k8s = module.k8s
-            results, failures = io.run_parallel([lambda name=name, body=body: io.patch_node(k8s, name, body, False)
-                                                 for name, body in changes])
-            io.raise_failures(failures, len([item for item in results if item is not None]), 'egress-assignable label patches')
+            results, failures = parallel.run_parallel([lambda name=name, body=body: kube.patch(k8s, kube.NODES, name, body, False)
+                                                       for name, body in changes])
+            parallel.raise_failures(failures, len([item for item in results if item is not None]), 'egress-assignable label patches')
         if module.params['machinesets']:
             label_machinesets(module, labels, result)
     except Refused as refusal:

@@ -272,7 +272,7 @@ def argument_spec():
     return spec
 
 
-def read_snapshot(module):
+def read_discovery(module):
     params = module.params
     if params['mode'] == 'record':
         return read_cluster(module.k8s, skip=RECORD_SKIP)
@@ -304,7 +304,7 @@ def run(module):
     if NETADDR_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
     params = module.params
-    snapshot = read_snapshot(module)
+    snapshot = read_discovery(module)
     if params['mode'] == 'record':
         result = {'record': _lifecycle.record(snapshot), 'findings': []}
     else:

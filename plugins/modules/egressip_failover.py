@@ -295,6 +295,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable, is_ready, unowned_on_node
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify import validate_wire
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, connect_vsphere
@@ -369,7 +370,7 @@ class Step(object):
 
     def read(self):
         egressips = vio.list_egressips(self.k8s)
-        nodes = self.k8s.list_nodes()
+        nodes = kube.list_objects(self.k8s, kube.NODES)
         node = next((item for item in nodes if item['metadata']['name'] == self.params['node']), None)
         if node is None:
             raise ModuleFailure('node=%s: no such node in the cluster (nodes: %s).'
@@ -495,7 +496,7 @@ class Step(object):
         subnets = set(cidr for cidr in self._snap['nodes'][node]['secondary'] if not _host_route(cidr))
         deadline = started + self.params['observe_seconds']
         while True:
-            current = next((item for item in self.k8s.list_nodes() if item['metadata']['name'] == node), None)
+            current = next((item for item in kube.list_objects(self.k8s, kube.NODES) if item['metadata']['name'] == node), None)
             now = self.clock.now()
             left = set(_placement.snapshot([current], [])['nodes'][node]['secondary']) if current is not None else set()
             if not subnets & left or now >= deadline:
@@ -561,7 +562,7 @@ class Step(object):
         """Seconds until the node is Ready (and labelled, when the restore labels it), or None at the timeout."""
         deadline = started + self.params['wait_timeout']
         while True:
-            node = next((item for item in self.k8s.list_nodes() if item['metadata']['name'] == self.params['node']), None)
+            node = next((item for item in kube.list_objects(self.k8s, kube.NODES) if item['metadata']['name'] == self.params['node']), None)
             now = self.clock.now()
             if node is not None and is_ready(node) and (self.trigger == 'cordon' or self.trigger == 'power_off' or is_egress_assignable(node)) \
                     and _address_back(self.trigger, node):

@@ -244,12 +244,9 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import egressip_facts
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils.core.query import HAS_JMESPATH, JMESPATH_IMPORT_ERROR, compile_query, run_query
-
-EGRESSIP_API = dict(group='k8s.ovn.org', version='v1', plural='egressips')
-EGRESSIP_API_MISSING = ('EgressIP API (k8s.ovn.org/v1) not found on {host}: the cluster does not serve egressips.k8s.ovn.org, '
-                        "so its network plugin is not OVN-Kubernetes (check networks.config.openshift.io/cluster status.networkType)")
 
 
 def run(module):
@@ -262,8 +259,8 @@ def run(module):
     if not HAS_NETADDR:
         module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
 
-    egressips = module.k8s.list_cluster_custom_objects(not_found_msg=EGRESSIP_API_MISSING, **EGRESSIP_API)
-    nodes = module.k8s.list_nodes()
+    egressips = kube.list_objects(module.k8s, kube.EGRESSIPS)
+    nodes = kube.list_objects(module.k8s, kube.NODES)
     result = egressip_facts(nodes, egressips)
     if compiled is not None:
         return dict(query_result=run_query(compiled, expression, result))

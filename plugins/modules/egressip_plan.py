@@ -263,7 +263,7 @@ findings:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
@@ -321,8 +321,8 @@ def carrier_loss(module, snap, params):
 
 def run(module):
     params = module.params
-    egressips = io.list_objects(module.k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
-    nodes = module.k8s.list_nodes()
+    egressips = kube.list_objects(module.k8s, kube.EGRESSIPS)
+    nodes = kube.list_objects(module.k8s, kube.NODES)
     snap = placement.snapshot(nodes, egressips, unreachable=params['unreachable'], owner_label=OWNER)
     objects = None
     if params['objects'] is not None:

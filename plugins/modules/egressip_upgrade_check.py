@@ -176,21 +176,17 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan imp
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_cluster
 
 SKIP = ('pods', 'namespaces', 'network_config', 'machinesets', 'machines')
-POOLS = ('machineconfiguration.openshift.io', 'v1', 'machineconfigpools')
 
 
 def read_pools(k8s):
     """The MachineConfigPools, or None when the API does not serve them or the credentials may not list them."""
-    try:
-        return k8s.list_cluster_custom_objects(*POOLS)
-    except ModuleFailure as failure:
-        if failure.details.get('status') in (403, 404):
-            return None
-        raise
+    pools = ('machineconfigpools',)
+    return kubernetes.read(k8s, pools, optional=pools, forbidden_ok=pools).get('machineconfigpools')
 
 
 def baseline_problems(params, record):

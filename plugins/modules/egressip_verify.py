@@ -423,7 +423,7 @@ class Verification(object):
         self.clock = vio.Clock()
 
     def once(self):
-        snapshot = vio.read_snapshot(self.module.k8s, self.vsphere)
+        snapshot = vio.read_verify_snapshot(self.module.k8s, self.vsphere)
         result = _verify.evaluate(snapshot, cidr=self.cidr, names=self.names, expected=self.expected,
                                   gateway=(self.params['network'] or {}).get('gateway'))
         if self.vsphere is None:

@@ -196,6 +196,9 @@ diff:
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
@@ -219,11 +222,11 @@ class Refused(Exception):
 
 
 def read_network_operator(k8s):
-    return io.get_object(k8s, io.NETWORK_OPERATOR, 'cluster', io.NETWORK_OPERATOR_MISSING)
+    return kube.get_object(k8s, kube.NETWORK_OPERATOR, 'cluster', absent=kube.FAIL)
 
 
 def read_tuned(k8s):
-    tuneds = io.list_namespaced(k8s, io.TUNEDS, nn.TUNED_NAMESPACE, io.TUNED_MISSING)
+    tuneds = kube.list_objects(k8s, kube.TUNEDS, namespace=nn.TUNED_NAMESPACE)
     return next((item for item in tuneds if item['metadata']['name'] == nn.TUNED_NAME), None)
 
 
@@ -238,7 +241,7 @@ def per_interface(module, result, operator):
     findings += cidr_findings(params)
     if errors(findings):
         raise Refused(findings)
-    snapshot = {'nodes': module.k8s.list_nodes(), 'states': io.list_objects(module.k8s, io.NNS, io.NMSTATE_MISSING)}
+    snapshot = kubernetes.read(module.k8s, ('nodes', 'nns'))
     current = read_tuned(module.k8s)
     targets, found = wait_for_interfaces(module, entries, snapshot)
     findings += found
@@ -291,8 +294,8 @@ def guard_removal(module, snapshot, current, desired):
     if not removed or module.params['force']:
         return
     networks, _problems = egress_networks(module.params)
-    states = dict((item['metadata']['name'], item) for item in snapshot['states'])
-    stranded = nn.forwarding_stranded(removed, states, io.list_objects_or_none(module.k8s, io.EGRESSIPS), networks)
+    states = dict((item['metadata']['name'], item) for item in snapshot['nns'])
+    stranded = nn.forwarding_stranded(removed, states, kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None), networks)
     if stranded:
         raise Refused([catalogue_finding(
             'node_forwarding_hosts_egress_ips', 'removing IP forwarding from %s of node %s would drop the traffic of egress IP(s) %s it '
@@ -306,28 +309,28 @@ def write_tuned(module, result, current, desired):
         if current is not None:
             result['changed'] = True
             result['diff'] = {'before': nn.to_json(nn.owned_view(current, _owned_shape())), 'after': {}}
-            io.delete(module.k8s, io.TUNEDS, nn.TUNED_NAME, module.check_mode, namespace=nn.TUNED_NAMESPACE)
+            kube.delete(module.k8s, kube.TUNEDS, nn.TUNED_NAME, module.check_mode, namespace=nn.TUNED_NAMESPACE)
         return
     if current is None:
         result['changed'] = True
         result['diff'] = {'before': {}, 'after': nn.to_json(nn.owned_view(desired, desired))}
-        io.create(module.k8s, io.TUNEDS, desired, module.check_mode, namespace=nn.TUNED_NAMESPACE)
+        kube.create(module.k8s, kube.TUNEDS, desired, module.check_mode, namespace=nn.TUNED_NAMESPACE)
         return
     patch = nn.owned_patch(current, desired)
     if patch:
         result['changed'] = True
         result['diff'] = {'before': nn.to_json(nn.owned_view(current, desired)), 'after': nn.to_json(nn.owned_view(desired, desired))}
-        io.patch(module.k8s, io.TUNEDS, nn.TUNED_NAME, patch, module.check_mode, namespace=nn.TUNED_NAMESPACE)
+        kube.patch(module.k8s, kube.TUNEDS, nn.TUNED_NAME, patch, module.check_mode, namespace=nn.TUNED_NAMESPACE)
 
 
 def read_profiles(k8s):
-    return dict((item['metadata']['name'], item) for item in io.list_namespaced(k8s, nn.TUNED_PROFILES, nn.TUNED_NAMESPACE))
+    return dict((item['metadata']['name'], item) for item in kube.list_objects(k8s, kube.PROFILES, namespace=nn.TUNED_NAMESPACE))
 
 
 def wait_applied(module, result, targets):
     """Poll the nodes' Profiles until each runs the collection's profile (applied), failing on Degraded or at the timeout."""
     expected = nn.expected_profiles(targets)
-    clock = io.Clock(module.params['wait_timeout'], module.params['wait_sleep'])
+    clock = parallel.Clock(module.params['wait_timeout'], module.params['wait_sleep'])
     while True:
         profiles = read_profiles(module.k8s)
         progress = dict((node, nn.forwarding_progress(profiles.get(node), name)) for node, name in expected.items())
@@ -377,7 +380,7 @@ def cluster_wide(module, result, operator):
         return
     result['changed'] = True
     result['diff'] = {'before': {'ipForwarding': current}, 'after': {'ipForwarding': wanted}}
-    io.patch(module.k8s, io.NETWORK_OPERATOR, 'cluster', nn.ip_forwarding_patch(wanted), module.check_mode)
+    kube.patch(module.k8s, kube.NETWORK_OPERATOR, 'cluster', nn.ip_forwarding_patch(wanted), module.check_mode)
 
 
 def main():

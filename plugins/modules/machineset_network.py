@@ -261,14 +261,14 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lo
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks, hosted_egress_ips
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule, custom_path
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as writes_io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 
-GROUP = 'machine.openshift.io'
-VERSION = 'v1beta1'
+KINDS = {'machinesets': kube.MACHINESETS, 'machines': kube.MACHINES}
 JSON_PATCH = 'application/json-patch+json'
 WRITES = ('append', 'replace', 'remove')
 
@@ -299,8 +299,8 @@ def argument_spec():
 def _patch(module, plural, obj, patch):
     k8s = module.k8s
     meta = obj['metadata']
-    return k8s.request('patch', '%s.%s %s' % (plural, GROUP, meta['name']),
-                       custom_path(GROUP, VERSION, plural, name=meta['name'], namespace=meta['namespace']),
+    kind = KINDS[plural]
+    return k8s.request('patch', kube.resource(kind, meta['name']), kube.path(kind, meta['name'], meta['namespace']),
                        query={'dryRun': 'All' if module.check_mode else None}, body=patch, content_type=JSON_PATCH)
 
 
@@ -363,14 +363,14 @@ def _vcenter(module):
     # vCenter code (pyVmomi) is loaded only when vCenter is read: 0.1 s of every run otherwise.
     # pylint: disable=import-outside-toplevel
     from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import connect_vsphere
-    from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
+    from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
     if not hasattr(module, '_egress_vcenter'):
         try:
             client = connect_vsphere(module.params['vsphere'])
         except ModuleFailure as failure:
             module.fail_failure(failure)
-        datacenter = io.find_datacenter(client, module.params['datacenter'])
-        module._egress_vcenter = (io, client, datacenter, io.read_networks(client, datacenter))  # pylint: disable=protected-access
+        datacenter = vcenter.find_datacenter(client, module.params['datacenter'], 'datacenter')
+        module._egress_vcenter = (vcenter, client, datacenter, vcenter.read_networks(client, datacenter))  # pylint: disable=protected-access
     return module._egress_vcenter  # pylint: disable=protected-access
 
 
@@ -380,13 +380,13 @@ def _network_names(module):
 
 def _read_vm_counts(module, machines):
     params = module.params
-    io, client, datacenter, networks = _vcenter(module)
-    network, _findings = io.find_network(networks, params['network'], params['switch'])
-    index = io.read_vm_index(client, datacenter)
+    vcenter, client, datacenter, networks = _vcenter(module)
+    network, _findings = vcenter.find_network(networks, params['network'], params['switch'])
+    index = vcenter.index_vms(client, datacenter)
     by_uuid = dict((vm['instance_uuid'], vm) for vm in index if vm['instance_uuid'])
     by_name = dict((vm['name'], vm) for vm in index)
     wanted = [mapi.machine_vm(machine, by_uuid, by_name) for machine in machines]
-    vms = io.read_vm_devices(client, dict((vm['moid'], vm) for vm in wanted if vm).values(), networks)
+    vms = vcenter.read_vm_devices(client, dict((vm['moid'], vm) for vm in wanted if vm).values(), networks)
     by_moid = dict((vm['moid'], vm) for vm in vms)
     return [by_moid.get(vm['moid']) if vm else None for vm in wanted], network
 
@@ -398,10 +398,10 @@ def run(module):
     problems = egress_networks(params)[1]
     if problems:
         raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
-    nodes = module.k8s.list_nodes()
+    nodes = kube.list_objects(module.k8s, kube.NODES)
     # None when the Machine API is not served (UPI)
-    machinesets = writes_io.list_namespaced_or_none(module.k8s, writes_io.MACHINESETS, params['namespace'])
-    machines = writes_io.list_namespaced_or_none(module.k8s, writes_io.MACHINES, params['namespace']) if machinesets is not None else None
+    machinesets = kube.list_objects(module.k8s, kube.MACHINESETS, namespace=params['namespace'], absent=None)
+    machines = kube.list_objects(module.k8s, kube.MACHINES, namespace=params['namespace'], absent=None) if machinesets is not None else None
     selected = select_nodes(module, nodes)
     result = {'changed': False, 'machine_api': True, 'machinesets': [], 'machines': [], 'findings': []}
     if machinesets is None or machines is None:
@@ -508,7 +508,7 @@ def on_network(vm, network):
 
 def read_hosted_egress_ips(module):
     """{node: [(EgressIP, IP)]} from one list of the EgressIP objects; none when the EgressIP API is not served."""
-    items = writes_io.list_objects_or_none(module.k8s, writes_io.EGRESSIPS)
+    items = kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None)
     return hosted_egress_ips(items, egress_networks(module.params)[0])
 
 
@@ -533,9 +533,9 @@ def apply(module, set_plans, machine_plans):
     """
     writes = [(plural, entry) for plural, plans in (('machinesets', set_plans), ('machines', machine_plans))
               for entry in plans if entry['action'] in WRITES]
-    results, failures = writes_io.run_parallel([lambda plural=plural, entry=entry: _patch(module, plural, {'metadata': entry['object']}, entry['patch'])
-                                                for plural, entry in writes])
-    writes_io.raise_failures(failures, len([item for item in results if item is not None]), 'Machine API patches')
+    results, failures = parallel.run_parallel([lambda plural=plural, entry=entry: _patch(module, plural, {'metadata': entry['object']}, entry['patch'])
+                                               for plural, entry in writes])
+    parallel.raise_failures(failures, len([item for item in results if item is not None]), 'Machine API patches')
 
 
 def diff_of(entries):

@@ -349,6 +349,9 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR, parse_networks
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
@@ -371,15 +374,7 @@ class Refused(Exception):
         self.findings = findings
 
 
-def read_snapshot(k8s):
-    """One list per kind (five requests whatever the number of nodes)."""
-    return {
-        'nodes': k8s.list_nodes(),
-        'policies': io.list_objects(k8s, io.NNCP, io.NMSTATE_MISSING),
-        'enactments': io.list_objects(k8s, io.NNCE, io.NMSTATE_MISSING),
-        'states': io.list_objects(k8s, io.NNS, io.NMSTATE_MISSING),
-        'egressips': io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING),
-    }
+KINDS = ('nodes', 'nncps', 'nnces', 'nns', 'egressips')  # one list per kind: five requests whatever the number of nodes
 
 
 def networks_from(params):
@@ -426,9 +421,9 @@ def write_policies(module, plan):
     k8s, check = module.k8s, module.check_mode
     # a real run creates new policies parked (matching no node) until claim_addresses has checked their addresses
     calls = [lambda body=body: _create(k8s, body if check else nn.parked(body), check) for body in plan['create']]
-    calls += [lambda name=name, body=body: io.patch(k8s, io.NNCP, name, body, check) for name, body in plan['patch']]
-    results, failures = io.run_parallel(calls)
-    io.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy writes')
+    calls += [lambda name=name, body=body: kube.patch(k8s, kube.NNCPS, name, body, check) for name, body in plan['patch']]
+    results, failures = parallel.run_parallel(calls)
+    parallel.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy writes')
     taken = [body['metadata']['name'] for body, written in zip(plan['create'], results) if written is ALREADY_EXISTS]
     if taken:
         # another writer created the same node's policy a moment ago: its allocation stands, this run waits for it
@@ -442,7 +437,7 @@ ALREADY_EXISTS = object()
 
 def _create(k8s, body, check):
     try:
-        return io.create(k8s, io.NNCP, body, check)
+        return kube.create(k8s, kube.NNCPS, body, check)
     except ModuleFailure as failure:
         if failure.details.get('status') == 409 and not check:
             return ALREADY_EXISTS
@@ -456,12 +451,12 @@ def settle_claims(module, snapshot, limit=15):
     holding one address. A parked loser left after the wait (its writer was killed) is re-allocated by this run when it
     is one of this run's nodes (plan['reclaim']) and ignored otherwise: a parked policy configures no node.
     """
-    if module.check_mode or not nn.unsettled_claims(snapshot['policies']):
+    if module.check_mode or not nn.unsettled_claims(snapshot['nncps']):
         return
-    clock = io.Clock(min(limit, module.params['wait_timeout']), module.params['wait_sleep'])
-    while nn.unsettled_claims(snapshot['policies']) and not clock.expired():
+    clock = parallel.Clock(min(limit, module.params['wait_timeout']), module.params['wait_sleep'])
+    while nn.unsettled_claims(snapshot['nncps']) and not clock.expired():
         clock.sleep()
-        snapshot['policies'] = io.list_objects(module.k8s, io.NNCP, io.NMSTATE_MISSING)
+        snapshot['nncps'] = kube.list_objects(module.k8s, kube.NNCPS)
 
 
 def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
@@ -474,19 +469,19 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
     params, k8s = module.params, module.k8s
     created = [body['metadata']['name'] for body in plan['create']] + plan['reclaim']
     for _attempt in range(attempts):
-        policies = io.list_objects(k8s, io.NNCP, io.NMSTATE_MISSING)
+        policies = kube.list_objects(k8s, kube.NNCPS)
         losers = nn.losing_claims(policies, created)
         if not losers:
             break
         current = dict((item['metadata']['name'], item) for item in policies)
-        snapshot['policies'] = [item for item in policies if item['metadata']['name'] not in losers]
+        snapshot['nncps'] = [item for item in policies if item['metadata']['name'] not in losers]
         nodes = set(nn.policy_allocation(current[name])['node'] for name in losers)
         replan = nn.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, params['route_metric'],
                                        params['interface_name'], snapshot)
         if errors(replan['findings']):
             raise Refused(replan['findings'], written=_written_names(created))
         for body in replan['create']:
-            io.patch(k8s, io.NNCP, body['metadata']['name'], nn.owned_patch(current[body['metadata']['name']], nn.parked(body)), False)
+            kube.patch(k8s, kube.NNCPS, body['metadata']['name'], nn.owned_patch(current[body['metadata']['name']], nn.parked(body)), False)
         moved = dict((item['node'], item) for item in replan['allocations'])
         plan['allocations'] = [moved.get(item['node'], item) for item in plan['allocations']]
         module.warn('Another writer claimed the same node address(es) at the same time: %s re-allocated (%s).'
@@ -497,9 +492,9 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
             % (', '.join(losers), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in losers])],
             written=_written_names(created))
     record_final_allocations(plan, policies)
-    results, failures = io.run_parallel([lambda name=name: io.patch(k8s, io.NNCP, name, nn.activation_patch(), False)
-                                         for name in created])
-    io.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy activation')
+    results, failures = parallel.run_parallel([lambda name=name: kube.patch(k8s, kube.NNCPS, name, nn.activation_patch(), False)
+                                               for name in created])
+    parallel.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy activation')
 
 
 def record_final_allocations(plan, policies):
@@ -522,10 +517,10 @@ def wait_available(module, nodes_by_policy, purpose):
     Returns ({policy: (status, message)}, findings): node_policy_degraded (node and the
     enactment's message) as soon as one is Degraded, node_policy_timeout after wait_timeout.
     """
-    clock = io.Clock(module.params['wait_timeout'], module.params['wait_sleep'])
+    clock = parallel.Clock(module.params['wait_timeout'], module.params['wait_sleep'])
     while True:
-        policies = dict((item['metadata']['name'], item) for item in io.list_objects(module.k8s, io.NNCP))
-        enactments = dict((item['metadata']['name'], item) for item in io.list_objects(module.k8s, io.NNCE))
+        policies = dict((item['metadata']['name'], item) for item in kube.list_objects(module.k8s, kube.NNCPS))
+        enactments = dict((item['metadata']['name'], item) for item in kube.list_objects(module.k8s, kube.NNCES))
         progress = {}
         for name, node in nodes_by_policy.items():
             policy = policies.get(name)
@@ -589,8 +584,8 @@ def replace_hand_made(module, result, plan, snapshot):
     result['changed'] = True
     result['diff']['before'].update(nn.to_json(dict((item['name'], replacement['before'][item['name']]) for item in delete)))
     k8s = module.k8s
-    results, failures = io.run_parallel([lambda name=item['name']: io.delete(k8s, io.NNCP, name, check) for item in delete])
-    io.raise_failures(failures, len([r for r in results if r is not None]), 'hand-made NodeNetworkConfigurationPolicy deletes')
+    results, failures = parallel.run_parallel([lambda name=item['name']: kube.delete(k8s, kube.NNCPS, name, check) for item in delete])
+    parallel.raise_failures(failures, len([r for r in results if r is not None]), 'hand-made NodeNetworkConfigurationPolicy deletes')
 
 
 def present(module, result):
@@ -601,7 +596,7 @@ def present(module, result):
     findings += check_replace_hand_made(params)
     if errors(findings):
         raise Refused(findings)
-    snapshot = read_snapshot(module.k8s)
+    snapshot = kubernetes.read(module.k8s, KINDS)
     settle_claims(module, snapshot)
     plan = nn.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
     if errors(plan['findings']):
@@ -630,7 +625,7 @@ def present(module, result):
                 raise Refused(findings, written=_written(result))
             if plan.get('taken'):
                 # the other writer may have re-allocated the policy it created while this run waited for it
-                record_final_allocations(plan, io.list_objects(module.k8s, io.NNCP))
+                record_final_allocations(plan, kube.list_objects(module.k8s, kube.NNCPS))
                 result['allocations'] = plan['allocations']
     if params['replace_hand_made']:
         replace_hand_made(module, result, plan, snapshot)
@@ -642,7 +637,7 @@ def absent(module, result):
     findings += nn.validate_nic_entries(entries, need_mac=False)
     if errors(findings):
         raise Refused(findings)
-    snapshot = read_snapshot(module.k8s)
+    snapshot = kubernetes.read(module.k8s, KINDS)
     plan = nn.plan_nic_release(set(entry['node'] for entry in entries), snapshot, params['force'])
     result['findings'] = plan['findings']
     if errors(plan['findings']):
@@ -656,18 +651,18 @@ def absent(module, result):
     result['diff'] = {'before': nn.to_json(plan['before']), 'after': {}}
     k8s, check = module.k8s, module.check_mode
     cleanup = [item for item in release if item['cleanup']]
-    calls = [lambda item=item: io.patch(k8s, io.NNCP, item['policy'], {'spec': {'desiredState': nn.merge_patch(
+    calls = [lambda item=item: kube.patch(k8s, kube.NNCPS, item['policy'], {'spec': {'desiredState': nn.merge_patch(
         (item['current'].get('spec') or {}).get('desiredState') or {},
         nn.cleanup_state(item['allocation'], params['interface_name'], item.get('interface')))}}, check)
         for item in cleanup]
-    results, failures = io.run_parallel(calls)
-    io.raise_failures(failures, len([r for r in results if r is not None]), 'address removal before deleting the policies')
+    results, failures = parallel.run_parallel(calls)
+    parallel.raise_failures(failures, len([r for r in results if r is not None]), 'address removal before deleting the policies')
     if cleanup and not check:
         _progress, findings = wait_available(module, dict((item['policy'], item['node']) for item in cleanup), 'address removal')
         if findings:
             raise Refused(findings, written=_written(result))
-    results, failures = io.run_parallel([lambda item=item: io.delete(k8s, io.NNCP, item['policy'], check) for item in release])
-    io.raise_failures(failures, len([r for r in results if r is not None]), 'NodeNetworkConfigurationPolicy deletes')
+    results, failures = parallel.run_parallel([lambda item=item: kube.delete(k8s, kube.NNCPS, item['policy'], check) for item in release])
+    parallel.raise_failures(failures, len([r for r in results if r is not None]), 'NodeNetworkConfigurationPolicy deletes')
 
 
 def main():

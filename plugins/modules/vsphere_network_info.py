@@ -391,10 +391,11 @@ vms:
 '''
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_client_for, k8s_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VsphereModule
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import node_vm_selectors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_inventory import (
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import (
     find_datacenter,
     index_vms,
     missing_vms_message,
@@ -426,7 +427,7 @@ def vm_selectors(module):
     selectors += [dict(by='moid', value=value) for value in params['vm_moids']]
     if params['node_names'] or params['node_selector']:
         k8s = k8s_client_for(module, params['kubernetes'])
-        nodes = k8s.list_nodes(label_selector=params['node_selector'])
+        nodes = kube.list_objects(k8s, kube.NODES, label_selector=params['node_selector'])
         if params['node_selector'] and not nodes:
             module.warn('node_selector %r matches no node on %s' % (params['node_selector'], k8s.host))
         selectors += node_vm_selectors(nodes, params['node_names'] or None, k8s.host)

@@ -220,6 +220,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VsphereModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import names_text
 
@@ -265,7 +266,7 @@ def attached_nics(client, datacenter, network):
     """VM NICs whose backing is the port group (two reads: VM index, devices of every VM)."""
     if network is None:
         return []
-    vms = io.read_vm_devices(client, io.read_vm_index(client, datacenter), [network])
+    vms = vcenter.read_vm_devices(client, vcenter.index_vms(client, datacenter), [network])
     return [{'vm': vm['name'], 'mac': nic['mac'], 'connected': nic['connected']}
             for vm in vms for nic in vm['nics'] if plan.nic_on_network(nic, network)]
 
@@ -279,7 +280,7 @@ def refuse(findings):
 def standard(module, client, datacenter):
     params = module.params
     name = params['name']
-    hosts = io.read_hosts(client, datacenter, params['cluster'], params['hosts'])
+    hosts = vcenter.read_hosts(client, datacenter, params['cluster'], params['hosts'])
     result = {'name': name, 'switch_type': plan.STANDARD, 'switch': params['switch']}
     if params['state'] == 'absent':
         return standard_absent(module, client, datacenter, hosts, result)
@@ -302,7 +303,7 @@ def standard(module, client, datacenter):
 def standard_absent(module, client, datacenter, hosts, result):
     name = module.params['name']
     located = [host for host in hosts if name in host['portgroups']]
-    networks = io.read_networks(client, datacenter) if located else []
+    networks = vcenter.read_networks(client, datacenter) if located else []
     network = next((item for item in networks if item['type'] == plan.STANDARD and item['name'] == name), None)
     removal = plan.plan_portgroup_removal(name, [host['name'] for host in located], attached_nics(client, datacenter, network),
                                           module.params['force'])
@@ -349,8 +350,8 @@ def _overall(changing):
 def distributed(module, client, datacenter):
     params = module.params
     name, switch = params['name'], params['switch']
-    networks = io.read_networks(client, datacenter)
-    switches = io.switch_records(networks)
+    networks = vcenter.read_networks(client, datacenter)
+    switches = vcenter.switch_records(networks)
     if switch not in switches:
         refuse([catalogue_finding('switch_missing', 'switch=%s: no distributed switch of that name in datacenter %s (there: %s).'
                                   % (switch, datacenter.props['name'], names_text(switches)),
@@ -378,7 +379,7 @@ def distributed(module, client, datacenter):
             task = io.reconfigure_distributed_portgroup(client, network, pg_plan['changes'])
         io.wait_task(client, task, params['timeout'], '%s of port group %s' % (pg_plan['action'], name))
         if pg_plan['action'] == 'create':
-            created = [item for item in io.read_networks(client, datacenter)
+            created = [item for item in vcenter.read_networks(client, datacenter)
                        if item['type'] == plan.DISTRIBUTED and item['name'] == name and item['switch'] == switch]
             result['key'] = created[0]['portgroup_key'] if created else None
     return pg_plan['action'] != 'none', result, {'before': pg_plan['before'], 'after': pg_plan['after']}
@@ -390,7 +391,7 @@ def run(module):
     if problems:
         raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
     client = module.vsphere
-    datacenter = io.find_datacenter(client, params['datacenter'])
+    datacenter = vcenter.find_datacenter(client, params['datacenter'], 'datacenter')
     handler = standard if params['switch_type'] == plan.STANDARD else distributed
     changed, portgroup, diff = handler(module, client, datacenter)
     result = {'changed': changed, 'portgroup': portgroup, 'findings': []}

@@ -279,12 +279,13 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Mo
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import custom_path, k8s_client_for, k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_client_for, k8s_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE, policy_allocation
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VsphereModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as node_io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 
 MAX_PARALLEL = 64
 CHANGING = ('add', 'move', 'connect', 'remove')
@@ -340,7 +341,7 @@ def read_nodes(module):
         return None, []
     k8s = k8s_client_for(module, params['kubernetes'])
     everything = [{'name': node['metadata']['name'], 'provider_id': (node.get('spec') or {}).get('providerID'),
-                   'labels': node['metadata'].get('labels') or {}} for node in k8s.list_nodes()]
+                   'labels': node['metadata'].get('labels') or {}} for node in kube.list_objects(k8s, kube.NODES)]
     selector = params['node_selector']
     selected = []
     if params['node_names']:
@@ -369,7 +370,7 @@ def own_macs(module):
         return {}
     k8s = k8s_client_for(module, params['kubernetes'])
     try:
-        found = k8s.request('list', 'nodenetworkconfigurationpolicies.nmstate.io', custom_path(**node_io.NNCP),
+        found = k8s.request('list', kube.resource(kube.NNCPS), kube.path(kube.NNCPS),
                             query={'labelSelector': '%s=%s' % (MANAGED_BY_LABEL, MANAGED_BY_VALUE)})
     except ModuleFailure as failure:
         if failure.details.get('status') == 404:
@@ -380,7 +381,7 @@ def own_macs(module):
 
 def egress_ips(module):
     """{node: [egress IPs]} from EgressIP status (one list); none when the EgressIP API is not served."""
-    items = node_io.list_objects_or_none(k8s_client_for(module, module.params['kubernetes']), node_io.EGRESSIPS)
+    items = kube.list_objects(k8s_client_for(module, module.params['kubernetes']), kube.EGRESSIPS, absent=None)
     return plan.egress_ips_by_node(items, egress_networks(module.params)[0])
 
 
@@ -411,19 +412,19 @@ def run(module):
         raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
     nodes, all_nodes = read_nodes(module)
     client = module.vsphere
-    datacenter = io.find_datacenter(client, params['datacenter'])
-    networks = io.read_networks(client, datacenter)
-    network, findings = io.find_network(networks, params['network'], params['switch'])
+    datacenter = vcenter.find_datacenter(client, params['datacenter'], 'datacenter')
+    networks = vcenter.read_networks(client, datacenter)
+    network, findings = vcenter.find_network(networks, params['network'], params['switch'])
     if findings and module.check_mode and params['network_planned'] and findings[0]['id'] == 'portgroup_missing':
         module.warn('port group %s does not exist yet (an earlier task of this check run would create it): '
                     'every VM is planned to get a new NIC on it.' % params['network'])
         network, findings = plan.planned_network(params['network'], params['switch']), []
     if findings:
         raise ModuleFailure(failure_message(findings, 'vsphere_vm_nic'), findings=findings)
-    index = io.read_vm_index(client, datacenter)
+    index = vcenter.index_vms(client, datacenter)
     targets, findings = plan.resolve_targets(index, nodes=nodes, vm_refs=vm_refs(params))
     node_of = plan.nodes_of_vms(all_nodes)
-    snapshots = dict((vm['moid'], vm) for vm in io.read_vm_devices(client, [target['vm'] for target in targets], networks))
+    snapshots = dict((vm['moid'], vm) for vm in vcenter.read_vm_devices(client, [target['vm'] for target in targets], networks))
     targets = [dict(target, vm=snapshots[target['vm']['moid']], node=target['node'] or node_of.get(target['vm']['uuid']))
                for target in targets if target['vm']['moid'] in snapshots]
     hosted = egress_ips(module) if params['state'] == 'absent' else {}
@@ -447,7 +448,7 @@ def _replanner(client, targets, networks, network, params, hosted, owned):
     by_moid = dict((target['vm']['moid'], target) for target in targets)
 
     def replan(moids):
-        fresh = io.read_vm_devices(client, [by_moid[moid]['vm'] for moid in moids], networks)
+        fresh = vcenter.read_vm_devices(client, [by_moid[moid]['vm'] for moid in moids], networks)
         again = [dict(by_moid[vm['moid']], vm=vm) for vm in fresh]
         return list(zip(fresh, plan.plan_vm_nics(again, network, params['state'], params['force'], hosted, owned)))
     return replan
@@ -486,7 +487,7 @@ def apply(module, client, entries, snapshots, network, replan, owned):
                 pending.append(entry)
     changing = [entry for entry in entries if entry['action'] in CHANGING and entry['moid'] in outcomes]
     done = [snapshots[entry['moid']] for entry in changing if outcomes[entry['moid']] is None]
-    after = dict((vm['moid'], vm) for vm in io.read_vm_devices(client, done, [network])) if done else {}
+    after = dict((vm['moid'], vm) for vm in vcenter.read_vm_devices(client, done, [network])) if done else {}
     kept, findings = _remove_duplicates(client, entries, snapshots, after, network, params, owned)
     results = {'findings': findings}
     for entry in changing:
@@ -532,7 +533,7 @@ def _remove_duplicates(client, entries, snapshots, after, network, params, owned
     outcomes = io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'removing duplicate NICs') if jobs else {}
     if outcomes:
         cleaned = [after[moid] for moid in outcomes]
-        after.update((vm['moid'], vm) for vm in io.read_vm_devices(client, cleaned, [network]))
+        after.update((vm['moid'], vm) for vm in vcenter.read_vm_devices(client, cleaned, [network]))
     for entry in entries:
         if entry['moid'] not in kept_by_moid:
             continue

@@ -14,7 +14,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as vnio
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
@@ -32,7 +33,7 @@ def cordon_patch(cordoned):
 
 
 def patch_node(k8s, name, body, check_mode):
-    return io.patch_node(k8s, name, body, check_mode)
+    return kube.patch(k8s, kube.NODES, name, body, check_mode)
 
 
 def read_node_vm(client, datacenter, node, portgroup=None):
@@ -41,20 +42,20 @@ def read_node_vm(client, datacenter, node, portgroup=None):
     Returns {'vm': snapshot of _vsphere_network_io.read_vm_devices, 'network', 'nic'}; raises
     ModuleFailure naming the node, the providerID or the port group when one is missing.
     """
-    dc = vnio.find_datacenter(client, datacenter)
+    dc = vcenter.find_datacenter(client, datacenter, 'datacenter')
     networks, network = [], None
     if portgroup:
-        networks = vnio.read_networks(client, dc)
+        networks = vcenter.read_networks(client, dc)
         switch = portgroup.get('switch') if portgroup.get('switch_type') == DISTRIBUTED else None
-        network, findings = vnio.find_network(networks, portgroup['name'], switch)
+        network, findings = vcenter.find_network(networks, portgroup['name'], switch)
         if network is None:
             raise ModuleFailure('portgroup: %s' % ' '.join(item['message'] for item in findings), reason='not_found')
     name = (node.get('metadata') or {}).get('name')
-    targets, findings = resolve_targets(vnio.read_vm_index(client, dc),
+    targets, findings = resolve_targets(vcenter.index_vms(client, dc),
                                         nodes=[{'name': name, 'provider_id': (node.get('spec') or {}).get('providerID')}])
     if findings or not targets:
         raise ModuleFailure('node %s: %s' % (name, ' '.join(item['message'] for item in findings) or 'no VM found'), reason='not_found')
-    vms = vnio.read_vm_devices(client, [targets[0]['vm']], networks)
+    vms = vcenter.read_vm_devices(client, [targets[0]['vm']], networks)
     if not vms:
         raise ModuleFailure('node %s: VM %s vanished while it was read' % (name, targets[0]['vm']['name']), reason='not_found')
     vm = vms[0]

@@ -19,6 +19,7 @@ __metaclass__ = type
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 
 PLAYBOOKS = ('enable', 'verify', 'failover_drill', 'support_report', 'migrate', 'upgrade', 'disable', 'render')
 ROLE_PREFIX = 'ocp-egressip-'
@@ -27,7 +28,7 @@ NAMESPACES = {
     'tuned': 'openshift-cluster-node-tuning-operator',
     'lock': None,  # the cluster lock's namespace (egressip_lock.namespace), given by the caller
 }
-SSAR_PATH = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'
+SSAR_PATH = kube.path(kube.SELF_SUBJECT_ACCESS_REVIEWS)
 READ = ('get', 'list')
 
 # what every run reads about the cluster (preflight's snapshot, verify's audit)

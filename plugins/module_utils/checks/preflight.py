@@ -30,7 +30,7 @@ from the dict means it was not read):
           'distributed_switches': [_vsphere_facts.distributed_switch_facts
                                    (port groups may carry 'backing_type')],
           'opaque_networks': [{'name', 'type'}],
-          'vms': [VM facts of _vsphere_inventory.read_vm_nics: {'name', 'moid', 'uuid', 'host', 'power_state', 'nics'}],
+          'vms': [VM facts of clients/vcenter.read_vm_nics: {'name', 'moid', 'uuid', 'host', 'power_state', 'nics'}],
       },
       'config': the requested configuration: {'acknowledge_unsupported', 'vsphere': {'datacenter',
                 'cluster', 'portgroup', 'accept_untested_nsx'}, 'network', 'nodes', 'objects'}
@@ -812,7 +812,7 @@ _NODE_PLAN_OWN_CHECKS = ('node_route_metric_too_low', 'node_network_overlaps_hos
 def _node_address_plan(ctx, networks):
     """The refusals of the node address step (`_node_network.plan_nic_addresses`) for the nodes enable will address:
     range too small, address in use, allocation fixed, policy not owned. The MACs are not known before the NICs exist."""
-    snapshot = {'nodes': ctx.nodes, 'policies': ctx.kind('nncps') or [], 'enactments': [], 'states': ctx.kind('nns') or [],
+    snapshot = {'nodes': ctx.nodes, 'nncps': ctx.kind('nncps') or [], 'nnces': [], 'nns': ctx.kind('nns') or [],
                 'egressips': ctx.kind('egressips') or []}
     entries = [{'node': _name(node), 'mac': None, 'address': None, 'ipv6_address': None} for node in ctx.selected_nodes]
     plan = _node_network.plan_nic_addresses(entries, networks, ctx.network_config.get('route_metric') or 200, 'egressip0', snapshot)

@@ -15,12 +15,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import time
 import uuid
 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.parallel import Clock  # the waits of verify and the drill
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
@@ -45,44 +47,32 @@ def wire_argument_spec():
     )))
 
 
-class Clock(object):
-    """Monotonic time and sleep, in one object so tests and modules share the waits."""
-
-    def __init__(self, monotonic=time.monotonic, sleep=time.sleep):
-        self.now = monotonic
-        self.sleep = sleep
-
-
 # --- reads ---------------------------------------------------------------------------------------------
+
+def _nns_by_node(snapshot):
+    """({node: NodeNetworkState} or None, HTTP status when the kind could not be read (404 absent, 403 forbidden) or None)."""
+    if 'nns' not in snapshot:
+        return None, 403
+    if snapshot['nns'] is None:
+        return None, 404
+    return dict(((item.get('metadata') or {}).get('name'), item) for item in snapshot['nns']), None
+
 
 def read_cluster(k8s, with_nns=True):
     """(nodes, egressips, {node: NodeNetworkState} or None, notes): one list each."""
-    egressips = io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
-    nodes = k8s.list_nodes()
+    kinds = ('egressips', 'nodes', 'nns') if with_nns else ('egressips', 'nodes')
+    snapshot = kubernetes.read(k8s, kinds, optional=('nns',), forbidden_ok=('nns',))
     notes = []
-    nns = None
-    if with_nns:
-        try:
-            items = io.list_objects(k8s, io.NNS)
-        except ModuleFailure as failure:
-            if failure.details.get('status') not in (403, 404):
-                raise
-            notes.append('NodeNetworkStates were not read (HTTP %s): the base address on each NIC was checked in host-cidrs only'
-                         % failure.details.get('status'))
-        else:
-            nns = dict(((item.get('metadata') or {}).get('name'), item) for item in items)
-    return nodes, egressips, nns, notes
+    nns, status = _nns_by_node(snapshot) if with_nns else (None, None)
+    if status:
+        notes.append('NodeNetworkStates were not read (HTTP %s): the base address on each NIC was checked in host-cidrs only' % status)
+    return snapshot['nodes'], snapshot['egressips'], nns, notes
 
 
 def read_nns(k8s):
     """({node: NodeNetworkState} or None when the kind cannot be read (HTTP 403/404), note or None): one list."""
-    try:
-        items = io.list_objects(k8s, io.NNS)
-    except ModuleFailure as failure:
-        if failure.details.get('status') not in (403, 404):
-            raise
-        return None, 'NodeNetworkStates were not read (HTTP %s)' % failure.details.get('status')
-    return dict(((item.get('metadata') or {}).get('name'), item) for item in items), None
+    nns, status = _nns_by_node(kubernetes.read(k8s, ('nns',), optional=('nns',), forbidden_ok=('nns',)))
+    return nns, ('NodeNetworkStates were not read (HTTP %s)' % status if status else None)
 
 
 def relevant_nodes(nodes, egressips):
@@ -99,7 +89,7 @@ def read_vsphere(connection, datacenter, cluster, portgroup, nodes):
     return _verify.vsphere_facts(vcenter, portgroup, nodes)
 
 
-def read_snapshot(k8s, vsphere_options=None):
+def read_verify_snapshot(k8s, vsphere_options=None):
     """The verify snapshot: Kubernetes lists, and vCenter when ``vsphere_options`` = {connection, datacenter, cluster, portgroup}."""
     nodes, egressips, nns, notes = read_cluster(k8s)
     vsphere = None
@@ -116,9 +106,9 @@ def read_forwarding(k8s, notes):
     """_verify.forwarding_facts from the nodes' Profiles, the Tuned objects and the network operator (one request each);
     None, with a note, when the Node Tuning Operator's API cannot be read."""
     try:
-        profiles = io.list_namespaced(k8s, nn.TUNED_PROFILES, nn.TUNED_NAMESPACE)
-        tuneds = io.list_namespaced(k8s, io.TUNEDS, nn.TUNED_NAMESPACE)
-        operator = io.get_object(k8s, io.NETWORK_OPERATOR, 'cluster')
+        profiles = kube.list_objects(k8s, kube.PROFILES, namespace=nn.TUNED_NAMESPACE)
+        tuneds = kube.list_objects(k8s, kube.TUNEDS, namespace=nn.TUNED_NAMESPACE)
+        operator = kube.get_object(k8s, kube.NETWORK_OPERATOR, 'cluster')
     except ModuleFailure as failure:
         if failure.details.get('status') not in (403, 404):
             raise
@@ -129,7 +119,7 @@ def read_forwarding(k8s, notes):
 
 
 def list_egressips(k8s):
-    return io.list_objects(k8s, io.EGRESSIPS, io.EGRESSIP_MISSING)
+    return kube.list_objects(k8s, kube.EGRESSIPS)
 
 
 # --- the wire: probe pods ----------------------------------------------------------------------------
@@ -155,7 +145,7 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
         return []
     clock = clock or Clock()
     run_id = uuid.uuid4().hex[:12]
-    namespaces = k8s.list_items('namespaces', '/api/v1/namespaces')
+    namespaces = kube.list_objects(k8s, kube.NAMESPACES)
     outcomes, bodies, created_namespaces = [], [], []
     for egressip in egressips:
         name = egressip['metadata']['name']
@@ -186,9 +176,8 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
 
 
 def _create_namespace(k8s, body):
-    name = body['metadata']['name']
     try:
-        k8s.request('create', 'namespaces %s' % name, '/api/v1/namespaces', body=body)
+        kube.create(k8s, kube.NAMESPACES, body, False)
     except ModuleFailure as failure:
         if failure.details.get('status') == 409:
             return None
@@ -200,13 +189,13 @@ def _create_pod(k8s, body):
     """(created pod or None, failure text or None): a probe that cannot be created is reported, not raised."""
     namespace = body['metadata']['namespace']
     try:
-        return k8s.request('create', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace, body=body), None
+        return k8s.request('create', 'pods in %s' % namespace, kube.path(kube.PODS, namespace=namespace), body=body), None
     except ModuleFailure as failure:
         return None, failure.msg
 
 
 def _run_pods(k8s, bodies, run_id, timeout, clock, interval, writes):
-    created, _failures = io.run_parallel([lambda body=body: _create_pod(k8s, body) for body in bodies])
+    created, _failures = parallel.run_parallel([lambda body=body: _create_pod(k8s, body) for body in bodies])
     outcomes = [_not_run(body['metadata']['labels'][_verify.PROBE_OBJECT_LABEL], 'the probe pod could not be created: %s' % failure,
                          namespace=body['metadata']['namespace'])
                 for body, (_pod, failure) in zip(bodies, created) if failure]
@@ -215,13 +204,13 @@ def _run_pods(k8s, bodies, run_id, timeout, clock, interval, writes):
     if not count:
         return outcomes
     pods = _wait_pods(k8s, run_id, count, timeout, clock, interval)
-    logs, _failures = io.run_parallel([lambda pod=pod: _log(k8s, pod) for pod in pods])
+    logs, _failures = parallel.run_parallel([lambda pod=pod: _log(k8s, pod) for pod in pods])
     return outcomes + [_verify.probe_outcome(pod, log, timeout) for pod, log in zip(pods, logs)]
 
 
 def _list_probe_pods(k8s, run_id):
     selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
-    return k8s.list_items('pods', '/api/v1/pods', query={'labelSelector': selector})
+    return kube.list_objects(k8s, kube.PODS, label_selector=selector)
 
 
 def _wait_pods(k8s, run_id, count, timeout, clock, interval):
@@ -238,7 +227,7 @@ def _log(k8s, pod):
     if (pod.get('status') or {}).get('phase') not in ('Succeeded', 'Failed'):
         return None
     name, namespace = pod['metadata']['name'], pod['metadata']['namespace']
-    return k8s.request('get', 'pods/log %s/%s' % (namespace, name), '/api/v1/namespaces/%s/pods/%s/log' % (namespace, name), text=True)
+    return k8s.request('get', 'pods/log %s/%s' % (namespace, name), kube.path(kube.PODS, name, namespace, 'log'), text=True)
 
 
 def _clean_up(k8s, bodies, run_id, namespaces):
@@ -248,14 +237,14 @@ def _clean_up(k8s, bodies, run_id, namespaces):
     deleted = 0
     for namespace in sorted(set(body['metadata']['namespace'] for body in bodies)):
         try:
-            k8s.request('delete', 'pods in %s' % namespace, '/api/v1/namespaces/%s/pods' % namespace,
+            k8s.request('delete', 'pods in %s' % namespace, kube.path(kube.PODS, namespace=namespace),
                         query={'labelSelector': selector, 'gracePeriodSeconds': 0})
             deleted += 1
         except ModuleFailure:
             pass  # activeDeadlineSeconds ends a leftover pod; its labels name the run
     for namespace in namespaces:
         try:
-            k8s.request('delete', 'namespaces %s' % namespace, '/api/v1/namespaces/%s' % namespace)
+            kube.delete(k8s, kube.NAMESPACES, namespace, False)
             deleted += 1
         except ModuleFailure:
             pass
@@ -300,8 +289,8 @@ def probe_until_seen(k8s, targets, wire, started, deadline, clock, interval):
 
 def patch_nodes(k8s, names, body, check_mode):
     """The same merge patch on several nodes, in parallel; fails naming each node that failed."""
-    results, failures = io.run_parallel([lambda name=name: io.patch_node(k8s, name, body, check_mode) for name in names])
-    io.raise_failures(failures, len([result for result in results if result is not None]), 'node label writes')
+    results, failures = parallel.run_parallel([lambda name=name: kube.patch(k8s, kube.NODES, name, body, check_mode) for name in names])
+    parallel.raise_failures(failures, len([result for result in results if result is not None]), 'node label writes')
 
 
 def watch_moves(k8s, tracker, started, timeout, interval, clock):

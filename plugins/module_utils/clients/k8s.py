@@ -324,17 +324,6 @@ def _network_error_text(exc):
     return text
 
 
-def custom_path(group, version, plural, name=None, namespace=None):
-    """The API path of custom objects: all of a kind, those of a namespace, or one by name."""
-    path = '/apis/%s/%s' % (group, version)
-    if namespace:
-        path += '/namespaces/%s' % namespace
-    path += '/%s' % plural
-    if name:
-        path += '/%s' % name
-    return path
-
-
 class ApiError(Exception):
     """An HTTP answer outside 2xx: status, reason phrase and the body (a Kubernetes ``Status`` or text)."""
 
@@ -528,23 +517,6 @@ class K8sClient(object):
             if not token:
                 return items
             query['continue'] = token
-
-    def list_nodes(self, label_selector=None):
-        """All Nodes (one list request per LIST_PAGE_SIZE nodes) as plain dicts."""
-        return self.list_items('nodes', '/api/v1/nodes', query={'labelSelector': label_selector or None})
-
-    def list_cluster_custom_objects(self, group, version, plural, not_found_msg=None):
-        """All objects of a cluster-scoped custom resource (one list request per LIST_PAGE_SIZE) as plain dicts.
-
-        ``not_found_msg`` replaces the generic message when the API does not serve the
-        resource (HTTP 404: CRD absent); ``{host}`` in it is replaced by the API URL.
-        """
-        try:
-            return self.list_items('%s.%s' % (plural, group), custom_path(group, version, plural))
-        except ModuleFailure as failure:
-            if not_found_msg and failure.details.get('status') == 404:
-                raise _failure(not_found_msg.format(host=self.host), status=404, reason='api_not_found')
-            raise
 
 
 # Keys of a kubeconfig user whose values are credentials; auth-provider config keys holding tokens or secrets too.

@@ -21,8 +21,9 @@ import re
 import socket
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 
-GROUP_VERSION = 'coordination.k8s.io/v1'
+GROUP_VERSION = kube.api_version(kube.LEASES)
 DEFAULT_NAME = 'egressip-lock'
 DEFAULT_NAMESPACE = 'openshift-machine-api'
 MANAGED_BY = {'egressip.ocp/managed-by': 'ocp.egressip'}
@@ -57,8 +58,7 @@ def parse_time(value):
 
 
 def lease_path(namespace, name=None):
-    path = '/apis/%s/namespaces/%s/leases' % (GROUP_VERSION, namespace)
-    return path + ('/%s' % name if name else '')
+    return kube.path(kube.LEASES, name, namespace)
 
 
 def describe(lease, moment):

@@ -1,11 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the ocp.egressip collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""vCenter reads and writes for the secondary network: the I/O around the pure plans of _vsphere_network.
+"""vCenter writes for the secondary network: the I/O around the pure plans of plan/vsphere_network.py.
 
-Reads are batched (one PropertyCollector retrieval per object family, whatever the number of
-hosts or VMs) and keep the raw vSphere objects a write needs (a port group's current spec, a
-VM's devices) next to the plain views the plans compare. Writes are built from the plan;
+The reads are vcenter.py's (the one vCenter reader): they keep the raw vSphere objects a write needs
+(a port group's current spec, a VM's devices) next to the plain views the plans compare. Writes are built from the plan;
 VM reconfigure tasks run in parallel with a bound and are polled together in one read.
 Private module_util: no API promise outside this collection.
 """
@@ -22,29 +21,19 @@ try:
 except ImportError:
     pass  # VsphereModule reports the missing library before any reader runs
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, library_versions
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import fault_text
-from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import (
-    not_found_message,
-    normalize_uuid,
-    security_facts,
-    standard_portgroup_facts,
-    vlan_facts,
-    vm_nics,
-)
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import security_view
+from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import vlan_facts
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import (
     DISTRIBUTED,
     PORT_BINDINGS,
     PORT_BINDING_NAMES,
     SECURITY_OPTIONS,
-    STANDARD,
 )
 
 # View field -> vSphere security policy property.
 SECURITY_PROPERTIES = {'promiscuous': 'allowPromiscuous', 'mac_changes': 'macChanges', 'forged_transmits': 'forgedTransmits'}
-VM_INDEX_PATHS = ['name', 'config.uuid', 'config.instanceUuid']
-VM_DEVICE_PATHS = ['config.hardware.device', 'config.changeVersion', 'runtime.powerState']
 TASK_PATHS = ['info.state', 'info.error']
 POLL_FIRST, POLL_MAX = 0.05, 2.0
 
@@ -54,75 +43,7 @@ def _failure(msg, **details):
     return ModuleFailure(msg, **details)
 
 
-def pick_one(records, wanted, kind, scope, option):
-    """The record named (or with moid) ``wanted``; a failure naming the option, the value and what exists."""
-    matches = [record for record in records if wanted in (record.props.get('name'), record.moid)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise _failure('%s=%s: %s. Fix: use one of those names.' % (option, wanted, not_found_message(
-            kind, wanted, scope, [record.props.get('name') for record in records])), reason='not_found')
-    raise _failure('%s=%s is ambiguous in %s (%s). Fix: give the moid instead.'
-                   % (option, wanted, scope, ', '.join(record.moid for record in matches)), reason='ambiguous')
-
-
-def find_datacenter(client, name):
-    records = client.retrieve_view(client.content.rootFolder, [(vim.Datacenter, ['name'])], 'reading the datacenters')
-    return pick_one(records, name, 'datacenter', 'vCenter %s' % client.endpoint, 'datacenter')
-
-
 # --- standard port groups: hosts and their network systems -------------------------------------------
-
-def read_hosts(client, datacenter, cluster=None, host_names=None):
-    """The hosts to place a standard port group on, each with its vSwitches and port groups.
-
-    Two reads: clusters and hosts of the datacenter (one view), then the hosts' network
-    systems by reference. Port groups come from ``networkInfo`` (what vCenter and vcsim agree on).
-    Returns [{'name', 'moid', 'network_system', 'vswitches', 'portgroups': {name: view}, 'specs': {name: raw spec}}].
-    """
-    dc_name = datacenter.props['name']
-    records = client.retrieve_view(datacenter.ref, [(vim.ClusterComputeResource, ['name', 'host']),
-                                                    (vim.HostSystem, ['name', 'configManager.networkSystem'])],
-                                   'reading the clusters and hosts of datacenter %s' % dc_name)
-    hosts = [record for record in records if isinstance(record.ref, vim.HostSystem)]
-    if cluster:
-        clusters = [record for record in records if isinstance(record.ref, vim.ClusterComputeResource)]
-        members = set(ref._moId for ref in pick_one(clusters, cluster, 'vSphere cluster', 'datacenter %s' % dc_name,  # pylint: disable=protected-access
-                                                    'cluster').props.get('host') or [])
-        hosts = [record for record in hosts if record.moid in members]
-    if host_names:
-        scope = 'cluster %s' % cluster if cluster else 'datacenter %s' % dc_name
-        hosts = [pick_one(hosts, name, 'host', scope, 'hosts') for name in host_names]
-    systems = [host.props['configManager.networkSystem'] for host in hosts]
-    info = dict((record.moid, record.props) for record in client.retrieve_objects(
-        systems, vim.host.NetworkSystem, ['networkInfo.vswitch', 'networkInfo.portgroup'],
-        'reading the network configuration of %d host(s)' % len(systems)))
-    return [_host_network(host, info.get(host.props['configManager.networkSystem']._moId, {}))  # pylint: disable=protected-access
-            for host in sorted(hosts, key=lambda record: record.props['name'])]
-
-
-def _host_network(host, info):
-    portgroups, specs = {}, {}
-    for portgroup in info.get('networkInfo.portgroup') or []:
-        facts = standard_portgroup_facts(portgroup)
-        portgroups[facts['name']] = standard_view(facts)
-        specs[facts['name']] = portgroup.spec
-    return {'name': host.props['name'], 'moid': host.moid, 'network_system': host.props['configManager.networkSystem'],
-            'vswitches': sorted(vswitch.name for vswitch in info.get('networkInfo.vswitch') or []),
-            'portgroups': portgroups, 'specs': specs}
-
-
-def _security_view(security):
-    facts = security_facts(security)
-    return {'promiscuous': facts['allow_promiscuous'], 'mac_changes': facts['mac_changes'], 'forged_transmits': facts['forged_transmits']}
-
-
-def standard_view(facts):
-    view = {'vswitch': facts['vswitch'], 'vlan_id': facts['vlan_id']}
-    view.update({'promiscuous': facts['security']['allow_promiscuous'], 'mac_changes': facts['security']['mac_changes'],
-                 'forged_transmits': facts['security']['forged_transmits']})
-    return view
-
 
 def _host_security(view, security=None):
     security = security or vim.host.NetworkPolicy.SecurityPolicy()
@@ -156,60 +77,6 @@ def remove_standard_portgroup(client, host, name):
                 pgName=name)
 
 
-# --- networks of a datacenter (standard networks and distributed port groups) -----------------------
-
-def read_networks(client, datacenter):
-    """Every network of the datacenter in one read, distributed port groups with their switch.
-
-    Returns [{'type': standard|distributed|opaque, 'name', 'moid', 'ref', ...}]; distributed ones
-    also carry 'portgroup_key', 'switch', 'switch_uuid', 'switch_ref', 'uplink' and the raw 'config'.
-    """
-    records = client.retrieve_view(datacenter.ref, [(vim.Network, ['name']),
-                                                    (vim.dvs.DistributedVirtualPortgroup, ['name', 'config']),
-                                                    (vim.DistributedVirtualSwitch, ['name', 'uuid'])],
-                                   'reading the networks of datacenter %s' % datacenter.props['name'])
-    switches = dict((record.moid, record) for record in records if isinstance(record.ref, vim.DistributedVirtualSwitch))
-    networks = []
-    for record in records:
-        if isinstance(record.ref, vim.DistributedVirtualSwitch):
-            continue
-        network = {'type': STANDARD, 'name': record.props.get('name'), 'moid': record.moid, 'ref': record.ref}
-        if isinstance(record.ref, vim.dvs.DistributedVirtualPortgroup):
-            config = record.props['config']
-            switch = switches.get(config.distributedVirtualSwitch._moId)  # pylint: disable=protected-access
-            network.update(type=DISTRIBUTED, portgroup_key=config.key, config=config, uplink=bool(getattr(config, 'uplink', False)),
-                           switch=switch.props['name'] if switch else None, switch_uuid=switch.props['uuid'] if switch else None,
-                           switch_ref=switch.ref if switch else None)
-        elif isinstance(record.ref, vim.OpaqueNetwork):
-            network['type'] = 'opaque'
-        networks.append(network)
-    return networks
-
-
-def switch_records(networks):
-    """{name: ref} of the distributed switches that own at least one port group."""
-    return dict((network['switch'], network['switch_ref']) for network in networks if network.get('switch'))
-
-
-def find_network(networks, name, switch=None):
-    """The network a NIC should use: by name, and by distributed switch when given. Returns (network, findings)."""
-    matches = [network for network in networks if network['name'] == name and not network.get('uplink')]
-    if switch:
-        matches = [network for network in matches if network.get('switch') == switch]
-    if len(matches) == 1 and matches[0]['type'] != 'opaque':
-        return matches[0], []
-    where = 'on distributed switch %s' % switch if switch else 'in the datacenter'
-    if not matches:
-        return None, [catalogue_finding('portgroup_missing', 'port group %s does not exist %s.' % (name, where),
-                                        objects=[{'kind': 'Network', 'name': name}])]
-    if len(matches) == 1:
-        return None, [catalogue_finding('nsx_backed_network', 'network %s is an NSX (opaque) network: not supported.' % name,
-                                        objects=[{'kind': 'Network', 'name': name}])]
-    return None, [catalogue_finding('vsphere_portgroup_ambiguous', '%d networks are named %s %s (%s).'
-                                    % (len(matches), name, where, ', '.join('%s %s' % (m['type'], m['moid']) for m in matches)),
-                                    objects=[{'kind': 'Network', 'name': name, 'moid': m['moid']} for m in matches])]
-
-
 def distributed_view(network):
     """The view of a distributed port group the plans compare, from its raw config."""
     config = network['config']
@@ -224,7 +91,7 @@ def distributed_view(network):
     view = {'switch': network['switch'], 'vlan_id': vlan_id,
             'port_binding': PORT_BINDING_NAMES.get(config.type, config.type or None),
             'num_ports': config.numPorts, 'elastic': bool(config.autoExpand)}
-    view.update(_security_view(getattr(port, 'securityPolicy', None)))
+    view.update(security_view(getattr(port, 'securityPolicy', None)))
     return view
 
 
@@ -274,37 +141,7 @@ def destroy_distributed_portgroup(client, network):
     return client.call('Destroy_Task', 'removing port group %s' % network['name'], network['ref'].Destroy_Task)
 
 
-# --- VMs --------------------------------------------------------------------------------------------------
-
-def read_vm_index(client, datacenter):
-    """Name, moid, BIOS and instance UUID of every VM of the datacenter, in one read."""
-    records = client.retrieve_view(datacenter.ref, [(vim.VirtualMachine, VM_INDEX_PATHS)],
-                                   'reading the VMs of datacenter %s' % datacenter.props['name'])
-    return [{'name': record.props.get('name'), 'moid': record.moid, 'ref': record.ref,
-             'uuid': normalize_uuid(record.props.get('config.uuid')),
-             'instance_uuid': normalize_uuid(record.props.get('config.instanceUuid'))} for record in records]
-
-
-def read_vm_devices(client, vms, networks):
-    """Devices and power state of the given VMs in one read: the VM snapshots the plans take.
-
-    Each snapshot keeps its raw devices by key ('devices') for edit and remove specs.
-    """
-    portgroups_by_key = dict((network['portgroup_key'], network['name']) for network in networks if network['type'] == DISTRIBUTED)
-    records = client.retrieve_objects([vm['ref'] for vm in vms], vim.VirtualMachine, VM_DEVICE_PATHS,
-                                      'reading the devices of %d VM(s)' % len(vms))
-    details = dict((record.moid, record.props) for record in records)
-    snapshots = []
-    for vm in vms:
-        if vm['moid'] not in details:
-            continue  # deleted since the index was read
-        devices = details[vm['moid']].get('config.hardware.device') or []
-        snapshot = dict(vm, power_state=details[vm['moid']].get('runtime.powerState'), nics=vm_nics(devices, portgroups_by_key),
-                        devices=dict((device.key, device) for device in devices),
-                        change_version=details[vm['moid']].get('config.changeVersion') or None)
-        snapshots.append(snapshot)
-    return snapshots
-
+# --- VM NICs ------------------------------------------------------------------------------------------
 
 def _nic_backing(network):
     if network['type'] == DISTRIBUTED:

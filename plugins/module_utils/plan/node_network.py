@@ -439,7 +439,6 @@ def forwarded_interfaces(tuned):
 
 # The Node Tuning Operator's per-node Profile (cluster-node-tuning-operator pkg/apis/tuned/v1 Profile): the operator
 # writes spec.config.tunedProfile at once, the node's TuneD daemon reports status.tunedProfile and Applied/Degraded later.
-TUNED_PROFILES = dict(group='tuned.openshift.io', version='v1', plural='profiles')
 FORWARDING_APPLIED = 'applied'
 FORWARDING_PENDING = 'pending'
 FORWARDING_DEGRADED = 'degraded'
@@ -812,12 +811,12 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
     """Desired policies for `entries` ([{node, mac, address, ipv6_address}]) on the secondary `networks`.
 
     networks: validated _address_plan.Network objects, one per family (IPv4 first when both).
-    snapshot: {'nodes', 'policies', 'enactments', 'states', 'egressips'} as listed from the API.
+    snapshot: {'nodes', 'nncps', 'nnces', 'nns', 'egressips'} as listed from the API (snapshot/kubernetes.py).
     Returns a dict: findings, allocations (per entry), writes ({'create'|'patch': ...}), diff sides.
     """
     nodes = _by_name(snapshot['nodes'])
-    policies = _by_name(snapshot['policies'])
-    states = _by_name(snapshot['states'])
+    policies = _by_name(snapshot['nncps'])
+    states = _by_name(snapshot['nns'])
     findings = []
     for index, entry in enumerate(entries):
         if entry['node'] not in nodes:
@@ -883,7 +882,7 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
                                       secondary_ifnames, versions=[network.version for network in networks])
 
     gateways = dict((network.version, str(network.gateway)) for network in networks)
-    enactments = _by_name(snapshot.get('enactments'))
+    enactments = _by_name(snapshot.get('nnces'))
     plan = {'findings': findings, 'allocations': [], 'create': [], 'patch': [], 'before': {}, 'after': {}, 'pending': pending,
             'reclaim': [policy_name(name) for name in names if policy_name(name) in unsettled]}
     for entry in entries:
@@ -986,10 +985,10 @@ def plan_nic_release(node_names, snapshot, force):
     A node that hosts egress IPs in the released subnets is refused unless force.
     """
     nodes = _by_name(snapshot['nodes'])
-    states = _by_name(snapshot['states'])
+    states = _by_name(snapshot['nns'])
     hosted = hosted_egress_ips(snapshot.get('egressips'))
     plan = {'findings': [], 'release': [], 'before': {}}
-    for policy in snapshot['policies']:
+    for policy in snapshot['nncps']:
         allocation = policy_allocation(policy)
         if allocation is None or allocation['node'] not in node_names:
             continue
@@ -1147,12 +1146,12 @@ def plan_hand_made_replacement(allocations, snapshot):
     """Hand-made policies that the collection's policy of each node makes redundant, and the others that configure the NIC.
 
     allocations: the allocations of plan_nic_addresses (node, mac, policy, address, ipv6_address, interface).
-    snapshot: {'nodes', 'policies'}. Returns {'delete': [{'name', 'node'}], 'keep': [{'name', 'node', 'reason'}],
+    snapshot: {'nodes', 'nncps'}. Returns {'delete': [{'name', 'node'}], 'keep': [{'name', 'node', 'reason'}],
     'before': {name: view}}: a policy without the ownership label that configures this NIC (policy_nic_interface)
     is deleted when replace_blockers finds nothing, else kept with the reasons.
     """
     nodes = _by_name(snapshot['nodes'])
-    policies = sorted(snapshot['policies'] or [], key=lambda item: item['metadata']['name'])
+    policies = sorted(snapshot['nncps'] or [], key=lambda item: item['metadata']['name'])
     plan = {'delete': [], 'keep': [], 'before': {}}
     for allocation in allocations:
         node = nodes.get(allocation['node'])
@@ -1192,7 +1191,7 @@ def forwarding_targets(entries, snapshot):
     (DOMAIN.md section 8): with `identifier: mac-address` the policy never names it.
     """
     nodes = _by_name(snapshot['nodes'])
-    states = _by_name(snapshot['states'])
+    states = _by_name(snapshot['nns'])
     targets, findings = [], []
     for index, entry in enumerate(entries):
         name = entry['node']
@@ -1257,12 +1256,12 @@ def plan_egress_nodes(selector, networks, macs, snapshot, present=True, exclusiv
     """Which nodes get or lose the egress-assignable label (and the record that this collection set it).
 
     networks: the secondary cidrs (text). macs: {node: MAC} of the secondary NICs when known.
-    snapshot: {'nodes', 'states', 'egressips'}. Capable = matches the selector, the NIC is up
+    snapshot: {'nodes', 'nns', 'egressips'}. Capable = matches the selector, the NIC is up
     with an address in every secondary network (NodeNetworkState) and host-cidrs shows it.
     adopt: record as set by this collection the hand-made labels of capable nodes (present only).
     deleted: EgressIP objects an earlier step of the same run deletes (their IPs hold no label back).
     """
-    states = _by_name(snapshot['states'])
+    states = _by_name(snapshot['nns'])
     labelled, recorded, matching, capable, not_capable = [], [], [], [], []
     for node in sorted(snapshot['nodes'], key=lambda item: item['metadata']['name']):
         name = node['metadata']['name']

@@ -7,15 +7,14 @@
 fragment ``ocp.egressip.egressip_config``), ``requested_config(params)`` turns them back into the shape of
 the public variables, and ``read_snapshot(module)`` makes the whole read for a module that has them.
 
-Kubernetes: one list request per kind, whatever the cluster size (singletons such as the
-Infrastructure are picked from their list). vCenter: a fixed number of batched
-PropertyCollector reads (datacenters; cluster, hosts and switches; host network systems; the
+Kubernetes: the one reader (kubernetes.read), one list request per kind whatever the cluster size.
+vCenter: a fixed number of batched PropertyCollector reads (datacenters; cluster, hosts and switches; host network systems; the
 VM index; the node VMs' devices; opaque networks and port group backing), never one per VM.
 
-A kind whose API is not served (HTTP 404: CRD absent) is None in the snapshot; a kind the
-credentials may not read (HTTP 403) is left out and named in `unreadable`, so the checks that
-need it are skipped with a finding instead of failing the whole preflight. Any other error
-ends the module with the API's message. Private module_util: no API promise outside this collection.
+Every kind but the Nodes is optional to preflight: a kind whose API is not served (HTTP 404: CRD absent) is None,
+a kind the credentials may not read (HTTP 403) is left out and named in `unreadable`, so the checks that
+need it are skipped with a finding instead of failing the whole preflight.
+Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -31,10 +30,11 @@ except ImportError:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import read_privileges, vcenter_privileges
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, connect_vsphere
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import vm_uuid_from_provider_id
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_inventory import (
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import (
     find_datacenter,
     index_vms,
     read_cluster_network,
@@ -42,70 +42,17 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_inven
     select_vms,
 )
 
-# snapshot key -> (group, version, plural, name of the singleton or None for a list)
-CUSTOM_KINDS = (
-    ('infrastructure', 'config.openshift.io', 'v1', 'infrastructures', 'cluster'),
-    ('network_config', 'config.openshift.io', 'v1', 'networks', 'cluster'),
-    ('network_operator', 'operator.openshift.io', 'v1', 'networks', 'cluster'),
-    ('cluster_version', 'config.openshift.io', 'v1', 'clusterversions', 'version'),
-    ('egressips', 'k8s.ovn.org', 'v1', 'egressips', None),
-    ('nncps', 'nmstate.io', 'v1', 'nodenetworkconfigurationpolicies', None),
-    ('nmstates', 'nmstate.io', 'v1', 'nmstates', None),
-    ('nns', 'nmstate.io', 'v1beta1', 'nodenetworkstates', None),
-    ('tuneds', 'tuned.openshift.io', 'v1', 'tuneds', None),
-    ('machinesets', 'machine.openshift.io', 'v1beta1', 'machinesets', None),
-    ('machines', 'machine.openshift.io', 'v1beta1', 'machines', None),
-)
-# snapshot key -> (resource, path)
-CORE_KINDS = (
-    ('nodes', 'nodes', '/api/v1/nodes'),
-    ('namespaces', 'namespaces', '/api/v1/namespaces'),
-    ('pods', 'pods', '/api/v1/pods'),
-)
+# what preflight reads, in this order (keys of kube.KINDS); every kind but the Nodes may be absent or unreadable
+PREFLIGHT_KINDS = ('nodes', 'namespaces', 'pods', 'infrastructure', 'network_config', 'network_operator', 'cluster_version',
+                   'egressips', 'nncps', 'nmstates', 'nns', 'tuneds', 'machinesets', 'machines')
 REQUIRED = ('nodes',)
-
-
-def _list_core(k8s, resource, path):
-    # Plain JSON, no typed objects: a pod list of a large cluster deserialises far faster.
-    return k8s.list_items(resource, path)
-
-
-def _list_custom(k8s, group, version, plural):
-    return k8s.list_cluster_custom_objects(group, version, plural)
-
-
-def _singleton(items, name):
-    return next((item for item in items if (item.get('metadata') or {}).get('name') == name), None)
 
 
 def read_cluster(k8s, skip=()):
     """The Kubernetes part of the snapshot: one list per kind; `skip` names snapshot keys not to read."""
-    snapshot = {'unreadable': {}}
-    for key, resource, path in CORE_KINDS:
-        if key in skip:
-            continue
-        try:
-            snapshot[key] = _list_core(k8s, resource, path)
-        except ModuleFailure as failure:
-            if key in REQUIRED or failure.details.get('status') != 403:
-                raise
-            snapshot['unreadable'][key] = 'HTTP 403: the credentials may not list %s' % resource
-    for key, group, version, plural, name in CUSTOM_KINDS:
-        if key in skip:
-            continue
-        try:
-            items = _list_custom(k8s, group, version, plural)
-        except ModuleFailure as failure:
-            status = failure.details.get('status')
-            if status == 404:
-                snapshot[key] = None
-                continue
-            if status == 403:
-                snapshot['unreadable']['%s.%s' % (plural, group)] = 'HTTP 403: the credentials may not list %s.%s' % (plural, group)
-                continue
-            raise
-        snapshot[key] = _singleton(items, name) if name else items
-    return snapshot
+    kinds = [key for key in PREFLIGHT_KINDS if key not in skip]
+    optional = [key for key in kinds if key not in REQUIRED]
+    return kubernetes.read(k8s, kinds, optional=optional, forbidden_ok=optional)
 
 
 def _node_selectors(nodes):

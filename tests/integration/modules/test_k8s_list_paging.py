@@ -6,6 +6,7 @@ The emulator runs with --no-controllers (no vCenter needed); the collection's K8
 import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import k8s as _k8s
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from twin.kube.testing import Emulator
 
 NODES = ['node-%d' % i for i in range(5)]
@@ -40,7 +41,7 @@ def test_a_page_size_of_two_reads_five_nodes_in_three_requests(emu, k8s):
 
 
 def test_the_default_page_is_one_request_up_to_500_items(emu, k8s):
-    assert [n['metadata']['name'] for n in k8s.list_nodes()] == NODES
+    assert [n['metadata']['name'] for n in kube.list_objects(k8s, kube.NODES)] == NODES
     assert len(lists(emu)) == 1
 
 

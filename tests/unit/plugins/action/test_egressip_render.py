@@ -9,7 +9,7 @@ import yaml
 from ansible_collections.ocp.egressip.plugins.action import egressip_render as action
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
-from ansible_collections.ocp.egressip.plugins.modules import egressip as egressip_module
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips as egressip_plan
 
 WORKERS = ['w0', 'w1', 'w2']
 MACS = {'w0': '00:50:56:aa:00:00', 'w1': '00:50:56:aa:00:01', 'w2': '00:50:56:aa:00:02'}
@@ -49,7 +49,7 @@ def machine(name):
 def snapshot(**changes):
     names = WORKERS + ['m0']
     result = {'nodes': [node(name, index, worker=name != 'm0') for index, name in enumerate(names)],
-              'states': [state(name) for name in names], 'policies': [], 'egressips': [], 'tuneds': [],
+              'nns': [state(name) for name in names], 'nncps': [], 'egressips': [], 'tuneds': [],
               'machinesets': [machineset()], 'machines': [machine(name) for name in WORKERS]}
     result.update(changes)
     return result
@@ -81,7 +81,7 @@ def refusal_ids(**kwargs):
 def test_every_object_is_the_one_its_module_builds():
     files, facts, warnings = action.build(params(), snapshot())
     rendered = manifests(files)
-    assert rendered['egressip-payments.yaml'] == egressip_module.desired_object(PAYMENTS)
+    assert rendered['egressip-payments.yaml'] == egressip_plan.desired_object(PAYMENTS)
     for index, name in enumerate(WORKERS):
         assert rendered['nodenetworkconfigurationpolicy-egressip-%s.yaml' % name] == nn.desired_policy(
             name, name, MACS[name], {4: '10.20.0.%d/24' % (10 + index)}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
@@ -101,7 +101,7 @@ def test_the_same_input_gives_the_same_files():
 
 def test_an_existing_allocation_is_kept():
     kept = nn.desired_policy('w1', 'w1', MACS['w1'], {4: '10.20.0.50/24'}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
-    rendered = manifests(action.build(params(), snapshot(policies=[kept]))[0])
+    rendered = manifests(action.build(params(), snapshot(nncps=[kept]))[0])
     assert rendered['nodenetworkconfigurationpolicy-egressip-w1.yaml']['metadata']['annotations'][nn.ADDRESSES_ANNOTATION] == '10.20.0.50/24'
 
 
@@ -134,7 +134,7 @@ def test_capacity_is_checked_against_the_cluster_as_it_will_be():
 def test_refusals_of_the_modules_hold():
     assert refusal_ids(params={'nics': params()['nics'] + [{'node': 'm0', 'mac': '00:50:56:aa:00:09'}]}) == ['node_network_input_invalid']
     foreign = {'metadata': {'name': 'egressip-w0'}, 'spec': {}}
-    assert refusal_ids(policies=[foreign]) == ['node_object_not_owned']
+    assert refusal_ids(nncps=[foreign]) == ['node_object_not_owned']
     tuned = {'metadata': {'name': nn.TUNED_NAME, 'namespace': nn.TUNED_NAMESPACE}, 'spec': {}}
     assert refusal_ids(tuneds=[tuned]) == ['node_object_not_owned']
     by_hand = {'metadata': {'name': 'payments'}, 'spec': {'egressIPs': ['10.20.0.200'], 'namespaceSelector': {}}}

@@ -113,7 +113,7 @@ def test_dual_stack_addresses_compare_by_value():
 def snapshot(policies):
     nodes = [{'metadata': {'name': name, 'labels': {nn.HOSTNAME_LABEL: name, 'node-role.kubernetes.io/worker': ''}}}
              for name in ('worker-0', 'worker-1')]
-    return {'nodes': nodes, 'policies': policies}
+    return {'nodes': nodes, 'nncps': policies}
 
 
 ALLOCATIONS = [{'node': 'worker-0', 'mac': MAC, 'policy': 'egressip-worker-0', 'address': '10.20.0.10/24', 'ipv6_address': None,

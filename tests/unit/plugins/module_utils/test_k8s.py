@@ -10,6 +10,7 @@ import urllib3
 import yaml
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import k8s as _k8s
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import (
     ApiError,
@@ -224,7 +225,7 @@ def client_with(*answers, **kwargs):
 def test_401_names_the_credentials_source_not_the_token():
     k8s, pool = client_with((401, status_body(401, 'Unauthorized', 'Unauthorized'), {'WWW-Authenticate': 'Bearer'}))
     with pytest.raises(ModuleFailure) as failure:
-        k8s.list_nodes()
+        kube.list_objects(k8s, kube.NODES)
     msg = failure.value.msg
     assert msg.startswith('list nodes (GET https://api.cluster-a.example.com:6443/api/v1/nodes?limit=500) failed: HTTP 401 Unauthorized')
     assert 'refused the credentials from kubeconfig /tmp/kc' in msg
@@ -237,7 +238,7 @@ def test_401_names_the_credentials_source_not_the_token():
 def test_403_mentions_rbac():
     k8s = client_with((403, status_body(403, 'Forbidden', 'nodes is forbidden: User "dev" cannot list resource "nodes"')))[0]
     with pytest.raises(ModuleFailure) as failure:
-        k8s.list_nodes()
+        kube.list_objects(k8s, kube.NODES)
     assert 'User "dev" cannot list resource "nodes"' in failure.value.msg and 'RBAC permission to list nodes' in failure.value.msg
 
 
@@ -253,7 +254,7 @@ def test_unreachable_api():
     reason = urllib3.exceptions.NewConnectionError(None, 'HTTPSConnection(host=...): Failed to establish a new connection: [Errno 111] Connection refused')
     k8s = client_with(urllib3.exceptions.MaxRetryError(None, '/api/v1/nodes', reason=reason))[0]
     with pytest.raises(ModuleFailure) as failure:
-        k8s.list_nodes()
+        kube.list_objects(k8s, kube.NODES)
     assert failure.value.msg == ('list nodes (GET https://api.cluster-a.example.com:6443/api/v1/nodes?limit=500) failed: cannot reach the Kubernetes API at '
                                  'https://api.cluster-a.example.com:6443 (from kubeconfig /tmp/kc): '
                                  'failed to establish a new connection: [Errno 111] Connection refused')
@@ -265,7 +266,7 @@ def test_socket_error_is_unreachable_too(monkeypatch):
     monkeypatch.setattr(_k8s.time, 'sleep', lambda seconds: None)
     k8s, pool = client_with(*[ConnectionResetError(104, 'Connection reset by peer')] * (_k8s.MAX_RETRIES + 1))
     with pytest.raises(ModuleFailure) as failure:
-        k8s.list_nodes()
+        kube.list_objects(k8s, kube.NODES)
     assert failure.value.details['reason'] == 'unreachable' and 'Connection reset by peer' in failure.value.msg
     assert len(pool.requests) == _k8s.MAX_RETRIES + 1
 
@@ -274,7 +275,7 @@ def test_untrusted_certificate():
     reason = urllib3.exceptions.SSLError('[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate')
     k8s = client_with(urllib3.exceptions.MaxRetryError(None, '/api/v1/nodes', reason=reason))[0]
     with pytest.raises(ModuleFailure) as failure:
-        k8s.list_nodes()
+        kube.list_objects(k8s, kube.NODES)
     assert 'TLS certificate of the Kubernetes API at https://api.cluster-a.example.com:6443 is not trusted' in failure.value.msg
     assert 'CERTIFICATE_VERIFY_FAILED' in failure.value.msg and 'K8S_AUTH_SSL_CA_CERT' in failure.value.msg
     assert failure.value.details['reason'] == 'certificate_untrusted'
@@ -284,38 +285,10 @@ def test_tls_failure_that_is_not_about_the_servers_certificate_points_at_the_cli
     reason = urllib3.exceptions.SSLError('[SSL: TLSV13_ALERT_CERTIFICATE_REQUIRED] tlsv13 alert certificate required (_ssl.c:2580)')
     k8s = client_with(urllib3.exceptions.MaxRetryError(None, '/api/v1/nodes', reason=reason))[0]
     with pytest.raises(ModuleFailure) as failure:
-        k8s.list_nodes()
+        kube.list_objects(k8s, kube.NODES)
     assert failure.value.details['reason'] == 'tls_handshake_failed'
     assert 'TLS handshake with the Kubernetes API at https://api.cluster-a.example.com:6443 failed' in failure.value.msg
     assert 'set client_cert and client_key (K8S_AUTH_CERT_FILE, K8S_AUTH_KEY_FILE)' in failure.value.msg
-
-
-def test_custom_resource_not_served_gets_the_callers_message():
-    k8s = client_with((404, '404 page not found', {'content-type': 'text/plain'}), (404, '404 page not found', {'content-type': 'text/plain'}))[0]
-    with pytest.raises(ModuleFailure) as failure:
-        k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips', not_found_msg='EgressIP API not found on {host}')
-    assert failure.value.msg == 'EgressIP API not found on https://api.cluster-a.example.com:6443'
-    assert failure.value.details['reason'] == 'api_not_found'
-    with pytest.raises(ModuleFailure) as failure:
-        k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips')
-    expected = 'list egressips.k8s.ovn.org (GET https://api.cluster-a.example.com:6443/apis/k8s.ovn.org/v1/egressips?limit=500) failed: HTTP 404'
-    assert expected in failure.value.msg
-
-
-def test_list_nodes_is_one_plain_json_request_per_page():
-    node = {'metadata': {'name': 'w0', 'annotations': {'a': '1'}, 'creationTimestamp': '2026-11-30T01:02:03Z'},
-            'spec': {'providerID': 'vsphere://x'}, 'status': {'unknownField': True}}
-    k8s, pool = client_with((200, json.dumps({'kind': 'NodeList', 'items': [node]})))
-    assert k8s.list_nodes(label_selector='node-role.kubernetes.io/worker') == [node]  # as the API sent it, nothing dropped
-    [request] = pool.requests
-    assert request['method'] == 'GET' and request['body'] is None
-    url = urllib.parse.urlsplit(request['url'])
-    assert (url.netloc, url.path) == ('api.cluster-a.example.com:6443', '/api/v1/nodes')
-    assert urllib.parse.parse_qs(url.query) == {'labelSelector': ['node-role.kubernetes.io/worker'], 'limit': ['500']}
-    assert request['headers']['Authorization'] == 'Bearer %s' % TOKEN
-    assert request['headers']['Accept'] == 'application/json'
-    assert (request['timeout'].connect_timeout, request['timeout'].read_timeout) == _k8s.REQUEST_TIMEOUT
-    assert request['redirect'] is False
 
 
 def test_request_sends_a_merge_patch_with_dry_run_and_drops_unset_query_values():
@@ -340,19 +313,6 @@ def test_request_text_answer_and_error_status():
                                  'failed: HTTP 404 NotFound: pods "p" not found')
     assert failure.value.details['status'] == 404
     assert TOKEN not in failure.value.msg
-
-
-def test_custom_object_paths():
-    assert _k8s.custom_path('k8s.ovn.org', 'v1', 'egressips') == '/apis/k8s.ovn.org/v1/egressips'
-    assert _k8s.custom_path('k8s.ovn.org', 'v1', 'egressips', name='e1') == '/apis/k8s.ovn.org/v1/egressips/e1'
-    assert (_k8s.custom_path('machine.openshift.io', 'v1beta1', 'machines', name='m0', namespace='openshift-machine-api')
-            == '/apis/machine.openshift.io/v1beta1/namespaces/openshift-machine-api/machines/m0')
-
-
-def test_list_cluster_custom_objects_returns_plain_dicts():
-    k8s, pool = client_with((200, json.dumps({'items': [{'metadata': {'name': 'e'}, 'status': {'items': []}}]})))
-    assert k8s.list_cluster_custom_objects('k8s.ovn.org', 'v1', 'egressips') == [{'metadata': {'name': 'e'}, 'status': {'items': []}}]
-    assert pool.requests[0]['url'] == 'https://api.cluster-a.example.com:6443/apis/k8s.ovn.org/v1/egressips?limit=500'
 
 
 def _page(names, token=None, remaining=None):
@@ -381,7 +341,7 @@ def test_list_pages_are_lists_page_size_items_each():
     # the request-count budget (docs/benchmarks.md): one list request per LIST_PAGE_SIZE items
     assert _k8s.LIST_PAGE_SIZE == 500
     k8s, pool = client_with(_page(['n%d' % i for i in range(500)], 'tok', 1), _page(['n500']))
-    assert len(k8s.list_nodes()) == 501
+    assert len(kube.list_objects(k8s, kube.NODES)) == 501
     assert [_query(r)['limit'] for r in pool.requests] == [['500'], ['500']]
 
 
@@ -403,7 +363,7 @@ def test_a_410_on_the_first_page_is_a_failure():
 def test_no_authorization_header_without_credentials():
     connection = _k8s.Connection('https://api.cluster-a.example.com:6443')
     pool = FakePool((200, '{"items": []}'))
-    K8sClient(connection, 'the host option (K8S_AUTH_HOST), without credentials', pool=pool).list_nodes()
+    kube.list_objects(K8sClient(connection, 'the host option (K8S_AUTH_HOST), without credentials', pool=pool), kube.NODES)
     assert 'Authorization' not in pool.requests[0]['headers']
 
 

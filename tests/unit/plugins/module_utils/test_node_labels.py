@@ -38,7 +38,7 @@ def eip(name, items, owned=True):
 
 
 def plan(nodes, egressips=(), **options):
-    snapshot = {'nodes': nodes, 'states': [nns(item['metadata']['name'], secondary) for item, secondary in
+    snapshot = {'nodes': nodes, 'nns': [nns(item['metadata']['name'], secondary) for item, secondary in
                                            ((item, _secondary(item)) for item in nodes)], 'egressips': list(egressips)}
     return nn.plan_egress_nodes(SELECTOR, [CIDR], {}, snapshot, **options)
 

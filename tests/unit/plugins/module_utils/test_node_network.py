@@ -282,7 +282,7 @@ def state(name, mac=MAC, addresses=(), up='up'):
 
 
 def snapshot(**kinds):
-    base = {'nodes': [], 'policies': [], 'enactments': [], 'states': [], 'egressips': []}
+    base = {'nodes': [], 'nncps': [], 'nnces': [], 'nns': [], 'egressips': []}
     base.update(kinds)
     return base
 
@@ -303,7 +303,7 @@ def test_plan_nic_addresses_creates_then_is_a_no_op():
     nodes = [node('w-0', primary='192.168.10.14/24'), node('w-1', primary='192.168.10.15/24')]
     entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}]
     states = [state('w-0'), state('w-1', mac='00:50:56:aa:bb:02')]
-    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states))
+    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states))
     assert plan['findings'] == [] and plan['patch'] == []
     assert [p['metadata']['name'] for p in plan['create']] == ['egressip-w-0', 'egressip-w-1']
     assert [a['address'] for a in plan['allocations']] == ['10.20.0.10/24', '10.20.0.11/24']
@@ -311,7 +311,7 @@ def test_plan_nic_addresses_creates_then_is_a_no_op():
     assert plan['pending'] == []
     assert [[r['next-hop-interface'] for r in p['spec']['desiredState']['routes']['config']] for p in plan['create']] == [['ens224']] * 2
     created = [dict(p, status={}) for p in plan['create']]
-    again = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states, policies=created))
+    again = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states, nncps=created))
     assert (again['create'], again['patch'], again['after']) == ([], [], {})
     assert [a['source'] for a in again['allocations']] == ['existing', 'existing']
 
@@ -320,7 +320,7 @@ def test_plan_nic_addresses_refuses_foreign_policy_and_reports_orphans():
     foreign = {'metadata': {'name': 'egressip-w-0'}, 'spec': {}}
     orphan = policy(node='gone')
     plan = nn.plan_nic_addresses([{'node': 'w-0', 'mac': MAC}], v4(), 200, 'egressip0',
-                                 snapshot(nodes=[node('w-0')], states=[state('w-0')], policies=[foreign, orphan]))
+                                 snapshot(nodes=[node('w-0')], nns=[state('w-0')], nncps=[foreign, orphan]))
     assert sorted(f['id'] for f in plan['findings']) == ['node_object_not_owned', 'node_policy_orphaned']
     assert 'keeps 10.20.0.10/24 reserved for node gone' in [f for f in plan['findings'] if f['id'] == 'node_policy_orphaned'][0]['message']
     # the orphan's address stays reserved
@@ -331,7 +331,7 @@ def test_plan_nic_release_cleans_up_first_unless_the_nic_is_gone_and_guards_egre
     current = [policy(node='w-0'), policy({4: '10.20.0.11/24'}, mac='00:50:56:aa:bb:02', node='w-1')]
     eips = [{'metadata': {'name': 'pay'}, 'status': {'items': [{'node': 'w-1', 'egressIP': '10.20.0.200'},
                                                                {'node': 'w-0', 'egressIP': '192.168.10.200'}]}}]
-    snap = snapshot(nodes=[node('w-0'), node('w-1')], states=[state('w-0')], policies=current, egressips=eips)
+    snap = snapshot(nodes=[node('w-0'), node('w-1')], nns=[state('w-0')], nncps=current, egressips=eips)
     plan = nn.plan_nic_release({'w-0', 'w-1'}, snap, force=False)
     # w-0 hosts only a primary-network egress IP: not stranded; w-1 hosts one in the released subnet
     assert [(item['node'], item['cleanup']) for item in plan['release']] == [('w-0', True)]
@@ -343,7 +343,7 @@ def test_plan_nic_release_cleans_up_first_unless_the_nic_is_gone_and_guards_egre
 def test_plan_nic_addresses_reports_a_nic_the_node_state_does_not_list_yet():
     nodes = [node('w-0', primary='192.168.10.14/24'), node('w-1', primary='192.168.10.15/24')]
     entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}]
-    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, states=[state('w-0')]))
+    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=[state('w-0')]))
     assert [(item['node'], item['mac'], item['state_found']) for item in plan['pending']] == [('w-1', '00:50:56:aa:bb:02', False)]
     routes = [p['spec']['desiredState']['routes']['config'][0]['next-hop-interface'] for p in plan['create']]
     assert routes == ['ens224', '<kernel name of 00:50:56:aa:bb:02>']
@@ -351,7 +351,7 @@ def test_plan_nic_addresses_reports_a_nic_the_node_state_does_not_list_yet():
     assert [f['id'] for f in found] == ['node_nic_not_in_state'] and found[0]['severity'] == 'error'
     assert 'node w-1 lists no interface with MAC 00:50:56:aa:bb:02 after waiting 90 s (the node has no NodeNetworkState)' in found[0]['message']
     listed = nn.plan_nic_addresses([{'node': 'w-0', 'mac': '00:50:56:aa:bb:09'}], v4(), 200, 'egressip0',
-                                   snapshot(nodes=nodes, states=[state('w-0')]))
+                                   snapshot(nodes=nodes, nns=[state('w-0')]))
     message = nn.pending_findings(listed['pending'], 0)[0]['message']
     assert 'lists no interface with MAC 00:50:56:aa:bb:09 (it lists ' in message and 'ens224 00:50:56:aa:bb:01' in message
 
@@ -383,7 +383,7 @@ def test_cleanup_state_disables_ip_and_drops_the_routes():
 def test_forwarding_targets_and_mode():
     nodes = [node('w-0'), node('m-0', labels={'node-role.kubernetes.io/master': ''})]
     entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'm-0', 'mac': '00:50:56:aa:bb:02'}, {'node': 'w-9', 'mac': MAC}]
-    targets, findings = nn.forwarding_targets(entries, snapshot(nodes=nodes, states=[state('w-0')]))
+    targets, findings = nn.forwarding_targets(entries, snapshot(nodes=nodes, nns=[state('w-0')]))
     assert targets == [{'node': 'w-0', 'hostname': 'w-0', 'interface': 'ens224', 'parent': 'openshift-node'}]
     assert sorted(f['id'] for f in findings) == ['node_network_input_invalid', 'node_network_state_missing']
     tuned = nn.desired_tuned(targets, 20)
@@ -403,14 +403,14 @@ def test_plan_egress_nodes():
     for item in (nodes[0], nodes[3]):
         item['metadata']['annotations'] = dict(item['metadata'].get('annotations') or {}, **{nn.LABEL_RECORD_ANNOTATION: nn.MANAGED_BY_VALUE})
     states = [state('w-0', addresses=['10.20.0.10/24']), state('w-1', addresses=['10.20.0.11/24'], up='down'), state('w-2')]
-    plan = nn.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {'w-0': MAC}, snapshot(nodes=nodes, states=states))
+    plan = nn.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {'w-0': MAC}, snapshot(nodes=nodes, nns=states))
     assert (plan['add'], plan['remove'], plan['capable']) == ([], ['m-0'], ['w-0'])
     assert plan['after'] == ['w-0']
     reasons = dict((item['node'], item['reasons']) for item in plan['not_capable'])
     assert reasons['w-1'] == ['interface ens224 is down']
     assert reasons['w-2'][0] == 'k8s.ovn.org/host-cidrs has no address in 10.20.0.0/24'
     assert [f['id'] for f in plan['findings']] == ['node_not_capable', 'node_not_capable']
-    absent = nn.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {}, snapshot(nodes=nodes, states=states),
+    absent = nn.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {}, snapshot(nodes=nodes, nns=states),
                                   present=False)
     assert absent['remove'] == ['m-0', 'w-0'] and absent['findings'] == []
 
@@ -464,15 +464,15 @@ def test_a_parked_policy_losing_its_claim_is_re_allocated_and_stays_parked():
     """
     nodes = [node('w-0', primary='192.168.10.14/24'), node('w-1', primary='192.168.10.15/24')]
     states = [state('w-0'), state('w-1', mac='00:50:56:aa:bb:02')]
-    first = nn.plan_nic_addresses([{'node': 'w-0', 'mac': MAC}], v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states))
-    other = nn.plan_nic_addresses([{'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}], v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states))
+    first = nn.plan_nic_addresses([{'node': 'w-0', 'mac': MAC}], v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states))
+    other = nn.plan_nic_addresses([{'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}], v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states))
     winner = dict(nn.parked(first['create'][0]), status={})
     winner['metadata']['creationTimestamp'] = '2026-12-01T20:00:00Z'
     loser = dict(nn.parked(other['create'][0]), status={})
     loser['metadata']['creationTimestamp'] = '2026-12-01T20:00:01Z'
     assert nn.unsettled_claims([winner, loser]) == ['egressip-w-1']
     entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}]
-    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, states=states, policies=[winner, loser]))
+    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states, nncps=[winner, loser]))
     assert plan['findings'] == [] and plan['create'] == []
     assert plan['reclaim'] == ['egressip-w-1']
     assert [(a['node'], a['address']) for a in plan['allocations']] == [('w-0', '10.20.0.10/24'), ('w-1', '10.20.0.11/24')]

@@ -19,7 +19,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts i
     vm_nics,
     vm_uuid_from_provider_id,
 )
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_inventory import add_uplink_state, missing_vms_message, select_vms
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import add_uplink_state, missing_vms_message, select_vms
 
 UUID = '4237a1b2-0c1d-2e3f-4a5b-6c7d8e9f0a1b'
 DVS_UUID = '50 1c 2e 3d 4f 5a 6b 7c-8d 9e 0f 1a 2b 3c 4d 5e'

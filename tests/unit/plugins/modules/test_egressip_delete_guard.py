@@ -3,7 +3,7 @@
 import json
 
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egressip_facts as facts
-from ansible_collections.ocp.egressip.plugins.modules import egressip
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips as egressip
 
 OWNED = {'egressip.ocp/managed-by': 'ocp.egressip'}
 
