@@ -5,6 +5,7 @@
 # it resolves symlinks and asks git which files exist). Extra arguments go to ansible-test (for example --test pep8).
 # Then, on the same copy, antsibull-docs lints the documentation of every module and role (the docsite's schema and
 # markup, references to other plugins); SANITY_SKIP_DOCS_LINT=1 skips it. Either one failing fails the script.
+# SANITY_VENV names another virtualenv whose ansible-test runs (scripts/matrix.sh --sanity: another ansible-core release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -23,8 +24,9 @@ git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' 
   [ -e "$f" ] && printf '%s\0' "$f"
 done | tar --null -T - -cf - | tar -xf - -C "$dest"
 cd "$dest"
-export PATH="$root/.venv/bin:$PATH"
-py=$("$root/.venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+venv=$(cd "$root" && cd "${SANITY_VENV:-.venv}" && pwd)
+export PATH="$venv/bin:$PATH"
+py=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 echo "==> ansible-test sanity (python $py) in $dest"
 status=0
 ansible-test sanity --venv --requirements --python "$py" --color no "$@" || status=$?

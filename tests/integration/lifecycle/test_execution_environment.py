@@ -35,7 +35,11 @@ def test_context_installs_the_collection_and_its_requirements(tmp_path):
     python_requirements = _read(context / '_build' / 'requirements.txt')
     for package in ('pyvmomi', 'kubernetes', 'jmespath', 'netaddr'):
         assert package in python_requirements
-    assert 'openssl' in _read(context / '_build' / 'bindep.txt')
+    # nothing only the tests need reaches the image: no system package, no test-only Python package, no second ansible-core
+    assert not [line for line in _read(context / '_build' / 'bindep.txt').splitlines() if line.strip() and not line.startswith('#')]
+    assert 'jsonschema' not in python_requirements and 'pytest' not in python_requirements
+    definition = yaml.safe_load(_read(os.path.join(REPO_ROOT, 'execution-environment.yml')))
+    assert 'ansible_core' not in definition['dependencies'] and 'ansible_runner' not in definition['dependencies']
 
 
 def test_collection_tarball_ships_the_collection_and_not_the_twin(tmp_path):

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The unit tests on every ansible-core release the support matrix names, each on a Python that release supports
+# (docs/support-matrix.md). One virtualenv per release under .cache/matrix/, made fresh when its requirements change.
+# A release whose Python is not on the machine is reported as SKIPPED (not as passed) and makes the run fail with
+# MATRIX_STRICT=1. Usage: bash scripts/matrix.sh [--sanity] [2.16 2.19 ...]   (default: every release below)
+# --sanity also runs ansible-test sanity (scripts/sanity.sh) with the releases of SANITY_RELEASES (default: the oldest
+# and the newest; the release of the integration tests is the one `bash scripts/test.sh` already checks).
+# MATRIX_JOBS (default 2) is the number of pytest workers per release.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# release:python. The oldest Python each release supports as a controller that this machine is likely to have:
+# 2.16-2.18 run on 3.10-3.12/3.13, 2.19 needs 3.11+, 2.20 and 2.21 need 3.12+.
+MATRIX=(2.16:3.11 2.17:3.11 2.18:3.11 2.19:3.11 2.20:3.12 2.21:3.12)
+sanity=0
+if [ "${1:-}" = --sanity ]; then
+  sanity=1
+  shift
+fi
+wanted=("$@")
+sanity_releases=" ${SANITY_RELEASES:-2.16 2.21} "
+
+find_python() {
+  local version=$1 candidate
+  for candidate in "python$version" "/usr/bin/python$version" "$(pyenv root 2>/dev/null || echo /nonexistent)"/versions/"$version"*/bin/"python$version"; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import venv' >/dev/null 2>&1; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# ansible-test bootstraps pip in its sanity virtualenvs with a downloaded get-pip.py: the offline stand-in instead
+# (as scripts/bootstrap.sh does for .venv), for the pip version this release's ansible-test asks for.
+offline_get_pip() {
+  local pip_version cache
+  pip_version=$("$1/bin/python" -c 'from ansible_test._internal.python_requirements import get_venv_packages
+from ansible_test._internal.host_configs import NativePythonConfig
+import sys
+print(get_venv_packages(NativePythonConfig(version="%d.%d" % sys.version_info[:2]))["pip"])' 2>/dev/null) || return 0
+  cache="$HOME/.ansible/test/cache/get_pip_${pip_version//./_}.py"
+  mkdir -p "$(dirname "$cache")"
+  cmp -s scripts/get_pip_offline.py "$cache" 2>/dev/null || cp scripts/get_pip_offline.py "$cache"
+}
+
+# The test requirements without ansible-core (installed per release) and without the tools only sanity and the
+# EE test use (ansible-builder, antsibull-docs).
+requirements=$(grep -v -E '^(ansible-core|ansible-builder|antsibull-docs)==' requirements/test.txt)
+
+declare -a summary=()
+status=0
+for entry in "${MATRIX[@]}"; do
+  release=${entry%%:*}
+  python_version=${entry##*:}
+  if [ ${#wanted[@]} -gt 0 ] && [[ ! " ${wanted[*]} " == *" $release "* ]]; then
+    continue
+  fi
+  if ! python=$(find_python "$python_version"); then
+    summary+=("ansible-core $release: SKIPPED (no Python $python_version on this machine)")
+    [ "${MATRIX_STRICT:-0}" = 1 ] && status=1
+    continue
+  fi
+  venv=.cache/matrix/ansible-core-$release
+  stamp="$venv/.stamp"
+  wanted_stamp=$(printf '%s\n%s\n%s\n' "$python" "$release" "$requirements")
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted_stamp" ]; then
+    echo "==> ansible-core $release: virtualenv on $("$python" --version)"
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "ansible-core==$release.*" -r <(printf '%s\n' "$requirements")
+    printf '%s' "$wanted_stamp" > "$stamp"
+  fi
+  offline_get_pip "$venv"
+  installed=$("$venv/bin/python" -c 'from ansible.release import __version__; print(__version__)')
+  echo "==> ansible-core $installed on $("$venv/bin/python" --version): unit tests"
+  if "$venv/bin/python" -m pytest -q -p no:cacheprovider -n "${MATRIX_JOBS:-2}" tests/unit; then
+    summary+=("ansible-core $installed ($("$venv/bin/python" --version)): passed")
+  else
+    summary+=("ansible-core $installed ($("$venv/bin/python" --version)): FAILED")
+    status=1
+  fi
+  if [ "$sanity" = 1 ] && [[ "$sanity_releases" == *" $release "* ]]; then
+    echo "==> ansible-core $installed: ansible-test sanity"
+    if SANITY_VENV="$venv" SANITY_SKIP_DOCS_LINT=1 bash scripts/sanity.sh; then
+      summary+=("ansible-core $installed: sanity passed")
+    else
+      summary+=("ansible-core $installed: sanity FAILED")
+      status=1
+    fi
+  fi
+done
+echo
+echo "==> matrix"
+printf '  %s\n' "${summary[@]}"
+exit "$status"
