@@ -6,7 +6,7 @@
 It runs on the controller, for two reasons: the manifests are files for the controller (a Git
 working tree), and every object is built by the very function its module applies it with -
 including those that still live in a module file (egressip.desired_object and plan_changes,
-node_nic_address.networks_from), which only a controller-side plugin can import. The cluster
+node_nic_address.check_interface_name), which only a controller-side plugin can import. The cluster
 is read once, read-only, through the collection's Kubernetes client: one list per kind.
 """
 
@@ -26,6 +26,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_a
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import networks_from
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
@@ -98,7 +99,7 @@ def read_snapshot(k8s, params):
 
 def plan_policies(params, entries, snapshot):
     """NodeNetworkConfigurationPolicies (node_nic_address's plan), their allocations and the findings."""
-    networks, findings = node_nic_address_module.networks_from(params['network'])
+    networks, findings = networks_from(params['network'])
     findings += node_nic_address_module.check_interface_name(params['interface_name'])
     if errors(findings):
         raise Refused(findings)

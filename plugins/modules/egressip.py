@@ -520,7 +520,7 @@ def run(module, result):
     present = params['state'] == 'present'
     findings = validation.check_shape(entries, 'objects', require_ips=present)
     if present and not params['network']:
-        findings.append(validation.parse_network(None)[1][0])
+        findings.append(validation.egress_network(None)[1][0])
     if errors(findings):
         raise Refused(findings)
 

@@ -341,7 +341,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import parse_network
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
@@ -386,7 +386,7 @@ def check_input(params):
     messages = []
     cidr = None
     if params['network']:
-        network, findings = parse_network(params['network'])
+        network, findings = egress_network(params['network'])
         messages += ['%s Fix: %s' % (item['message'], item['remedy']) for item in errors(findings)]
         cidr = network.cidr if network is not None else None
     if params['portgroup'] and params['portgroup']['switch_type'] == 'distributed' and not params['portgroup'].get('switch'):

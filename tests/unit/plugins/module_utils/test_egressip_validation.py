@@ -116,7 +116,8 @@ def test_objects_not_a_list_and_entries_not_dicts():
     ({}, 'network.cidr', 'is missing'),
     ({'cidr': '10.20.0.5/24'}, 'network.cidr', 'is not a network address'),
     ({'cidr': '10.20.0.0'}, 'network.cidr', 'is not a network address'),
-    ({'cidr': '10.20.0.0/24', 'gateway': '10.30.0.1'}, 'network.gateway', 'is not an address inside'),
+    ({'cidr': '10.20.0.0/24', 'gateway': '10.30.0.1'}, 'network.gateway', 'is not inside network.cidr 10.20.0.0/24'),
+    ({'cidr': '10.20.0.0/24', 'gateway': '10.20.0.255'}, 'network.gateway', 'is the network or broadcast address'),
     ({'cidr': '10.20.0.0/24', 'node_address_range': '10.20.0.10-10.20.0.99'}, 'network.gateway', 'is missing while'),
 ])
 def test_bad_network(network, field, problem):
