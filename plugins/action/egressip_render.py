@@ -26,7 +26,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_a
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
-from ansible_collections.ocp.egressip.plugins.module_utils.model.network import networks_from
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec, networks_from
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
@@ -45,15 +45,7 @@ def argument_spec():
     spec = dict(
         dest=dict(type='path', required=True),
         objects=dict(type='list', elements='dict', default=[]),
-        network=dict(type='dict', required=True, options=dict(
-            cidr=dict(type='str', required=True),
-            gateway=dict(type='str', required=True),
-            node_address_range=dict(type='str', required=True),
-            route_metric=dict(type='int', default=200),
-            ip_forwarding=dict(type='str', default='per_interface', choices=['per_interface', 'global', 'external']),
-            ipv6=dict(type='dict', options=dict(cidr=dict(type='str', required=True), gateway=dict(type='str', required=True),
-                                                node_address_range=dict(type='str', required=True))),
-        )),
+        network=network_argument_spec(required=True),
         node_selector=dict(type='dict', required=True),
         nics=dict(type='list', elements='dict', default=[]),
         macs_source=dict(type='str', default='variable', choices=['vcenter', 'variable']),

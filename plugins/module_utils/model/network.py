@@ -34,13 +34,14 @@ INVALID = 'node_network_input_invalid'
 EXAMPLES = {4: '10.20.0.0/24', 6: 'fd00:20::/64'}
 
 
-def argument_spec(required=False, cidr_required=True):
-    """The ``network`` option of every module that reads the secondary network: every key of ``egressip_network``
-    (doc fragment ocp.egressip.egressip_network); a module ignores the keys it does not need."""
-    family = dict(cidr=dict(type='str', required=cidr_required), gateway=dict(type='str'), node_address_range=dict(type='str'))
+def argument_spec(required=False):
+    """The ``network`` option of every module that reads the secondary network (doc fragment
+    ocp.egressip.egressip_network): every key of ``egressip_network``; a module ignores the keys it does not need.
+    No key is required here: parse() refuses a missing one that the step needs, naming the public variable."""
+    family = dict((key, dict(type='str')) for key in FAMILY_KEYS)
     options = dict(family, route_metric=dict(type='int', default=DEFAULT_ROUTE_METRIC),
                    ip_forwarding=dict(type='str', choices=list(IP_FORWARDING_CHOICES), default=PER_INTERFACE),
-                   ipv6=dict(type='dict', options=dict((key, dict(type='str', required=True)) for key in FAMILY_KEYS)))
+                   ipv6=dict(type='dict', options=dict((key, dict(type='str')) for key in FAMILY_KEYS)))
     return dict(type='dict', required=required, options=options)
 
 
@@ -154,7 +155,7 @@ def parse_cidr(field, value, finding_id=INVALID):
         return None, refusal(field, value, 'is not a network in CIDR notation', 'write it as address/prefix, e.g. 10.20.0.0/24.', finding_id)
     if '/' not in str(value):
         return None, refusal(field, value, 'has no prefix length: ' + not_network,
-                              'write it as address/prefix, e.g. %s/24.' % str(value).strip(), finding_id)
+                             'write it as address/prefix, e.g. %s/24.' % str(value).strip(), finding_id)
     if cidr.ip != cidr.network:
         return None, refusal(field, value, 'has host bits set: ' + not_network, 'use the network address: %s.' % cidr.cidr, finding_id)
     return cidr.cidr, None
@@ -166,7 +167,7 @@ def _parse_address(field, value, version, finding_id):
         return None, refusal(field, value, 'is not an IP address', 'give one address, e.g. 10.20.0.1.', finding_id)
     if address.version != version:
         return None, refusal(field, value, 'is IPv%d but the cidr is IPv%d' % (address.version, version),
-                              'use an IPv%d address from the same family as the cidr.' % version, finding_id)
+                             'use an IPv%d address from the same family as the cidr.' % version, finding_id)
     return address, None
 
 
@@ -197,7 +198,7 @@ def _missing(names, keys, values, needs, finding_id):
                 for key in keys if key in needs and not values[key]]
     if not findings and values['node_address_range'] and not values['gateway']:
         findings.append(refusal(names['gateway'], values['gateway'], 'is missing while node_address_range is set',
-                                 'give the gateway of %s too.' % values['cidr'], finding_id))
+                                'give the gateway of %s too.' % values['cidr'], finding_id))
     return findings
 
 
@@ -210,7 +211,7 @@ def _outside(names, network, gateway, pool, text_range):
             objects=objects, remedy='set %s to the router address of %s (or correct %s).' % (names['gateway'], network, names['cidr'])))
     elif gateway is not None and gateway in (network.network, network.broadcast) and network.version == 4 and network.prefixlen < 31:
         findings.append(refusal(names['gateway'], str(gateway), 'is the network or broadcast address of %s' % network,
-                                 'set %s to the router address of %s.' % (names['gateway'], network)))
+                                'set %s to the router address of %s.' % (names['gateway'], network)))
     if pool is not None and (pool.first < network.first or pool.last > network.last):
         findings.append(catalogue_finding(
             'node_address_range_outside_cidr', '%s %s is not inside %s %s.' % (names['node_address_range'], text_range, names['cidr'], network),
@@ -262,11 +263,11 @@ def parse(config, field_prefix='', needs=FAMILY_KEYS, finding_id=INVALID):
         findings += found
         if second is not None and second.version != 6:
             findings.append(refusal(prefix + 'cidr', ipv6.get('cidr'), 'is not an IPv6 network',
-                                     'give the IPv6 family of the secondary network, e.g. fd00:20::/64, or remove %sipv6.' % field_prefix,
-                                     finding_id))
+                                    'give the IPv6 family of the secondary network, e.g. fd00:20::/64, or remove %sipv6.' % field_prefix,
+                                    finding_id))
         elif second is not None and first is not None and first.version != 4:
             findings.append(refusal(field_prefix + 'cidr', config.get('cidr'), 'must be IPv4 when %sipv6 is given' % field_prefix,
-                                     'give the IPv4 network in %scidr and the IPv6 one in %scidr.' % (field_prefix, prefix), finding_id))
+                                    'give the IPv4 network in %scidr and the IPv6 one in %scidr.' % (field_prefix, prefix), finding_id))
         elif second is not None:
             families.append(second)
     if findings or not families:
@@ -305,5 +306,5 @@ def validate_cidr(field, value, version=None, finding_id=INVALID):
         return [error]
     if version and cidr.version != version:
         return [refusal(field, value, 'is not an IPv%d network' % version, 'give an IPv%d network, e.g. %s.' % (version, EXAMPLES[version]),
-                         finding_id)]
+                        finding_id)]
     return []

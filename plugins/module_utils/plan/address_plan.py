@@ -174,7 +174,7 @@ def _check_requested(network, node, address, reserved):
         return [refusal('nodes[%s].address' % node, address, 'is not an IP address', 'give one address inside %s.' % network.cidr)]
     if parsed.version != network.version or parsed not in network.cidr:
         return [refusal('nodes[%s].address' % node, address, 'is not inside %scidr %s' % (network.field, network.cidr),
-                         'give an address inside %s or drop the option to allocate one.' % network.cidr)]
+                        'give an address inside %s or drop the option to allocate one.' % network.cidr)]
     if address in reserved:
         return [catalogue_finding(
             'node_address_in_use', 'address %s requested for node %s is %s of %s.' % (address, node, reserved[address], network.cidr),

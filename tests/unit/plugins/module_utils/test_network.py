@@ -132,7 +132,7 @@ def test_a_step_needs_only_its_keys():
     assert findings == [] and result.first.gateway is None and result.first.pool is None
     findings = parse({'cidr': '10.20.0.0/24'}, 'egressip_network.')[1]
     assert [item['message'] for item in findings] == ['egressip_network.gateway None is missing.',
-                                                       'egressip_network.node_address_range None is missing.']
+                                                      'egressip_network.node_address_range None is missing.']
     assert parse({}, 'network.', needs=('cidr',))[1][0]['message'] == 'network.cidr None is missing.'
 
 
@@ -212,7 +212,7 @@ def test_ipv6_must_be_ipv6_on_an_ipv4_first_family():
 def test_ipv6_needs_all_three_keys():
     findings = parse(dict(NETWORK, ipv6={'cidr': 'fd00:20::/64'}), 'egressip_network.')[1]
     assert [item['message'] for item in findings] == ['egressip_network.ipv6.gateway None is missing.',
-                                                       'egressip_network.ipv6.node_address_range None is missing.']
+                                                      'egressip_network.ipv6.node_address_range None is missing.']
 
 
 def test_not_a_dict_is_a_missing_cidr():
