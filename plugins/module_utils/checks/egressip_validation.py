@@ -252,11 +252,11 @@ def validate(objects, network, snap, others_ignored=(), allow_insufficient_capac
     """Every refusal for the desired EgressIP objects, in the order the user wrote them.
 
     objects: [{name, egress_ips, namespace_selector, pod_selector}]. network: {cidr, gateway,
-    node_address_range}. snap: the cluster's _placement snapshot. others_ignored: names of
+    node_address_range}, or a model/network.py Family already parsed. snap: the cluster's _placement snapshot. others_ignored: names of
     EgressIP objects whose claims do not count (the objects of this run, those it deletes).
     """
     findings = check_shape(objects, field)
-    parsed, network_findings = egress_network(network, network_field)
+    parsed, network_findings = (network, []) if isinstance(network, _network.Family) else egress_network(network, network_field)
     findings += network_findings
     if findings or parsed is None:
         return findings
@@ -268,12 +268,14 @@ def validate(objects, network, snap, others_ignored=(), allow_insufficient_capac
     return findings
 
 
-def validate_config(config, nodes, egressips, check_capacity_rule=False, allow_insufficient_capacity=False):
+def validate_config(config, nodes, egressips, check_capacity_rule=False, allow_insufficient_capacity=False, network=None):
     """validate() from the public variables schema without the egressip_ prefix ({'network', 'objects'}) and API objects.
 
-    For preflight, which has its own capacity check (plan mode counts the nodes to be labelled).
+    For preflight, which has its own capacity check (plan mode counts the nodes to be labelled) and passes the
+    network it parsed (a SecondaryNetwork) when it is valid.
     """
     snap = _placement.snapshot(nodes or [], egressips or [])
-    return validate(config.get('objects') or [], config.get('network') or {}, snap,
+    network = network.first if network is not None else config.get('network') or {}
+    return validate(config.get('objects') or [], network, snap,
                     allow_insufficient_capacity=allow_insufficient_capacity, check_capacity_rule=check_capacity_rule,
                     field='egressip_objects', network_field='egressip_network')

@@ -1057,7 +1057,8 @@ def check_egressip_plan(ctx):
     duplicates. Capacity is checked here instead (plan mode counts the nodes about to be labelled)."""
     if not ctx.objects:
         return []
-    return _egressip_validation.validate_config(ctx.config, ctx.nodes, ctx.kind('egressips') or [], check_capacity_rule=False)
+    return _egressip_validation.validate_config(ctx.config, ctx.nodes, ctx.kind('egressips') or [], check_capacity_rule=False,
+                                                network=ctx.network)
 
 
 # --- reads that failed ------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import failure_message
 
 from _cluster_states import egressip_object, node_object
@@ -237,3 +238,11 @@ def test_validate_config_speaks_the_variables_file():
     assert validation.validate_config(dict(config, objects=[entry()]), nodes[:1], []) == []
     assert ids(validation.validate_config(dict(config, objects=[entry()]), nodes[:1], [], check_capacity_rule=True)) == [
         'egress_nodes_capacity_insufficient']
+
+
+def test_an_already_parsed_network_is_used_as_it_is():
+    parsed, _findings = _network.parse(NETWORK, 'egressip_network.')
+    config = {'objects': [entry(ips=['10.20.0.50'])]}
+    findings = validation.validate_config(config, [node_object('w0', 0, ['10.20.0.0/24'])], [], network=parsed)
+    assert [item['id'] for item in findings] == ['egressip_in_node_address_range']
+    assert 'egressip_network.node_address_range' in findings[0]['message']
