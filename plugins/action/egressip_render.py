@@ -89,10 +89,10 @@ def read_snapshot(k8s, params):
 
 # --- each object, built by the function its module applies it with -------------------------------
 
-def plan_policies(params, entries, snapshot):
-    """NodeNetworkConfigurationPolicies (node_nic_address's plan), their allocations and the findings."""
-    networks, findings = networks_from(params['network'])
-    findings += node_nic_address_module.check_interface_name(params['interface_name'])
+def plan_policies(params, entries, snapshot, networks, findings):
+    """NodeNetworkConfigurationPolicies (node_nic_address's plan), their allocations and the findings (`findings`: the
+    network's refusals)."""
+    findings = findings + node_nic_address_module.check_interface_name(params['interface_name'])
     if errors(findings):
         raise Refused(findings)
     plan = nn.plan_nic_addresses(entries, networks, params['network']['route_metric'], params['interface_name'], snapshot)
@@ -177,7 +177,7 @@ def _machineset_partial(machineset, patch):
     return render.partial(MACHINESET_API_VERSION, 'MachineSet', metadata['name'], patch, namespace=metadata.get('namespace'))
 
 
-def plan_egressips(params, snapshot, addresses, labelled):
+def plan_egressips(params, snapshot, addresses, labelled, network):
     """EgressIP objects (egressip's desired_object), checked as egressip checks them, against the cluster as it will be."""
     entries = [dict((key, entry.get(key)) for key in ('name', 'egress_ips', 'namespace_selector', 'pod_selector'))
                for entry in params['objects']]
@@ -188,7 +188,6 @@ def plan_egressips(params, snapshot, addresses, labelled):
     _changes, refusals = egressip_module.plan_changes(entries, existing, 'present', False, params['adopt'])
     after = placement.snapshot(render.predicted_nodes(snapshot['nodes'], addresses, labelled), snapshot['egressips'],
                                owner_label=egressip_module.OWNER)
-    network = dict((key, params['network'][key]) for key in ('cidr', 'gateway', 'node_address_range'))
     findings += validation.validate(entries, network, after, allow_insufficient_capacity=params['allow_insufficient_capacity'])
     return [egressip_module.desired_object(entry) for entry in entries], findings + refusals
 
@@ -236,7 +235,9 @@ def build(params, snapshot):
                                               objects=[{'kind': 'option', 'name': 'nics[%d].node' % index}],
                                               remedy='list only the egress nodes (egressip_nodes.selector) in render_nics.'))
     entries = sorted((entry for entry in entries if entry['node'] in selected_names), key=lambda entry: entry['node'])
-    policies, allocations, found = plan_policies(params, entries, snapshot)
+    # the network, parsed once: its refusals stop the render with those of the interface name
+    networks, found = networks_from(params['network'], 'network.')
+    policies, allocations, found = plan_policies(params, entries, snapshot, networks, found)
     findings += found
     forwarding, interfaces, found = plan_forwarding(params, entries, snapshot)
     findings += found
@@ -245,7 +246,7 @@ def build(params, snapshot):
     labelled = rendered if params['node_labels'] or params['machineset_labels'] else []
     machinesets, found = plan_machinesets(params, selected, labelled, snapshot)
     findings += found
-    egressips, found = plan_egressips(params, snapshot, addresses, labelled)
+    egressips, found = plan_egressips(params, snapshot, addresses, labelled, networks[0])
     findings += found
     if errors(findings):
         raise Refused(findings)

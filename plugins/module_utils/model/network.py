@@ -275,15 +275,15 @@ def parse(config, field_prefix='', needs=FAMILY_KEYS, finding_id=INVALID):
     return SecondaryNetwork(families, config.get('route_metric'), config.get('ip_forwarding')), []
 
 
-def networks_from(params):
+def networks_from(params, field_prefix=''):
     """(families, findings) of the node address step (node_nic_address, egressip_render): cidr, gateway and
     node_address_range are required."""
-    missing = [key for key in FAMILY_KEYS if not params.get(key)]
+    missing = [field_prefix + key for key in FAMILY_KEYS if not params.get(key)]
     if missing:
         return [], [catalogue_finding(INVALID, '%s is required with state: present.' % ', '.join(missing),
                                       objects=[{'kind': 'option', 'name': key} for key in missing],
                                       remedy='give egressip_network.cidr, gateway and node_address_range.')]
-    network, findings = parse(params)
+    network, findings = parse(params, field_prefix)
     return (network.families if network is not None else []), findings
 
 

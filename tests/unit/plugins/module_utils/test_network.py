@@ -246,3 +246,10 @@ def test_the_argument_spec_accepts_every_key_of_the_public_variable():
     assert set(spec['options']['ipv6']['options']) == set(SCHEMA['egressip_network'].keys['ipv6'].keys)
     assert spec['options']['route_metric']['default'] == 200 and spec['options']['ip_forwarding']['default'] == 'per_interface'
     assert argument_spec(required=True)['required'] is True
+
+
+def test_networks_from_names_the_option_path():
+    assert networks_from({'cidr': '10.20.0.0/24'}, 'network.')[1][0]['message'] == (
+        'network.gateway, network.node_address_range is required with state: present.')
+    [family] = networks_from(NETWORK, 'network.')[0]
+    assert family.field == 'network.' and family.describe_reserved(family.gateway) == 'the gateway (network.gateway)'
