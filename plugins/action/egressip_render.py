@@ -6,7 +6,7 @@
 It runs on the controller, for two reasons: the manifests are files for the controller (a Git
 working tree), and every object is built by the very function its module applies it with -
 including those that still live in a module file (egressip.desired_object and plan_changes,
-node_nic_address.networks_from), which only a controller-side plugin can import. The cluster
+node_nic_address.check_interface_name), which only a controller-side plugin can import. The cluster
 is read once, read-only, through the collection's Kubernetes client: one list per kind.
 """
 
@@ -28,6 +28,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips as egressip_plan
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec, networks_from
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
@@ -46,15 +47,7 @@ def argument_spec():
     spec = dict(
         dest=dict(type='path', required=True),
         objects=dict(type='list', elements='dict', default=[]),
-        network=dict(type='dict', required=True, options=dict(
-            cidr=dict(type='str', required=True),
-            gateway=dict(type='str', required=True),
-            node_address_range=dict(type='str', required=True),
-            route_metric=dict(type='int', default=200),
-            ip_forwarding=dict(type='str', default='per_interface', choices=['per_interface', 'global', 'external']),
-            ipv6=dict(type='dict', options=dict(cidr=dict(type='str', required=True), gateway=dict(type='str', required=True),
-                                                node_address_range=dict(type='str', required=True))),
-        )),
+        network=network_argument_spec(required=True),
         node_selector=dict(type='dict', required=True),
         nics=dict(type='list', elements='dict', default=[]),
         macs_source=dict(type='str', default='variable', choices=['vcenter', 'variable']),
@@ -97,10 +90,10 @@ def read_cluster(k8s, params):
 
 # --- each object, built by the function its module applies it with -------------------------------
 
-def plan_policies(params, entries, snapshot):
-    """NodeNetworkConfigurationPolicies (node_nic_address's plan), their allocations and the findings."""
-    networks, findings = node_nic_address_module.networks_from(params['network'])
-    findings += node_nic_address_module.check_interface_name(params['interface_name'])
+def plan_policies(params, entries, snapshot, networks, findings):
+    """NodeNetworkConfigurationPolicies (node_nic_address's plan), their allocations and the findings (`findings`: the
+    network's refusals)."""
+    findings = findings + node_nic_address_module.check_interface_name(params['interface_name'])
     if errors(findings):
         raise Refused(findings)
     plan = nn.plan_nic_addresses(entries, networks, params['network']['route_metric'], params['interface_name'], snapshot)
@@ -185,7 +178,7 @@ def _machineset_partial(machineset, patch):
     return render.partial(MACHINESET_API_VERSION, 'MachineSet', metadata['name'], patch, namespace=metadata.get('namespace'))
 
 
-def plan_egressips(params, snapshot, addresses, labelled):
+def plan_egressips(params, snapshot, addresses, labelled, network):
     """EgressIP objects (egressip's desired_object), checked as egressip checks them, against the cluster as it will be."""
     entries = [dict((key, entry.get(key)) for key in ('name', 'egress_ips', 'namespace_selector', 'pod_selector'))
                for entry in params['objects']]
@@ -196,7 +189,6 @@ def plan_egressips(params, snapshot, addresses, labelled):
     _changes, refusals = egressip_plan.plan_changes(entries, existing, 'present', False, params['adopt'])
     after = placement.snapshot(render.predicted_nodes(snapshot['nodes'], addresses, labelled), snapshot['egressips'],
                                owner_label=egressip_plan.OWNER)
-    network = dict((key, params['network'][key]) for key in ('cidr', 'gateway', 'node_address_range'))
     findings += validation.validate(entries, network, after, allow_insufficient_capacity=params['allow_insufficient_capacity'])
     return [egressip_plan.desired_object(entry) for entry in entries], findings + refusals
 
@@ -244,7 +236,9 @@ def build(params, snapshot):
                                               objects=[{'kind': 'option', 'name': 'nics[%d].node' % index}],
                                               remedy='list only the egress nodes (egressip_nodes.selector) in render_nics.'))
     entries = sorted((entry for entry in entries if entry['node'] in selected_names), key=lambda entry: entry['node'])
-    policies, allocations, found = plan_policies(params, entries, snapshot)
+    # the network, parsed once: its refusals stop the render with those of the interface name
+    networks, found = networks_from(params['network'], 'network.')
+    policies, allocations, found = plan_policies(params, entries, snapshot, networks, found)
     findings += found
     forwarding, interfaces, found = plan_forwarding(params, entries, snapshot)
     findings += found
@@ -253,7 +247,7 @@ def build(params, snapshot):
     labelled = rendered if params['node_labels'] or params['machineset_labels'] else []
     machinesets, found = plan_machinesets(params, selected, labelled, snapshot)
     findings += found
-    egressips, found = plan_egressips(params, snapshot, addresses, labelled)
+    egressips, found = plan_egressips(params, snapshot, addresses, labelled, networks[0])
     findings += found
     if errors(findings):
         raise Refused(findings)

@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The requested configuration (the public variables file) as module options: the documentation of
 ``config_argument_spec()`` in module_utils/snapshot/cluster.py, shared by the modules that read the
-preflight snapshot (preflight, egressip_support_report)."""
+preflight snapshot (preflight, egressip_support_report); its ``network`` option is the egressip_network fragment."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -57,37 +57,6 @@ options:
         This combination is untested and unconfirmed (C(egressip_vsphere.accept_untested_nsx)).
     type: bool
     default: false
-  network:
-    description:
-      - The secondary network (C(egressip_network)). Without it and without O(objects), nothing secondary is requested
-        and only the cluster-level checks run.
-    type: dict
-    suboptions:
-      cidr:
-        description: The secondary subnet, for example C(10.20.0.0/24).
-        type: str
-      gateway:
-        description: The router of the secondary subnet.
-        type: str
-      node_address_range:
-        description: The base addresses for the node NICs, C(first-last) or a CIDR block inside O(network.cidr).
-        type: str
-      route_metric:
-        description:
-          - Metric of the gateway route via the secondary NIC; must be above the primary default route
-            (br-ex, metric 48 as configure-ovs sets it, or what NodeNetworkState shows).
-        type: int
-      ip_forwarding:
-        description:
-          - How IP forwarding on the secondary NIC is (or will be) enabled. C(per_interface) (a Tuned profile) and
-            C(global) (C(gatewayConfig.ipForwarding=Global)) are done by the node network step; C(external) means the
-            user manages it (for example with a MachineConfig, which the checks cannot see).
-        type: str
-        choices: [per_interface, global, external]
-        default: per_interface
-      ipv6:
-        description: An IPv6 family of the secondary network (C(cidr), C(gateway), C(node_address_range)); not checked yet.
-        type: dict
   nodes:
     description:
       - Which nodes are egress nodes (C(egressip_nodes)).

@@ -71,23 +71,6 @@ options:
       pod_selector:
         description: C(spec.podSelector), a LabelSelector narrowing the pods in those namespaces; omitted selects them all.
         type: dict
-  network:
-    description:
-      - The secondary network, as C(egressip_network) of the variables file. Required with O(state=present).
-    type: dict
-    suboptions:
-      cidr:
-        description: The secondary subnet, for example C(10.20.0.0/24).
-        type: str
-        required: true
-      gateway:
-        description: Its gateway; an egress IP may not be this address.
-        type: str
-      node_address_range:
-        description:
-          - The range the node NIC base addresses are taken from (C(first-last) or a CIDR block); egress IPs may not
-            be inside it. Needs O(network.gateway).
-        type: str
   state:
     description:
       - V(present) creates or updates the objects in O(objects).
@@ -131,6 +114,7 @@ options:
     type: int
     default: 2
 extends_documentation_fragment:
+  - ocp.egressip.egressip_network
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ansible.builtin.action_common_attributes
@@ -268,6 +252,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
@@ -378,7 +363,7 @@ def run(module, result):
     present = params['state'] == 'present'
     findings = validation.check_shape(entries, 'objects', require_ips=present)
     if present and not params['network']:
-        findings.append(validation.parse_network(None)[1][0])
+        findings.append(validation.egress_network(None)[1][0])
     if errors(findings):
         raise Refused(findings)
 
@@ -443,11 +428,7 @@ def main():
                 namespace_selector=dict(type='dict'),
                 pod_selector=dict(type='dict'),
             )),
-            network=dict(type='dict', options=dict(
-                cidr=dict(type='str', required=True),
-                gateway=dict(type='str'),
-                node_address_range=dict(type='str'),
-            )),
+            network=network_argument_spec(),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             exclusive=dict(type='bool', default=False),
             adopt=dict(type='bool', default=False),

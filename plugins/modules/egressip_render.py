@@ -53,47 +53,7 @@ options:
     elements: dict
     default: []
   network:
-    description: The secondary network (C(egressip_network) of the variables file).
-    type: dict
     required: true
-    suboptions:
-      cidr:
-        description: The secondary subnet.
-        type: str
-        required: true
-      gateway:
-        description: Its router; the policies route through it with O(network.route_metric).
-        type: str
-        required: true
-      node_address_range:
-        description: Where the node NIC base addresses come from.
-        type: str
-        required: true
-      route_metric:
-        description: Metric of the default route via O(network.gateway) on the egress NIC.
-        type: int
-        default: 200
-      ip_forwarding:
-        description: V(per_interface) renders the Tuned, V(global) the network operator change, V(external) nothing.
-        type: str
-        choices: [per_interface, global, external]
-        default: per_interface
-      ipv6:
-        description: The IPv6 family of a dual-stack secondary network (C(cidr), C(gateway), C(node_address_range)).
-        type: dict
-        suboptions:
-          cidr:
-            description: IPv6 subnet.
-            type: str
-            required: true
-          gateway:
-            description: IPv6 router.
-            type: str
-            required: true
-          node_address_range:
-            description: IPv6 base address range.
-            type: str
-            required: true
   node_selector:
     description: The egress nodes (C(egressip_nodes.selector)), a label map or a LabelSelector.
     type: dict
@@ -145,6 +105,7 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
+  - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.actiongroups

@@ -85,6 +85,7 @@ options:
     default: '0644'
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
+  - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ansible.builtin.action_common_attributes

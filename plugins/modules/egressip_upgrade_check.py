@@ -41,19 +41,7 @@ options:
     choices: [pre, post, collection]
     required: true
   network:
-    description: The secondary network, as C(egressip_network) of the variables file; only C(cidr) and C(ip_forwarding) are read.
-    type: dict
     required: true
-    suboptions:
-      cidr:
-        description: The secondary subnet.
-        type: str
-        required: true
-      ip_forwarding:
-        description: How forwarding is managed (C(external) turns a forwarding finding into a warning).
-        type: str
-        choices: [per_interface, global, external]
-        default: per_interface
   objects:
     description:
       - The EgressIP objects, as C(egressip_objects) of the variables file (only C(name) and C(egress_ips) are read). Empty - every
@@ -78,6 +66,7 @@ options:
       - The RV(record) of an earlier run (O(phase=pre), or O(phase=collection) before converging). Required with O(phase=post).
     type: dict
 extends_documentation_fragment:
+  - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.actiongroups
@@ -172,10 +161,11 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import upgrade as _upgrade
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import NETADDR_IMPORT_ERROR, parse as parse_network
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, failure_message, summarize
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_cluster
@@ -203,7 +193,9 @@ def run(module):
     if NETADDR_IMPORT_ERROR is not None:
         module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
     params = module.params
-    network = params['network']
+    network, findings = parse_network(params['network'], 'network.', needs=('cidr',))
+    if findings:
+        module.fail_json(msg=failure_message(findings, 'egressip_upgrade_check'), findings=findings)
     snapshot = read_cluster(module.k8s, skip=SKIP)
     problems = baseline_problems(params, _lifecycle.record(snapshot))
     if problems:
@@ -212,12 +204,12 @@ def run(module):
             objects=[{'kind': 'option', 'name': 'baseline'}])]}
     elif params['phase'] == 'pre':
         try:
-            result = _upgrade.pre(snapshot, read_pools(module.k8s), network['cidr'], params['objects'], params['target_version'],
-                                  network['ip_forwarding'], params['max_unavailable'], params['default_max_unavailable'])
+            result = _upgrade.pre(snapshot, read_pools(module.k8s), str(network.cidr), params['objects'], params['target_version'],
+                                  network.ip_forwarding, params['max_unavailable'], params['default_max_unavailable'])
         except ValueError as exc:
             module.fail_json(msg='max_unavailable: %s; give a number (2) or a percentage (10%%).' % exc)
     elif params['phase'] == 'post':
-        result = _upgrade.post(snapshot, params['baseline'], network['cidr'])
+        result = _upgrade.post(snapshot, params['baseline'], str(network.cidr))
     else:
         result = _upgrade.collection(snapshot, params['baseline'])
     if 'comparison' in result:
@@ -232,10 +224,7 @@ def main():
     module = K8sModule(
         argument_spec=dict(
             phase=dict(type='str', choices=['pre', 'post', 'collection'], required=True),
-            network=dict(type='dict', required=True, options=dict(
-                cidr=dict(type='str', required=True),
-                ip_forwarding=dict(type='str', choices=['per_interface', 'global', 'external'], default='per_interface'),
-            )),
+            network=network_argument_spec(required=True),
             objects=dict(type='list', elements='dict', default=[]),
             target_version=dict(type='str'),
             max_unavailable=dict(type='raw'),

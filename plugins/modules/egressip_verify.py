@@ -77,27 +77,6 @@ options:
       pod_selector:
         description: Accepted so the entries of the variables file can be passed as they are; not compared.
         type: dict
-  network:
-    description:
-      - The secondary network (C(egressip_network)). Its O(network.cidr) is what a node's C(host-cidrs) and NIC must hold.
-      - Left out, each node is checked for the subnets of the egress IPs it hosts.
-    type: dict
-    suboptions:
-      cidr:
-        description: The secondary subnet, for example C(10.20.0.0/24).
-        type: str
-        required: true
-      gateway:
-        description:
-          - The router of the secondary subnet. Given, each egress node's NIC must have a route via it in NodeNetworkState
-            (C(blackhole_gateway_route_missing)); left out, routes are not checked.
-        type: str
-      node_address_range:
-        description: The node base address range (validated, not otherwise used).
-        type: str
-      route_metric:
-        description: Accepted so C(egressip_network) can be passed as it is; not used.
-        type: int
   datacenter:
     description:
       - The vSphere datacenter (C(egressip_vsphere.datacenter)). With O(cluster) and O(portgroup), the node VMs' vNICs and
@@ -148,6 +127,7 @@ options:
     type: bool
     default: true
 extends_documentation_fragment:
+  - ocp.egressip.egressip_network
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
@@ -341,7 +321,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import parse_network
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import egress_network
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
@@ -357,12 +338,7 @@ def argument_spec():
             namespace_selector=dict(type='dict'),
             pod_selector=dict(type='dict'),
         )),
-        network=dict(type='dict', options=dict(
-            cidr=dict(type='str', required=True),
-            gateway=dict(type='str'),
-            node_address_range=dict(type='str'),
-            route_metric=dict(type='int'),
-        )),
+        network=network_argument_spec(),
         datacenter=dict(type='str'),
         cluster=dict(type='str'),
         portgroup=dict(type='dict', options=dict(
@@ -386,7 +362,7 @@ def check_input(params):
     messages = []
     cidr = None
     if params['network']:
-        network, findings = parse_network(params['network'])
+        network, findings = egress_network(params['network'])
         messages += ['%s Fix: %s' % (item['message'], item['remedy']) for item in errors(findings)]
         cidr = network.cidr if network is not None else None
     if params['portgroup'] and params['portgroup']['switch_type'] == 'distributed' and not params['portgroup'].get('switch'):
@@ -425,7 +401,7 @@ class Verification(object):
     def once(self):
         snapshot = vio.read_verify_snapshot(self.module.k8s, self.vsphere)
         result = _verify.evaluate(snapshot, cidr=self.cidr, names=self.names, expected=self.expected,
-                                  gateway=(self.params['network'] or {}).get('gateway'))
+                                  gateway=(self.params['network'] or {}).get('gateway') or None)
         if self.vsphere is None:
             result['findings'].append(catalogue_finding('vsphere_not_checked', 'vCenter was not read (datacenter, cluster and portgroup '
                                                         'not all given), so the node VMs\' vNICs were not checked.'))

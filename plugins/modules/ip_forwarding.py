@@ -60,7 +60,9 @@ options:
     type: list
     elements: dict
   ipv6:
-    description: Also set C(net.ipv6.conf.<if>.forwarding=1) (dual-stack or IPv6 secondary network; O(mode=per_interface)).
+    description:
+      - Also set C(net.ipv6.conf.<if>.forwarding=1) (dual-stack or IPv6 secondary network; O(mode=per_interface)).
+      - Also done without it when O(ipv6_cidr) is given (the IPv6 family of a dual-stack network).
     type: bool
     default: false
   tuned_priority:
@@ -238,7 +240,8 @@ def per_interface(module, result, operator):
         findings.append(catalogue_finding('node_network_input_invalid', 'nodes is empty with mode: per_interface.',
                                           objects=[{'kind': 'option', 'name': 'nodes'}],
                                           remedy='list the egress nodes and their secondary NIC MACs, or use mode: global.'))
-    findings += cidr_findings(params)
+    networks, problems = egress_networks(params)  # parsed once: the refusals, the IPv6 sysctl, the removal guard
+    findings += cidr_findings(problems)
     if errors(findings):
         raise Refused(findings)
     snapshot = kubernetes.read(module.k8s, ('nodes', 'nns'))
@@ -254,10 +257,11 @@ def per_interface(module, result, operator):
     if errors(findings):
         result['findings'] = findings
         raise Refused(findings)
-    desired = nn.desired_tuned(targets, params['tuned_priority'], params['ipv6']) if params['state'] == 'present' else None
+    ipv6 = params['ipv6'] or any(network.version == 6 for network in networks or [])
+    desired = nn.desired_tuned(targets, params['tuned_priority'], ipv6) if params['state'] == 'present' else None
     result['interfaces'] = nn.forwarding_report(targets, result['cluster_ip_forwarding'], current, desired)
     result['findings'] = findings
-    guard_removal(module, snapshot, current, desired)
+    guard_removal(module, snapshot, current, desired, networks)
     write_tuned(module, result, current, desired)
     if desired is not None and params['wait'] and not module.check_mode:
         wait_applied(module, result, targets)
@@ -288,12 +292,11 @@ def wait_for_interfaces(module, entries, snapshot):
     return plan['targets'], plan['findings']
 
 
-def guard_removal(module, snapshot, current, desired):
+def guard_removal(module, snapshot, current, desired, networks):
     """Refuse (before any write) to take forwarding off a NIC whose node hosts egress IPs of the secondary network."""
     removed = nn.forwarding_removals(snapshot['nodes'], current, desired)
     if not removed or module.params['force']:
         return
-    networks, _problems = egress_networks(module.params)
     states = dict((item['metadata']['name'], item) for item in snapshot['nns'])
     stranded = nn.forwarding_stranded(removed, states, kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None), networks)
     if stranded:
@@ -358,9 +361,8 @@ def _written(result):
     return 'Tuned %s' % TUNED_ID if result['changed'] else 'nothing (Tuned %s was already in place)' % TUNED_ID
 
 
-def cidr_findings(params):
-    return [catalogue_finding('node_network_input_invalid', problem, objects=[{'kind': 'option', 'name': 'cidr'}])
-            for problem in egress_networks(params)[1]]
+def cidr_findings(problems):
+    return [catalogue_finding('node_network_input_invalid', problem, objects=[{'kind': 'option', 'name': 'cidr'}]) for problem in problems]
 
 
 def _owned_shape():

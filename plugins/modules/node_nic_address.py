@@ -353,7 +353,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR, parse_networks
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import NETADDR_IMPORT_ERROR, networks_from
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
@@ -375,17 +375,6 @@ class Refused(Exception):
 
 
 KINDS = ('nodes', 'nncps', 'nnces', 'nns', 'egressips')  # one list per kind: five requests whatever the number of nodes
-
-
-def networks_from(params):
-    """Validated networks (IPv4 or IPv6 first, then the dual-stack IPv6 one) and the refusals."""
-    missing = [key for key in ('cidr', 'gateway', 'node_address_range') if not params.get(key)]
-    if missing:
-        return [], [catalogue_finding('node_network_input_invalid', '%s is required with state: present.' % ', '.join(missing),
-                                      objects=[{'kind': 'option', 'name': key} for key in missing],
-                                      remedy='give egressip_network.cidr, gateway and node_address_range.')]
-    # the same rules preflight applies to egressip_network (one parser for both)
-    return parse_networks(params['cidr'], params['gateway'], params['node_address_range'], params.get('ipv6'))
 
 
 def check_interface_name(name):

@@ -99,6 +99,7 @@ options:
     choices: [enable, verify, failover_drill, support_report, migrate, upgrade, disable, render]
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
+  - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ansible.builtin.action_common_attributes

@@ -35,7 +35,7 @@ try:
 except ImportError:  # pragma: no cover - the modules report the missing library
     netaddr = None
 
-from ansible_collections.ocp.egressip.plugins.module_utils.plan import address_plan as _address_plan
+from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import WARNING
@@ -136,59 +136,11 @@ def _check_selector(field, name, selector):
 # --- network -------------------------------------------------------------------------------------
 
 
-class Network:
-    """The secondary network the egress IPs belong to: cidr, gateway, reserved node address range."""
-
-    def __init__(self, cidr, gateway, pool, field):
-        self.cidr = cidr
-        self.gateway = gateway
-        self.pool = pool
-        self.field = field
-
-    def reserved(self):
-        """{address: what} for the network, broadcast (IPv4, prefix < 31) and gateway addresses."""
-        addresses = {self.cidr.network: 'the network address of %s' % self.cidr}
-        if self.gateway is not None:
-            addresses[self.gateway] = 'the gateway (%s.gateway)' % self.field
-        if self.cidr.version == 4 and self.cidr.prefixlen < 31:
-            addresses[self.cidr.broadcast] = 'the broadcast address of %s' % self.cidr
-        return addresses
-
-
-def parse_network(network, field='network'):
-    """(Network or None, findings) from {cidr, gateway, node_address_range}; gateway and range optional.
-
-    With a node_address_range the address plan's own validation applies (one set of rules for
-    the node side and this side).
-    """
-    if not isinstance(network, dict) or not network.get('cidr'):
-        return None, [_invalid('%s.cidr' % field, (network or {}).get('cidr') if isinstance(network, dict) else network,
-                               'is missing', 'give the secondary network in CIDR notation, e.g. 10.20.0.0/24.')]
-    if network.get('node_address_range') and network.get('gateway'):
-        planned, findings = _address_plan.parse_network(network['cidr'], network['gateway'], network['node_address_range'],
-                                                        field_prefix=field + '.')
-        if planned is None:
-            return None, findings
-        return Network(planned.cidr, planned.gateway, planned.pool, field), findings
-    text = str(network['cidr']).strip()
-    try:
-        cidr = netaddr.IPNetwork(text)
-    except (netaddr.AddrFormatError, ValueError, TypeError):
-        cidr = None
-    if cidr is None or '/' not in text or cidr.ip != cidr.network:
-        return None, [_invalid('%s.cidr' % field, network['cidr'], 'is not a network address in CIDR notation',
-                               'write it as network/prefix, e.g. 10.20.0.0/24.')]
-    gateway = None
-    if network.get('gateway'):
-        gateway = _placement.normal_ip(str(network['gateway']))
-        if gateway is None or netaddr.IPAddress(gateway) not in cidr:
-            return None, [_invalid('%s.gateway' % field, network['gateway'], 'is not an address inside %s' % cidr,
-                                   'set it to the router address of %s.' % cidr)]
-        gateway = netaddr.IPAddress(gateway)
-    if network.get('node_address_range'):
-        return None, [_invalid('%s.gateway' % field, network.get('gateway'), 'is missing while node_address_range is set',
-                               'give the gateway of %s too.' % cidr)]
-    return Network(cidr.cidr, gateway, None, field), []
+def egress_network(network, field='network'):
+    """(Family or None, findings) of the network the egress IPs belong to: the rules of model/network.py, with
+    only cidr needed here (gateway and node_address_range, when given, are reserved for the nodes)."""
+    parsed, findings = _network.parse(network, field + '.', needs=('cidr',), finding_id='egressip_input_invalid')
+    return (parsed.first if parsed is not None else None), findings
 
 
 # --- addresses -----------------------------------------------------------------------------------
@@ -241,14 +193,13 @@ def _address_problem(where, name, ip, normal, network, node_addresses, claims, f
     subject = '%s %s (EgressIP %s)' % (where, ip, name)
     if normal in first_seen:
         return catalogue_finding('egressip_duplicate', '%s is also listed at %s.' % (subject, first_seen[normal]), objects=objects)
-    if address.version != network.cidr.version or address not in network.cidr:
-        return catalogue_finding('egressip_outside_network', '%s is outside %s.cidr %s.' % (subject, network.field, network.cidr),
+    if not network.holds(address):
+        return catalogue_finding('egressip_outside_network', '%s is outside %scidr %s.' % (subject, network.field, network.cidr),
                                  objects=objects)
-    reserved = network.reserved()
-    if address in reserved:
-        return catalogue_finding('egressip_reserved_address', '%s is %s.' % (subject, reserved[address]), objects=objects)
+    if address in network.reserved():
+        return catalogue_finding('egressip_reserved_address', '%s is %s.' % (subject, network.describe_reserved(address)), objects=objects)
     if network.pool is not None and address in network.pool:
-        return catalogue_finding('egressip_in_node_address_range', '%s is inside %s.node_address_range %s, reserved for the node '
+        return catalogue_finding('egressip_in_node_address_range', '%s is inside %snode_address_range %s, reserved for the node '
                                  'NIC base addresses.' % (subject, network.field, network.pool), objects=objects)
     if normal in node_addresses:
         node = node_addresses[normal]
@@ -301,11 +252,11 @@ def validate(objects, network, snap, others_ignored=(), allow_insufficient_capac
     """Every refusal for the desired EgressIP objects, in the order the user wrote them.
 
     objects: [{name, egress_ips, namespace_selector, pod_selector}]. network: {cidr, gateway,
-    node_address_range}. snap: the cluster's _placement snapshot. others_ignored: names of
+    node_address_range}, or a model/network.py Family already parsed. snap: the cluster's _placement snapshot. others_ignored: names of
     EgressIP objects whose claims do not count (the objects of this run, those it deletes).
     """
     findings = check_shape(objects, field)
-    parsed, network_findings = parse_network(network, network_field)
+    parsed, network_findings = (network, []) if isinstance(network, _network.Family) else egress_network(network, network_field)
     findings += network_findings
     if findings or parsed is None:
         return findings
@@ -317,12 +268,14 @@ def validate(objects, network, snap, others_ignored=(), allow_insufficient_capac
     return findings
 
 
-def validate_config(config, nodes, egressips, check_capacity_rule=False, allow_insufficient_capacity=False):
+def validate_config(config, nodes, egressips, check_capacity_rule=False, allow_insufficient_capacity=False, network=None):
     """validate() from the public variables schema without the egressip_ prefix ({'network', 'objects'}) and API objects.
 
-    For preflight, which has its own capacity check (plan mode counts the nodes to be labelled).
+    For preflight, which has its own capacity check (plan mode counts the nodes to be labelled) and passes the
+    network it parsed (a SecondaryNetwork) when it is valid.
     """
     snap = _placement.snapshot(nodes or [], egressips or [])
-    return validate(config.get('objects') or [], config.get('network') or {}, snap,
+    network = network.first if network is not None else config.get('network') or {}
+    return validate(config.get('objects') or [], network, snap,
                     allow_insufficient_capacity=allow_insufficient_capacity, check_capacity_rule=check_capacity_rule,
                     field='egressip_objects', network_field='egressip_network')

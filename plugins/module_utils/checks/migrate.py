@@ -54,6 +54,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import PLAN, run_checks
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import normalize_uuid, vm_uuid_from_provider_id
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name, node_ready
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import host_cidr_holds
 
 HINT_KEYS = ('datacenter', 'cluster', 'portgroup', 'cidr', 'gateway', 'node_address_range')
 DEFAULT_ROUTE_METRIC = 200
@@ -171,10 +172,7 @@ def choose_cidr(nodes, egressips, hint):
 
 def base_address(node, cidr):
     """The node's base address in `cidr` ('ip/prefix', same prefix length), or None; several: the lowest."""
-    network = netaddr.IPNetwork(cidr)
-    held = sorted((entry for entry in secondary_addresses(node)
-                   if entry.version == network.version and entry.ip in network and entry.prefixlen == network.prefixlen),
-                  key=lambda entry: int(entry.ip))
+    held = sorted((entry for entry in secondary_addresses(node) if host_cidr_holds(entry, cidr)), key=lambda entry: int(entry.ip))
     return str(held[0]) if held else None
 
 

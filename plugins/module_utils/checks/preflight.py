@@ -58,6 +58,7 @@ except ImportError:  # the preflight module reports it through _address_plan.NET
 
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import address_plan as _address_plan
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
+from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network_model
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as _egressip_validation
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as _machine_api
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as _node_network
@@ -160,7 +161,10 @@ class PreflightContext:
         self.vsphere_config = self.config.get('vsphere') or {}
         self.portgroup_config = self.vsphere_config.get('portgroup') or {}
         self.objects = self.config.get('objects') or []
-        self.cidr = _network(self.network_config['cidr']) if self.network_config.get('cidr') else None
+        # the secondary network, parsed once by the rules of model/network.py; its refusals are check_address_plan's
+        self.network, self.network_findings = (_network_model.parse(self.network_config, 'egressip_network.')
+                                               if self.network_config.get('cidr') else (None, []))
+        self.cidr = self.network.cidr if self.network is not None else None
         self.nodes = snapshot.get('nodes') or []
         self.nodes_by_name = dict((_name(node), node) for node in self.nodes)
         # {node: (primary subnet texts, secondary subnet texts)} from the OVN-K annotations
@@ -794,9 +798,8 @@ def check_address_plan(ctx):
     network), host subnet overlaps; in plan mode also the node step's allocation for the selected nodes."""
     if not ctx.network_config.get('cidr'):
         return []
-    config = ctx.network_config
-    networks, findings = _address_plan.parse_networks(config.get('cidr'), config.get('gateway'), config.get('node_address_range'),
-                                                      config.get('ipv6'), field_prefix='egressip_network.')
+    networks = ctx.network.families if ctx.network is not None else []
+    findings = list(ctx.network_findings)
     primary, host = _primary_and_host_subnets(ctx)
     for network in networks:
         findings += _address_plan.check_host_subnets(network, primary, host)
@@ -815,7 +818,7 @@ def _node_address_plan(ctx, networks):
     snapshot = {'nodes': ctx.nodes, 'nncps': ctx.kind('nncps') or [], 'nnces': [], 'nns': ctx.kind('nns') or [],
                 'egressips': ctx.kind('egressips') or []}
     entries = [{'node': _name(node), 'mac': None, 'address': None, 'ipv6_address': None} for node in ctx.selected_nodes]
-    plan = _node_network.plan_nic_addresses(entries, networks, ctx.network_config.get('route_metric') or 200, 'egressip0', snapshot)
+    plan = _node_network.plan_nic_addresses(entries, networks, ctx.network.route_metric, 'egressip0', snapshot)
     return [item for item in plan['findings'] if item['severity'] == ERROR and item['id'] not in _NODE_PLAN_OWN_CHECKS]
 
 
@@ -1031,7 +1034,8 @@ def check_egressip_plan(ctx):
     duplicates. Capacity is checked here instead (plan mode counts the nodes about to be labelled)."""
     if not ctx.objects:
         return []
-    return _egressip_validation.validate_config(ctx.config, ctx.nodes, ctx.kind('egressips') or [], check_capacity_rule=False)
+    return _egressip_validation.validate_config(ctx.config, ctx.nodes, ctx.kind('egressips') or [], check_capacity_rule=False,
+                                                network=ctx.network)
 
 
 # --- reads that failed ------------------------------------------------------------------------

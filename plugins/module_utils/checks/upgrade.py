@@ -37,6 +37,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import node_networks_from_node, parse_ip
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import host_cidr_holds
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import MINIMUM_VERSION, cluster_version, parse_version
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name, node_ready
@@ -86,9 +87,7 @@ def version_findings(current, target, source):
 # --- capable egress nodes ------------------------------------------------------------------------
 
 def holds_subnet(node, cidr):
-    network = netaddr.IPNetwork(cidr)
-    return any(entry.version == network.version and entry.ip in network and entry.prefixlen == network.prefixlen
-               for entry in node_networks_from_node(node).host_cidrs)
+    return any(host_cidr_holds(entry, cidr) for entry in node_networks_from_node(node).host_cidrs)
 
 
 def capable_nodes(snapshot, cidr):

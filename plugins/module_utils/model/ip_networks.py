@@ -6,9 +6,9 @@
 (standard library only).
 
 Used by the ``state=absent`` refusals of vsphere_vm_nic and machineset_network: egress IPs of the primary
-network on the same nodes are not carried by the secondary NIC, so they must not block its removal. Kept out
-of the netaddr-based address plan so the vCenter modules stay light. Private module_util: no API promise
-outside this collection.
+network on the same nodes are not carried by the secondary NIC, so they must not block its removal. The
+options follow the rules of model/network.py; the networks are standard-library objects. Private module_util: no
+API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,26 +17,22 @@ __metaclass__ = type
 
 import ipaddress
 
+from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network
+
 
 def egress_networks(params):
     """``(networks, problems)`` from the ``cidr`` and ``ipv6_cidr`` options: the secondary network(s) whose egress
-    IPs make a ``state=absent`` refuse. No option set: ``None``, every egress IP counts."""
+    IPs make a ``state=absent`` refuse, checked by the rules of model/network.py. No option set: ``None``, every
+    egress IP counts."""
     networks, problems = [], []
     for option, version in (('cidr', 4), ('ipv6_cidr', 6)):
         value = params.get(option)
         if not value:
             continue
-        try:
-            network = ipaddress.ip_network(value.strip(), strict=False)
-        except ValueError as exc:
-            problems.append('%s=%s is not a network: %s. Fix: give it as address/prefix, for example %s.'
-                            % (option, value, exc, '10.20.0.0/24' if version == 4 else 'fd00:20::/64'))
-            continue
-        if network.version != version or '/' not in value:
-            problems.append('%s=%s is not an IPv%d network with a prefix length. Fix: give it as address/prefix, for example %s.'
-                            % (option, value, version, '10.20.0.0/24' if version == 4 else 'fd00:20::/64'))
-            continue
-        networks.append(network)
+        found = _network.validate_cidr(option, value, version)
+        problems += ['%s Fix: %s' % (item['message'], item['remedy'][:1].upper() + item['remedy'][1:]) for item in found]
+        if not found:
+            networks.append(ipaddress.ip_network(value.strip()))
     return (networks or None), problems
 
 

@@ -10,7 +10,7 @@ lowest free address of `node_address_range`; a node that leaves the list keeps i
 allocation reserved until it is released with `state: absent`.
 
 Everything here is a pure function of its inputs; refusals are findings from the catalogue.
-One `Network` describes one address family; dual stack is two networks and two plans.
+The network is a validated `model/network.py` Family, one per address family; dual stack is two plans.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,181 +19,19 @@ __metaclass__ = type
 
 try:
     import netaddr
-    NETADDR_IMPORT_ERROR = None
-except ImportError as exc:  # reported by the modules through missing_required_lib
+except ImportError:  # reported by the modules through missing_required_lib
     netaddr = None
-    NETADDR_IMPORT_ERROR = exc
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import refusal
+# the modules that plan addresses check the library through this name
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import NETADDR_IMPORT_ERROR  # noqa: F401 pylint: disable=unused-import
 
 # Where an allocation came from, as reported per node.
 EXISTING = 'existing'      # read back from the node's policy: never moves
 REQUESTED = 'requested'    # the user named the address for this node
 CURRENT = 'current'        # the node already holds it (host-cidrs), adopted without disruption
 ALLOCATED = 'allocated'    # lowest free address of the range
-
-
-class Network:
-    """One address family of the secondary network, validated."""
-
-    def __init__(self, cidr, gateway, pool, field):
-        self.cidr = cidr          # netaddr.IPNetwork, host bits clear
-        self.gateway = gateway    # netaddr.IPAddress
-        self.pool = pool          # netaddr.IPRange of base addresses for the node NICs
-        self.field = field        # option path used in messages, e.g. 'ipv6.cidr' prefix ''
-
-    @property
-    def version(self):
-        return self.cidr.version
-
-    def reserved(self):
-        """Addresses no node may hold: network, broadcast (IPv4), gateway."""
-        addresses = {self.cidr.network: 'the network address', self.gateway: 'the gateway'}
-        if self.version == 4 and self.cidr.prefixlen < 31:
-            addresses[self.cidr.broadcast] = 'the broadcast address'
-        return addresses
-
-    def with_prefix(self, address):
-        return '%s/%d' % (address, self.cidr.prefixlen)
-
-    def __repr__(self):
-        return 'Network(%s, gateway %s, range %s)' % (self.cidr, self.gateway, self.pool)
-
-
-def _invalid(field, value, problem, fix):
-    return catalogue_finding('node_network_input_invalid', '%s %r %s.' % (field, value, problem),
-                             objects=[{'kind': 'option', 'name': field}], remedy=fix)
-
-
-def _parse_address(field, value, version=None):
-    try:
-        address = netaddr.IPAddress(str(value).strip())
-    except (netaddr.AddrFormatError, ValueError, TypeError):
-        return None, _invalid(field, value, 'is not an IP address', 'give one address, e.g. 10.20.0.1.')
-    if version and address.version != version:
-        return None, _invalid(field, value, 'is IPv%d but the cidr is IPv%d' % (address.version, version),
-                              'use an IPv%d address from the same family as the cidr.' % version)
-    return address, None
-
-
-def _parse_cidr(field, value):
-    try:
-        cidr = netaddr.IPNetwork(str(value).strip())
-    except (netaddr.AddrFormatError, ValueError, TypeError):
-        return None, _invalid(field, value, 'is not a network in CIDR notation', 'write it as address/prefix, e.g. 10.20.0.0/24.')
-    if '/' not in str(value):
-        return None, _invalid(field, value, 'has no prefix length', 'write it as address/prefix, e.g. %s/24.' % value)
-    if cidr.ip != cidr.network:
-        return None, _invalid(field, value, 'has host bits set', 'use the network address: %s.' % cidr.cidr)
-    return cidr.cidr, None
-
-
-def validate_cidr(field, value, version=None):
-    """Refusals for one network option (CIDR notation, host bits clear, IPv`version` when given)."""
-    cidr, error = _parse_cidr(field, value)
-    if error:
-        return [error]
-    if version and cidr.version != version:
-        return [_invalid(field, value, 'is not an IPv%d network' % version, 'give an IPv%d network, e.g. fd00:20::/64.' % version)]
-    return []
-
-
-def _parse_range(field, value, version):
-    """'first-last' (inclusive) or a CIDR block, as a netaddr.IPRange."""
-    text = str(value).strip()
-    fix = 'write it as first-last (e.g. 10.20.0.10-10.20.0.99) or as a CIDR block inside the cidr.'
-    if '-' not in text and '/' not in text:
-        # a lone address would be read as a one-address block: almost always a typo for a range
-        return None, _invalid(field, value, 'is neither first-last nor a CIDR block (no "-" and no "/")', fix)
-    try:
-        if '-' in text:
-            first, last = [part.strip() for part in text.split('-', 1)]
-            pool = netaddr.IPRange(first, last)
-        else:
-            block = netaddr.IPNetwork(text)
-            pool = netaddr.IPRange(block.first, block.last)
-    except (netaddr.AddrFormatError, ValueError, TypeError):
-        return None, _invalid(field, value, 'is not an address range', fix)
-    if pool.version != version:
-        return None, _invalid(field, value, 'is IPv%d but the cidr is IPv%d' % (pool.version, version), fix)
-    return pool, None
-
-
-def parse_network(cidr, gateway, node_address_range, field_prefix=''):
-    """Validate one family of the secondary network.
-
-    Returns (Network or None, findings). Every problem is reported, not only the first.
-    """
-    names = dict((key, field_prefix + key) for key in ('cidr', 'gateway', 'node_address_range'))
-    network, error = _parse_cidr(names['cidr'], cidr)
-    if error:
-        return None, [error]
-    findings = []
-    gateway_address, error = _parse_address(names['gateway'], gateway, network.version)
-    if error:
-        findings.append(error)
-    pool, error = _parse_range(names['node_address_range'], node_address_range, network.version)
-    if error:
-        findings.append(error)
-    if findings:
-        return None, findings
-    objects = [{'kind': 'option', 'name': names['cidr']}]
-    if gateway_address not in network:
-        findings.append(catalogue_finding(
-            'node_gateway_outside_cidr', '%s %s is not inside %s %s.' % (names['gateway'], gateway_address, names['cidr'], network),
-            objects=objects, remedy='set %s to the router address of %s (or correct %s).' % (names['gateway'], network, names['cidr'])))
-    elif gateway_address in (network.network, network.broadcast) and network.version == 4 and network.prefixlen < 31:
-        findings.append(_invalid(names['gateway'], str(gateway_address), 'is the network or broadcast address of %s' % network,
-                                 'set %s to the router address of %s.' % (names['gateway'], network)))
-    if pool.first < network.first or pool.last > network.last:
-        findings.append(catalogue_finding(
-            'node_address_range_outside_cidr', '%s %s is not inside %s %s.' % (names['node_address_range'], node_address_range, names['cidr'], network),
-            objects=objects, remedy='choose a range inside %s, e.g. %s.' % (network, example_range(network, gateway_address))))
-    if findings:
-        return None, findings
-    result = Network(network, gateway_address, pool, field_prefix)
-    inside = ['%s (%s)' % (address, what) for address, what in sorted(result.reserved().items()) if address in pool]
-    if inside:
-        findings.append(catalogue_finding(
-            'node_address_range_reserved', '%s %s includes %s.' % (names['node_address_range'], node_address_range, ', '.join(inside)),
-            objects=objects, remedy='start the range after and end it before those addresses, e.g. %s.' % example_range(network, gateway_address)))
-        return None, findings
-    return result, findings
-
-
-def parse_networks(cidr, gateway, node_address_range, ipv6=None, field_prefix=''):
-    """(networks, findings) of the secondary network: its first family and, with ``ipv6`` ({cidr, gateway,
-    node_address_range}), the IPv6 family of a dual-stack network, which must then be IPv6 on an IPv4 first family."""
-    networks = []
-    first, findings = parse_network(cidr, gateway, node_address_range, field_prefix)
-    if first is not None:
-        networks.append(first)
-    if not ipv6:
-        return networks, findings
-    prefix = field_prefix + 'ipv6.'
-    second, found = parse_network(ipv6.get('cidr'), ipv6.get('gateway'), ipv6.get('node_address_range'), prefix)
-    findings += found
-    if second is not None and second.version != 6:
-        findings.append(_invalid(prefix + 'cidr', ipv6.get('cidr'), 'is not an IPv6 network',
-                                 'give the IPv6 family of the secondary network, e.g. fd00:20::/64, or remove %sipv6.' % field_prefix))
-    elif second is not None and first is not None and first.version != 4:
-        findings.append(_invalid(field_prefix + 'cidr', cidr, 'must be IPv4 when %sipv6 is given' % field_prefix,
-                                 'give the IPv4 network in %scidr and the IPv6 one in %scidr.' % (field_prefix, prefix)))
-    elif second is not None:
-        networks.append(second)
-    return networks, findings
-
-
-def example_range(network, gateway):
-    """A range to suggest in messages: the usable addresses minus the gateway side."""
-    first, last = network.first + 1, network.last - (1 if network.version == 4 else 0)
-    if gateway is not None and gateway.value == first:
-        first += 1
-    elif gateway is not None and gateway.value == last:
-        last -= 1
-    if last < first:
-        return '(none: %s is too small)' % network
-    return '%s-%s' % (netaddr.IPAddress(first, network.version), netaddr.IPAddress(last, network.version))
 
 
 def check_host_subnets(network, primary_subnets, host_subnets):
@@ -244,7 +82,7 @@ class AddressUse:
 def plan_addresses(network, nodes, existing=None, requested=None, current=None, in_use=None):
     """One base address per node of `nodes`.
 
-    network: a validated Network. nodes: node names to address.
+    network: a validated model/network.py Family. nodes: node names to address.
     existing: {node: address} read back from the policies this collection created, for every
       node that has one (also nodes not in `nodes`: their addresses stay reserved).
     requested: {node: address} the user named. current: {node: [address, ...]} addresses the
@@ -333,10 +171,10 @@ def _check_requested(network, node, address, reserved):
     try:
         parsed = netaddr.IPAddress(address)
     except (netaddr.AddrFormatError, ValueError):
-        return [_invalid('nodes[%s].address' % node, address, 'is not an IP address', 'give one address inside %s.' % network.cidr)]
+        return [refusal('nodes[%s].address' % node, address, 'is not an IP address', 'give one address inside %s.' % network.cidr)]
     if parsed.version != network.version or parsed not in network.cidr:
-        return [_invalid('nodes[%s].address' % node, address, 'is not inside %scidr %s' % (network.field, network.cidr),
-                         'give an address inside %s or drop the option to allocate one.' % network.cidr)]
+        return [refusal('nodes[%s].address' % node, address, 'is not inside %scidr %s' % (network.field, network.cidr),
+                        'give an address inside %s or drop the option to allocate one.' % network.cidr)]
     if address in reserved:
         return [catalogue_finding(
             'node_address_in_use', 'address %s requested for node %s is %s of %s.' % (address, node, reserved[address], network.cidr),

@@ -35,6 +35,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import address_p
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import node_networks_from_node
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import hosted_egress_ips
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import host_cidr_holds
 from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches
 
 MANAGED_BY_LABEL = 'egressip.ocp/managed-by'
@@ -573,12 +574,7 @@ def ip_forwarding_patch(mode_value):
 
 def in_network(address, networks):
     """Whether 'ip/prefix' is a base address inside one of `networks` (same prefix length: not a /32 egress IP)."""
-    entry = netaddr.IPNetwork(address)
-    for network in networks:
-        network = netaddr.IPNetwork(network)
-        if entry.version == network.version and entry.ip in network and entry.prefixlen == network.prefixlen:
-            return True
-    return False
+    return any(host_cidr_holds(address, network) for network in networks)
 
 
 def node_capability(host_cidrs, nns, networks, mac=None):
@@ -810,7 +806,7 @@ def host_subnet_inputs(node_networks):
 def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
     """Desired policies for `entries` ([{node, mac, address, ipv6_address}]) on the secondary `networks`.
 
-    networks: validated _address_plan.Network objects, one per family (IPv4 first when both).
+    networks: validated model/network.py Family objects, one per family (IPv4 first when both).
     snapshot: {'nodes', 'nncps', 'nnces', 'nns', 'egressips'} as listed from the API (snapshot/kubernetes.py).
     Returns a dict: findings, allocations (per entry), writes ({'create'|'patch': ...}), diff sides.
     """
@@ -860,8 +856,7 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
         requested = dict((name, entry_by_node[name].get(key)) for name in names if entry_by_node[name].get(key))
         current = {}
         for name in names:
-            held = [str(cidr) for cidr in networks_by_name[name].host_cidrs
-                    if cidr.version == network.version and cidr.ip in network.cidr and cidr.prefixlen == network.cidr.prefixlen]
+            held = [str(cidr) for cidr in networks_by_name[name].host_cidrs if network.held_by(cidr)]
             if held:
                 current[name] = held
         allocations, plan_findings = _address_plan.plan_addresses(network, names, existing, requested, current, uses)

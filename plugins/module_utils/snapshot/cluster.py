@@ -34,6 +34,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kuber
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import read_privileges, vcenter_privileges
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, connect_vsphere
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import vm_uuid_from_provider_id
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import (
     find_datacenter,
     index_vms,
@@ -138,14 +139,7 @@ def config_argument_spec():
             vlan_id=dict(type='int'),
         )),
         accept_untested_nsx=dict(type='bool', default=False),
-        network=dict(type='dict', options=dict(
-            cidr=dict(type='str'),
-            gateway=dict(type='str'),
-            node_address_range=dict(type='str'),
-            route_metric=dict(type='int'),
-            ip_forwarding=dict(type='str', choices=['per_interface', 'global', 'external'], default='per_interface'),
-            ipv6=dict(type='dict'),
-        )),
+        network=network_argument_spec(),
         nodes=dict(type='dict', options=dict(selector=dict(type='dict', default={}))),
         objects=dict(type='list', elements='dict', default=[], options=dict(
             name=dict(type='str', required=True),

@@ -63,7 +63,7 @@ def test_bad_input_names_field_value_and_fix_and_reads_nothing(twin, run_module)
     twin.reset_kube_requests()
     result = run_module('egressip_verify', args(twin, network={'cidr': '10.20.0.5/24'}, wire={'echo_target': 'http://echo/'}))
     assert result['_rc'] != 0 and result['failed']
-    assert "network.cidr '10.20.0.5/24' is not a network address in CIDR notation" in result['msg']
+    assert "network.cidr '10.20.0.5/24' has host bits set: it is not a network address in CIDR notation" in result['msg']
     assert "wire.echo_target='http://echo/' is not host:port" in result['msg']
     assert twin.kube_requests()['counts']['list'] == 0
     result = run_module('egressip_verify', args(twin, portgroup={'name': 'dpg', 'switch_type': 'distributed'}, wait_timeout=0))

@@ -243,7 +243,7 @@ def test_ten_devices_refused_nothing_written(twin, run_module, portgroup):
     ({'node_selector': {'team': 'nobody'}}, ['node_selector=', 'matches no node']),
     ({'node_selector': None, 'node_names': ['ghost']}, ['node_names=ghost', 'no such node']),
     ({'datacenter': 'DCX'}, ['datacenter=DCX', 'DC0']),
-    ({'state': 'absent', 'ipv6_cidr': '10.20.0.0/24'}, ['ipv6_cidr=10.20.0.0/24 is not an IPv6 network', 'Nothing was written']),
+    ({'state': 'absent', 'ipv6_cidr': '10.20.0.0/24'}, ["ipv6_cidr '10.20.0.0/24' is not an IPv6 network", 'Nothing was written']),
 ])
 def test_bad_input_names_field_value_and_writes_nothing(twin, run_module, portgroup, extra, words):
     twin.reset_kube_requests()

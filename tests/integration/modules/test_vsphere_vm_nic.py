@@ -158,7 +158,7 @@ def test_vms_by_name_uuid_and_moid_and_upper_case_uuid(twin, run_module, portgro
     ({'node_names': ['ocp1-worker-0'], 'datacenter': 'DCX'}, ['datacenter=DCX', 'DC0']),
     ({'vm_names': ['no-such-vm']}, ['vsphere_vm_not_found', 'no-such-vm']),
     ({'node_names': ['ocp1-worker-0'], 'switch': 'DSwitchX'}, ['portgroup_missing', 'DSwitchX']),
-    ({'node_names': ['ocp1-worker-0'], 'state': 'absent', 'cidr': '10.20.0.0'}, ['cidr=10.20.0.0', 'address/prefix']),
+    ({'node_names': ['ocp1-worker-0'], 'state': 'absent', 'cidr': '10.20.0.0'}, ["cidr '10.20.0.0' has no prefix length", 'address/prefix']),
 ])
 def test_bad_input_names_field_value_and_writes_nothing(twin, run_module, portgroup, extra, words):
     twin.reset_vcsim_requests()

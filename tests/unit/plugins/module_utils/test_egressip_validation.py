@@ -4,6 +4,7 @@ import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import failure_message
 
 from _cluster_states import egressip_object, node_object
@@ -116,7 +117,8 @@ def test_objects_not_a_list_and_entries_not_dicts():
     ({}, 'network.cidr', 'is missing'),
     ({'cidr': '10.20.0.5/24'}, 'network.cidr', 'is not a network address'),
     ({'cidr': '10.20.0.0'}, 'network.cidr', 'is not a network address'),
-    ({'cidr': '10.20.0.0/24', 'gateway': '10.30.0.1'}, 'network.gateway', 'is not an address inside'),
+    ({'cidr': '10.20.0.0/24', 'gateway': '10.30.0.1'}, 'network.gateway', 'is not inside network.cidr 10.20.0.0/24'),
+    ({'cidr': '10.20.0.0/24', 'gateway': '10.20.0.255'}, 'network.gateway', 'is the network or broadcast address'),
     ({'cidr': '10.20.0.0/24', 'node_address_range': '10.20.0.10-10.20.0.99'}, 'network.gateway', 'is missing while'),
 ])
 def test_bad_network(network, field, problem):
@@ -236,3 +238,11 @@ def test_validate_config_speaks_the_variables_file():
     assert validation.validate_config(dict(config, objects=[entry()]), nodes[:1], []) == []
     assert ids(validation.validate_config(dict(config, objects=[entry()]), nodes[:1], [], check_capacity_rule=True)) == [
         'egress_nodes_capacity_insufficient']
+
+
+def test_an_already_parsed_network_is_used_as_it_is():
+    parsed, _findings = _network.parse(NETWORK, 'egressip_network.')
+    config = {'objects': [entry(ips=['10.20.0.50'])]}
+    findings = validation.validate_config(config, [node_object('w0', 0, ['10.20.0.0/24'])], [], network=parsed)
+    assert [item['id'] for item in findings] == ['egressip_in_node_address_range']
+    assert 'egressip_network.node_address_range' in findings[0]['message']

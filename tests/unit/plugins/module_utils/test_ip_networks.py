@@ -34,10 +34,11 @@ def test_an_unparsable_status_entry_still_counts():
 
 
 @pytest.mark.parametrize('params, words', [
-    ({'cidr': '10.20.0.0'}, ["cidr=10.20.0.0 is not an IPv4 network with a prefix length", 'address/prefix']),
-    ({'cidr': '10.20.0.0/33'}, ['cidr=10.20.0.0/33 is not a network', 'Fix:']),
-    ({'cidr': 'fd00:20::/64'}, ['cidr=fd00:20::/64 is not an IPv4 network']),
-    ({'ipv6_cidr': '10.20.0.0/24'}, ['ipv6_cidr=10.20.0.0/24 is not an IPv6 network', 'fd00:20::/64']),
+    ({'cidr': '10.20.0.0'}, ["cidr '10.20.0.0' has no prefix length", 'address/prefix']),
+    ({'cidr': '10.20.0.0/33'}, ["cidr '10.20.0.0/33' is not a network", 'Fix:']),
+    ({'cidr': 'fd00:20::/64'}, ["cidr 'fd00:20::/64' is not an IPv4 network", '10.20.0.0/24']),
+    ({'ipv6_cidr': '10.20.0.0/24'}, ["ipv6_cidr '10.20.0.0/24' is not an IPv6 network", 'fd00:20::/64']),
+    ({'cidr': '10.20.0.5/24'}, ["cidr '10.20.0.5/24' has host bits set", 'Fix: Use the network address: 10.20.0.0/24']),
 ])
 def test_bad_cidrs_name_the_option_the_value_and_the_fix(params, words):
     networks, problems = egress_networks(params)

@@ -7,6 +7,7 @@ import json
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import address_plan as _address_plan
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import networks_from
 
 API_VIP, INGRESS_VIP = '192.168.10.5', '192.168.10.6'
 
@@ -42,7 +43,7 @@ def test_an_egress_ip_equal_to_a_vip_is_primary_and_a_node_address():
 
 
 def test_the_address_plan_takes_a_vip_for_an_address_not_an_overlapping_subnet():
-    [network], findings = _address_plan.parse_networks('10.20.0.0/24', '10.20.0.1', '10.20.0.10-10.20.0.99')
+    [network], findings = networks_from({'cidr': '10.20.0.0/24', 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99'})
     assert findings == []
     host = [(str(subnet), 'host-cidrs of node %s' % n.name) for n in networks() for subnet in _egress_network.secondary_subnets(n)]
     assert ('192.168.10.5/32', 'host-cidrs of node master-0') in host  # listed, as OVN-K lists it

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import parse_network
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import networks_from
 
 MAC = '00:50:56:aa:bb:01'
 
@@ -288,9 +288,9 @@ def snapshot(**kinds):
 
 
 def v4():
-    result, findings = parse_network('10.20.0.0/24', '10.20.0.1', '10.20.0.10-10.20.0.99')
+    families, findings = networks_from({'cidr': '10.20.0.0/24', 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99'})
     assert findings == []
-    return [result]
+    return families
 
 
 def test_nic_entries_ignore_extra_keys_and_refuse_non_mappings():
