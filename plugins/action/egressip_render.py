@@ -28,8 +28,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_n
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import HAS_K8S_LIBS, K8sClient, k8s_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import node_selected
 from ansible_collections.ocp.egressip.plugins.modules import egressip as egressip_module
@@ -67,12 +67,6 @@ def argument_spec():
     )
     spec.update(k8s_argument_spec())
     return spec
-
-
-class Refused(Exception):
-    def __init__(self, findings):
-        super(Refused, self).__init__(failure_message(findings, WHAT))
-        self.findings = findings
 
 
 # --- the cluster, read once ------------------------------------------------------------------------
@@ -323,7 +317,7 @@ class ActionModule(ActionBase):
             files, facts, warnings = build(params, snapshot)
             changes, conflicts = render.plan_files(files, read_directory(params['dest']))
         except Refused as refusal:
-            result.update(failed=True, msg=str(refusal), findings=refusal.findings)
+            result.update(failed=True, msg=refusal.message(WHAT), findings=refusal.findings)
             return result
         except ModuleFailure as failure:
             result.update(failed=True, **failure.to_result())

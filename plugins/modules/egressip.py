@@ -260,30 +260,21 @@ diff:
 
 import copy
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 
 WHAT = 'egressip'
 API_VERSION = 'k8s.ovn.org/v1'
 KIND = 'EgressIP'
 OWNER = (nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE)
 EVENTS_NAMESPACE = 'default'  # events of a cluster-scoped object land there (client-go record.EventRecorder)
-
-
-class Refused(Exception):
-    def __init__(self, findings):
-        super(Refused, self).__init__(failure_message(findings, WHAT))
-        self.findings = findings
 
 
 # --- the pure plan -------------------------------------------------------------------------------
@@ -577,8 +568,8 @@ def _after_writes(egressips, changes):
 
 
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        WHAT, argument_spec=dict(
             objects=dict(type='list', elements='dict', default=[], options=dict(
                 name=dict(type='str', required=True),
                 egress_ips=dict(type='list', elements='str'),
@@ -600,23 +591,9 @@ def main():
             wait_sleep=dict(type='int', default=2),
             **module_lock.argument_spec()
         ),
-        supports_check_mode=True,
+        libraries=('netaddr',), supports_check_mode=True,
     )
-    if not HAS_NETADDR:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
-    result = dict(changed=False, egressips=[], stops_carrying=[], findings=[])
-    try:
-        run(module, result)
-    except Refused as refusal:
-        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
-        module.fail_json(msg=str(refusal), **result)
-    except ModuleFailure as failure:
-        details = failure.to_result()
-        details.update((key, value) for key, value in result.items() if key not in details)
-        module.fail_json(**details)
-    if not module._diff:  # pylint: disable=protected-access
-        result.pop('diff', None)
-    module.exit_json(**result)
+    module.run(run, egressips=[], stops_carrying=[], findings=[])
 
 
 if __name__ == '__main__':

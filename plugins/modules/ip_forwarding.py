@@ -198,24 +198,14 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lo
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 
 WHAT = 'ip_forwarding'
 TUNED_ID = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)
 PENDING_IDS = ('node_nic_not_found', 'node_network_state_missing')  # what a NodeNetworkState refresh may still resolve
-
-
-class Refused(Exception):
-    def __init__(self, findings, written=None):
-        message = failure_message(findings, WHAT)
-        if written:  # the Tuned was written; what failed is its application on the nodes
-            message = ' '.join(['%s: %d error(s) after writing %s.' % (WHAT, len(errors(findings)), written)] +
-                               ['[%s] %s Fix: %s' % (item['id'], item['message'], item['remedy']) for item in errors(findings)])
-        super(Refused, self).__init__(message)
-        self.findings = findings
 
 
 def read_network_operator(k8s):
@@ -380,9 +370,20 @@ def cluster_wide(module, result, operator):
     io.patch(module.k8s, io.NETWORK_OPERATOR, 'cluster', nn.ip_forwarding_patch(wanted), module.check_mode)
 
 
+def apply(module, result):
+    """Take the lock, read the cluster's forwarding, then write the Tuned (per_interface) or the operator's setting (global)."""
+    module_lock.take(module, 'ip_forwarding')
+    operator = read_network_operator(module.k8s)
+    result['cluster_ip_forwarding'] = nn.cluster_ip_forwarding(operator)
+    if module.params['mode'] == nn.PER_INTERFACE:
+        per_interface(module, result, operator)
+    else:
+        cluster_wide(module, result, operator)
+
+
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        WHAT, argument_spec=dict(
             mode=dict(type='str', choices=[nn.PER_INTERFACE, nn.GLOBAL], default=nn.PER_INTERFACE),
             nodes=dict(type='list', elements='dict'),
             ipv6=dict(type='bool', default=False),
@@ -399,25 +400,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    result = dict(changed=False, mode=module.params['mode'], findings=[])
-    try:
-        module_lock.take(module, 'ip_forwarding')
-        operator = read_network_operator(module.k8s)
-        result['cluster_ip_forwarding'] = nn.cluster_ip_forwarding(operator)
-        if module.params['mode'] == nn.PER_INTERFACE:
-            per_interface(module, result, operator)
-        else:
-            cluster_wide(module, result, operator)
-    except Refused as refusal:
-        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
-        module.fail_json(msg=str(refusal), **result)
-    except ModuleFailure as failure:
-        details = failure.to_result()
-        details.update((key, value) for key, value in result.items() if key not in details)
-        module.fail_json(**details)
-    if not module._diff:  # pylint: disable=protected-access
-        result.pop('diff', None)
-    module.exit_json(**result)
+    module.run(apply, mode=module.params['mode'], findings=[])
 
 
 if __name__ == '__main__':

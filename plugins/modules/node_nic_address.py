@@ -345,30 +345,16 @@ diff:
   sample: {before: {}, after: {egressip-ocp1-worker-0: {spec: {}}}}
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR, parse_networks
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import parse_networks
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 
 WHAT = 'node_nic_address'
-
-
-class Refused(Exception):
-    """Error findings: the module fails with them and writes nothing more."""
-
-    def __init__(self, findings, written=None):
-        message = failure_message(findings, WHAT)
-        if written is not None:  # the policies were written; what failed is their result on the nodes
-            message = ' '.join(['%s: %d error(s) after writing %s.' % (WHAT, len(errors(findings)), written)] +
-                               ['[%s] %s Fix: %s' % (item['id'], item['message'], item['remedy']) for item in errors(findings)])
-        super(Refused, self).__init__(message)
-        self.findings = findings
 
 
 def read_snapshot(k8s):
@@ -670,9 +656,18 @@ def absent(module, result):
     io.raise_failures(failures, len([r for r in results if r is not None]), 'NodeNetworkConfigurationPolicy deletes')
 
 
+def apply(module, result):
+    """Take the lock, then place the addresses (present) or remove them (absent)."""
+    module_lock.take(module, 'node_nic_address')
+    if module.params['state'] == 'present':
+        present(module, result)
+    else:
+        absent(module, result)
+
+
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        WHAT, argument_spec=dict(
             nodes=dict(type='list', elements='dict', required=True),
             cidr=dict(type='str'),
             gateway=dict(type='str'),
@@ -693,28 +688,9 @@ def main():
             wait_sleep=dict(type='int', default=2),
             **module_lock.argument_spec()
         ),
-        supports_check_mode=True,
+        libraries=('netaddr',), supports_check_mode=True,
     )
-    if NETADDR_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
-    result = dict(changed=False, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[],
-                  kept_hand_made_policies=[], findings=[])
-    try:
-        module_lock.take(module, 'node_nic_address')
-        if module.params['state'] == 'present':
-            present(module, result)
-        else:
-            absent(module, result)
-    except Refused as refusal:
-        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
-        module.fail_json(msg=str(refusal), **result)
-    except ModuleFailure as failure:
-        details = failure.to_result()
-        details.update((key, value) for key, value in result.items() if key not in details)
-        module.fail_json(**details)
-    if not module._diff:
-        result.pop('diff', None)
-    module.exit_json(**result)
+    module.run(apply, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[], kept_hand_made_policies=[], findings=[])
 
 
 if __name__ == '__main__':
