@@ -34,8 +34,6 @@ description:
     parallel. A run that changes nothing costs three requests.
   - O(state=absent) removes the labels this collection set (same guards), for example before the secondary network is
     taken down.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -118,15 +116,11 @@ options:
     description: Seconds to wait with O(wait=true).
     type: int
     default: 120
-  wait_sleep:
-    description: Seconds between two reads while waiting.
-    type: int
-    default: 2
 extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.wait
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -134,12 +128,6 @@ attributes:
   diff_mode:
     support: full
     details: The sorted lists of egress-assignable nodes and of nodes carrying the record, before and after.
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - Cordoned or NotReady nodes are labelled like any other; OVN-Kubernetes itself skips nodes that are not Ready or
     not reachable, and cordon does not move egress IPs.

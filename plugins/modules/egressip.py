@@ -37,8 +37,6 @@ description:
     C(UnsupportedRequest), C(UnassignedRequest), C(InvalidEgressIP)).
   - Reads one list of EgressIPs and one list of Nodes (Events only when a wait times out). A run that changes
     nothing and finds every IP assigned costs these two requests, whatever the number of objects and nodes.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -133,8 +131,7 @@ options:
 extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -144,12 +141,6 @@ attributes:
   diff_mode:
     support: full
     details: The managed part (ownership label and spec) of each object that changes, before and after.
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - Secondary-network EgressIP on vSphere is outside Red Hat support (see docs/support-matrix.md); the C(preflight)
     module checks the acknowledgement, this module does not.

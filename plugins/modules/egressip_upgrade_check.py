@@ -29,8 +29,6 @@ description:
   - "MachineConfigPools are read when the API serves them; otherwise (the twin, or no permission) O(default_max_unavailable) is used
     and the finding C(upgrade_pools_not_read) says so. O(max_unavailable) overrides both."
   - Read-only; this module never changes anything.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -79,20 +77,8 @@ options:
     type: dict
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
-attributes:
-  check_mode:
-    support: full
-    details: The module only reads.
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
+  - ocp.egressip.common
+  - ocp.egressip.common.read_only
 notes:
   - The C(upgrade) role runs it (C(upgrade_phase)); see C(docs/lifecycle.md).
   - No object records which version of the collection wrote it; converging re-renders every marked object from the variables file.
@@ -168,15 +154,12 @@ changes:
   elements: str
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import upgrade as _upgrade
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, summarize
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_cluster
 
 SKIP = ('pods', 'namespaces', 'network_config', 'machinesets', 'machines')
@@ -203,9 +186,7 @@ def baseline_problems(params, record):
     return problems
 
 
-def run(module):
-    if NETADDR_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
+def run(module, _result=None):
     params = module.params
     network = params['network']
     snapshot = read_cluster(module.k8s, skip=SKIP)
@@ -233,8 +214,8 @@ def run(module):
 
 
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        'egressip_upgrade_check', argument_spec=dict(
             phase=dict(type='str', choices=['pre', 'post', 'collection'], required=True),
             network=dict(type='dict', required=True, options=dict(
                 cidr=dict(type='str', required=True),
@@ -246,13 +227,9 @@ def main():
             default_max_unavailable=dict(type='int', default=1),
             baseline=dict(type='dict'),
         ),
-        supports_check_mode=True,
+        libraries=('netaddr',), supports_check_mode=True,
     )
-    try:
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(changed=False, **result)
+    module.run(run)
 
 
 if __name__ == '__main__':

@@ -41,8 +41,6 @@ description:
   - Reads one list of Nodes, NodeNetworkStates and Tuned objects and the network operator configuration (and, when
     forwarding is removed from a NIC, the EgressIPs; while waiting, the NodeNetworkStates or the Profiles once per
     O(wait_sleep)); writes at most one object.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
 options:
@@ -97,16 +95,12 @@ options:
         (C(node_nic_not_found)).
     type: int
     default: 90
-  wait_sleep:
-    description: Seconds between two reads while waiting.
-    type: int
-    default: 2
 extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.egress_cidr
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.wait
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -114,12 +108,6 @@ attributes:
   diff_mode:
     support: full
     details: Before and after of the managed part of the Tuned object, or of the C(ipForwarding) value.
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - Per-interface forwarding needs the Node Tuning Operator (present on every OpenShift cluster) and the NodeNetworkState
     of the Kubernetes NMState Operator.

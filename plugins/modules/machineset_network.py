@@ -39,8 +39,6 @@ description:
     with JSON patches whose C(test) operation makes a concurrent edit fail instead of being overwritten, sent in
     parallel (at most 8 at once); a patch that fails does not stop the others, and the module then fails naming each
     object whose patch failed, so a rerun has only those left.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - pyvmomi >= 9.0.0
@@ -148,7 +146,7 @@ extends_documentation_fragment:
   - ocp.egressip.egress_cidr
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
-  - ansible.builtin.action_common_attributes
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -156,8 +154,6 @@ attributes:
   diff_mode:
     support: full
     details: The devices lists of each MachineSet and Machine before and after.
-  platform:
-    platforms: all
 notes:
   - Machine API counts every virtual NIC of the VM, connected or not (openshift/machine-api-operator
     C(pkg/controller/vsphere/reconciler.go) C(reconcileNetwork)) and finds a Machine's VM by instance UUID
@@ -258,15 +254,17 @@ diff:
 '''
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks, hosted_egress_ips
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule, custom_path
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import custom_path
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as writes_io
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 
+WHAT = 'machineset_network'
 GROUP = 'machine.openshift.io'
 VERSION = 'v1beta1'
 JSON_PATCH = 'application/json-patch+json'
@@ -362,13 +360,9 @@ def _vcenter(module):
     """The vCenter session, datacenter and its networks, read once per run (and only when needed)."""
     # vCenter code (pyVmomi) is loaded only when vCenter is read: 0.1 s of every run otherwise.
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import connect_vsphere
     from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
     if not hasattr(module, '_egress_vcenter'):
-        try:
-            client = connect_vsphere(module.params['vsphere'])
-        except ModuleFailure as failure:
-            module.fail_failure(failure)
+        client = module.vcenter(reason='to read the port groups and the VMs of the Machines')
         datacenter = io.find_datacenter(client, module.params['datacenter'])
         module._egress_vcenter = (io, client, datacenter, io.read_networks(client, datacenter))  # pylint: disable=protected-access
     return module._egress_vcenter  # pylint: disable=protected-access
@@ -468,7 +462,7 @@ def plan_append(module, chosen, machines, row_machines):
                  for obj in chosen]
     findings = [item for entry in set_plans for item in entry['findings']]
     if errors(findings):
-        raise ModuleFailure(failure_message(findings, 'machineset_network'), findings=findings)
+        raise Refused(findings)
     machine_plans = []
     for row, vm in zip(row_machines, vms):
         entry = mapi.plan_machine(row['machine'], vm, params['network'], on_network(vm, network), params['align_machines'], previous)
@@ -495,7 +489,7 @@ def plan_removal(module, chosen, machines, row_machines):
         machine_plans.append(dict(entry, node=row['node'], machineset=row['machineset']))
     refused = [item for entry in set_plans + machine_plans if entry['action'] == 'refused' for item in entry['findings']]
     if refused:
-        raise ModuleFailure(failure_message(refused, 'machineset_network'), findings=refused)
+        raise Refused(refused)
     findings = [item for entry in set_plans + machine_plans for item in entry['findings']]
     return set_plans, machine_plans, findings
 
@@ -546,14 +540,15 @@ def diff_of(entries):
     return {'before': side('before'), 'after': side('after')}
 
 
+def apply(module, _result):
+    """Take the lock, then plan and write the MachineSets' network devices."""
+    module_lock.take(module, WHAT)
+    return run(module)
+
+
 def main():
-    module = K8sModule(argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
-    try:
-        module_lock.take(module, 'machineset_network')
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(**result)
+    module = EgressModule(WHAT, argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
+    module.run(apply)
 
 
 if __name__ == '__main__':

@@ -56,8 +56,6 @@ description:
   - O(state=absent) first updates the policy so the address and route are removed from the node (deleting a
     policy never rolls a node back), waits for that, then deletes the policy; refused while the node hosts
     egress IPs in that subnet unless O(force=true).
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -155,15 +153,11 @@ options:
       - With O(wait=false) the module does not wait and refuses nodes whose NIC is not listed yet.
     type: int
     default: 90
-  wait_sleep:
-    description: Seconds between two reads while waiting.
-    type: int
-    default: 2
 extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.wait
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -171,12 +165,6 @@ attributes:
   diff_mode:
     support: full
     details: Before and after of the parts of each policy the collection manages.
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - "Requires the Kubernetes NMState Operator (with the C(NMState) CR named C(nmstate)); C(identifier: mac-address) needs nmstate 2.2.10 or newer."
   - The gateway route is a default route in the main table with a higher metric than the primary one;

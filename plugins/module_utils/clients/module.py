@@ -121,6 +121,7 @@ class EgressModule(KubeconfigMasking, AnsibleModule):
 
     def fail_refused(self, refusal, result):
         """End the module with a Refused: its message, and its findings after those the result reported."""
+        result.update(refusal.details)
         result['findings'] = merged_findings(result.get('findings') or [], refusal.findings)
         self.fail_json(msg=refusal.message(self.what), **result)
 

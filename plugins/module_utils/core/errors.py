@@ -43,13 +43,15 @@ class ModuleFailure(Exception):
 class Refused(Exception):
     """Error findings: the step writes nothing (more) and fails with them.
 
-    ``written`` names what was written before the refusal (a step that failed on the result of its writes).
+    ``written`` names what was written before the refusal (a step that failed on the result of its writes);
+    ``details`` are extra keys for the failure result (the per-object plan that was refused).
     """
 
-    def __init__(self, findings, written=None):
+    def __init__(self, findings, written=None, **details):
         super(Refused, self).__init__('%d error finding(s)' % len(errors(findings)))
         self.findings = findings
         self.written = written
+        self.details = details
 
     def message(self, what):
         """The failure message of the step ``what``: each error finding with its remedy."""
