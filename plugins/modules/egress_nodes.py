@@ -309,7 +309,7 @@ def label_machinesets(module, labels, result):
     io.raise_failures(failures, len([item for item in results if item is not None]), 'MachineSet template label patches')
 
 
-def apply(module, result):
+def step(module, result):
     """Validate, take the lock, plan the labels, write them unless in check mode."""
     networks, macs, findings = validate(module.params)
     if errors(findings):
@@ -354,7 +354,7 @@ def main():
         ),
         libraries=('netaddr',), supports_check_mode=True,
     )
-    module.run(apply, egress_assignable=[], added=[], removed=[], adopted=[], hand_made=[], capable=[], not_capable=[], findings=[])
+    module.run(step, egress_assignable=[], added=[], removed=[], adopted=[], hand_made=[], capable=[], not_capable=[], findings=[])
 
 
 if __name__ == '__main__':

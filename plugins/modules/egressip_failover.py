@@ -567,7 +567,7 @@ def _host_route(cidr):
     return str(cidr).endswith('/32') or str(cidr).endswith('/128')
 
 
-def apply(module, result):
+def step(module, result):
     """Take the lock, then trigger the failover and watch the EgressIPs move."""
     module_lock.take(module, WHAT)
     result['changed'], output = Step(module).run()
@@ -580,7 +580,7 @@ def main():
     messages = check_input(module.params)
     if messages:
         module.fail_json(msg='egressip_failover: invalid options; nothing was done. %s' % ' '.join(messages))
-    module.run(apply)
+    module.run(step)
 
 
 if __name__ == '__main__':

@@ -496,7 +496,7 @@ def run(module):
     return changed, output
 
 
-def apply(module, result):
+def step(module, result):
     """Take the lock (only remediation writes), verify, and fail on error findings when told to."""
     module_lock.take(module, 'egressip_verify', wanted=module.params['remediate'])
     result['changed'], output = run(module)
@@ -511,7 +511,7 @@ def main():
         required_together=[('datacenter', 'cluster', 'portgroup')],
         libraries=('netaddr',), supports_check_mode=True,
     )
-    module.run(apply)
+    module.run(step)
 
 
 if __name__ == '__main__':

@@ -358,7 +358,7 @@ def cluster_wide(module, result, operator):
     io.patch(module.k8s, io.NETWORK_OPERATOR, 'cluster', nn.ip_forwarding_patch(wanted), module.check_mode)
 
 
-def apply(module, result):
+def step(module, result):
     """Take the lock, read the cluster's forwarding, then write the Tuned (per_interface) or the operator's setting (global)."""
     module_lock.take(module, 'ip_forwarding')
     operator = read_network_operator(module.k8s)
@@ -388,7 +388,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    module.run(apply, mode=module.params['mode'], findings=[])
+    module.run(step, mode=module.params['mode'], findings=[])
 
 
 if __name__ == '__main__':

@@ -540,7 +540,7 @@ def diff_of(entries):
     return {'before': side('before'), 'after': side('after')}
 
 
-def apply(module, _result):
+def step(module, _result):
     """Take the lock, then plan and write the MachineSets' network devices."""
     module_lock.take(module, WHAT)
     return run(module)
@@ -548,7 +548,7 @@ def apply(module, _result):
 
 def main():
     module = EgressModule(WHAT, argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
-    module.run(apply)
+    module.run(step)
 
 
 if __name__ == '__main__':

@@ -644,7 +644,7 @@ def absent(module, result):
     io.raise_failures(failures, len([r for r in results if r is not None]), 'NodeNetworkConfigurationPolicy deletes')
 
 
-def apply(module, result):
+def step(module, result):
     """Take the lock, then place the addresses (present) or remove them (absent)."""
     module_lock.take(module, 'node_nic_address')
     if module.params['state'] == 'present':
@@ -678,7 +678,7 @@ def main():
         ),
         libraries=('netaddr',), supports_check_mode=True,
     )
-    module.run(apply, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[], kept_hand_made_policies=[], findings=[])
+    module.run(step, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[], kept_hand_made_policies=[], findings=[])
 
 
 if __name__ == '__main__':

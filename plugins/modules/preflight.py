@@ -322,7 +322,7 @@ def result_of(snapshot, params, extra=(), checks=True):
     )
 
 
-def apply(module, result):
+def step(module, result):
     """Run the checks; with fail_on_error, error findings fail the task (the result is returned all the same)."""
     result.update(run(module))
     if module.params['fail_on_error'] and not result['summary']['ok']:
@@ -335,7 +335,7 @@ def main():
         required_together=[('datacenter', 'cluster')],
         libraries=('netaddr',), supports_check_mode=True,
     )
-    module.run(apply)
+    module.run(step)
 
 
 if __name__ == '__main__':

@@ -396,7 +396,7 @@ def run(module):
     return result
 
 
-def apply(module, _result):
+def step(module, _result):
     """Take the cluster lock (through the kubernetes option), then plan and write."""
     module_lock.take(module, WHAT, nested=True)
     return run(module)
@@ -405,7 +405,7 @@ def apply(module, _result):
 def main():
     module = EgressModule(WHAT, connection=VSPHERE, argument_spec=dict(argument_spec(), **module_lock.argument_spec()), libraries=('pyvmomi',),
                           supports_check_mode=True)
-    module.run(apply)
+    module.run(step)
 
 
 if __name__ == '__main__':
