@@ -143,4 +143,3 @@ class EgressModule(KubeconfigMasking, AnsibleModule):
         if not self._diff:  # pylint: disable=protected-access
             result.pop('diff', None)
         self.exit_json(**result)
-

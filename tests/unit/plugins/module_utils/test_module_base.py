@@ -33,8 +33,12 @@ def finding(finding_id, severity='error'):
 @pytest.fixture
 def make(monkeypatch):
     """EgressModule(...) built from the given module arguments; exit_json and fail_json raise Exited."""
-    monkeypatch.setattr(base.EgressModule, 'exit_json', lambda self, **result: (_ for _ in ()).throw(Exited(False, result)))
-    monkeypatch.setattr(base.EgressModule, 'fail_json', lambda self, **result: (_ for _ in ()).throw(Exited(True, result)))
+    def ended_with(failed):
+        def end(_self, **result):
+            raise Exited(failed, result)
+        return end
+    monkeypatch.setattr(base.EgressModule, 'exit_json', ended_with(False))
+    monkeypatch.setattr(base.EgressModule, 'fail_json', ended_with(True))
 
     def build(args=None, **kwargs):
         kwargs.setdefault('argument_spec', dict(name=dict(type='str')))
