@@ -229,14 +229,13 @@ diff:
 
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import validate_cidr
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.machine_api import node_machines
 
 WHAT = 'egress_nodes'
@@ -314,7 +313,7 @@ def step(module, result):
     networks, macs, findings = validate(module.params)
     if errors(findings):
         raise Refused(findings)
-    module_lock.take(module, 'egress_nodes')
+    module.take_lock()
     labels = plan(module, networks, macs)
     result.update(egress_assignable=labels['after'], added=labels['add'], removed=labels['remove'], adopted=labels['adopt'],
                   hand_made=labels['hand_made'], capable=labels['capable'], not_capable=labels['not_capable'], findings=labels['findings'])
@@ -350,9 +349,8 @@ def main():
             wait=dict(type='bool', default=False),
             wait_timeout=dict(type='int', default=120),
             wait_sleep=dict(type='int', default=2),
-            **module_lock.argument_spec()
         ),
-        libraries=('netaddr',), supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, supports_check_mode=True,
     )
     module.run(step, egress_assignable=[], added=[], removed=[], adopted=[], hand_made=[], capable=[], not_capable=[], findings=[])
 

@@ -251,7 +251,6 @@ diff:
 
 import copy
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
@@ -259,7 +258,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model import placemen
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
 
 WHAT = 'egressip'
 API_VERSION = 'k8s.ovn.org/v1'
@@ -506,7 +505,7 @@ def run(module, result):
     if errors(findings):
         raise Refused(findings)
 
-    module_lock.take(module, 'egressip')  # input refused above writes nothing, not even the Lease
+    module.take_lock()  # input refused above writes nothing, not even the Lease
     egressips, nodes = read(module.k8s, present)
     existing = dict((obj['metadata']['name'], obj) for obj in egressips)
     changes, refusals = plan_changes(entries, existing, params['state'], params['exclusive'], params['adopt'])
@@ -580,9 +579,8 @@ def main():
             wait=dict(type='bool', default=True),
             wait_timeout=dict(type='int', default=120),
             wait_sleep=dict(type='int', default=2),
-            **module_lock.argument_spec()
         ),
-        libraries=('netaddr',), supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, supports_check_mode=True,
     )
     module.run(run, egressips=[], stops_carrying=[], findings=[])
 

@@ -275,7 +275,6 @@ diff:
   sample: {before: {egress_assignable: true}, after: {egress_assignable: false}}
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill_io as dio
@@ -283,7 +282,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable, is_ready, unowned_on_node
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify import validate_wire
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
@@ -568,15 +567,13 @@ def _host_route(cidr):
 
 
 def step(module, result):
-    """Take the lock, then trigger the failover and watch the EgressIPs move."""
-    module_lock.take(module, WHAT)
+    """Trigger the failover and watch the EgressIPs move (under the cluster lock)."""
     result['changed'], output = Step(module).run()
     result.update(output)
 
 
 def main():
-    module = EgressModule(WHAT, argument_spec=dict(argument_spec(), **module_lock.argument_spec()), libraries=('netaddr',),
-                          supports_check_mode=True)
+    module = EgressModule(WHAT, argument_spec=argument_spec(), libraries=('netaddr',), lock=LOCK_BEFORE, supports_check_mode=True)
     messages = check_input(module.params)
     if messages:
         module.fail_json(msg='egressip_failover: invalid options; nothing was done. %s' % ' '.join(messages))

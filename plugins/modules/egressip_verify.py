@@ -324,7 +324,6 @@ diff:
   sample: {before: {ocp1-worker-0: {labels: {k8s.ovn.org/egress-assignable: ""}}}, after: {ocp1-worker-0: {labels: {}}}}
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
@@ -332,7 +331,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import parse_network
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
 
@@ -498,7 +497,7 @@ def run(module):
 
 def step(module, result):
     """Take the lock (only remediation writes), verify, and fail on error findings when told to."""
-    module_lock.take(module, 'egressip_verify', wanted=module.params['remediate'])
+    module.take_lock(wanted=module.params['remediate'])
     result['changed'], output = run(module)
     result.update(output)
     if module.params['fail_on_error'] and not result['summary']['ok']:
@@ -507,9 +506,9 @@ def step(module, result):
 
 def main():
     module = EgressModule(
-        'egressip_verify', argument_spec=dict(argument_spec(), **module_lock.argument_spec()),
+        'egressip_verify', argument_spec=argument_spec(),
         required_together=[('datacenter', 'cluster', 'portgroup')],
-        libraries=('netaddr',), supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, supports_check_mode=True,
     )
     module.run(step)
 

@@ -182,14 +182,13 @@ diff:
   sample: {before: {ipForwarding: Restricted}, after: {ipForwarding: Global}}
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
 
 WHAT = 'ip_forwarding'
 TUNED_ID = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)
@@ -359,8 +358,7 @@ def cluster_wide(module, result, operator):
 
 
 def step(module, result):
-    """Take the lock, read the cluster's forwarding, then write the Tuned (per_interface) or the operator's setting (global)."""
-    module_lock.take(module, 'ip_forwarding')
+    """Read the cluster's forwarding, then write the Tuned (per_interface) or the operator's setting (global)."""
     operator = read_network_operator(module.k8s)
     result['cluster_ip_forwarding'] = nn.cluster_ip_forwarding(operator)
     if module.params['mode'] == nn.PER_INTERFACE:
@@ -384,9 +382,8 @@ def main():
             state_wait_timeout=dict(type='int', default=90),
             cidr=dict(type='str'),
             ipv6_cidr=dict(type='str'),
-            **module_lock.argument_spec()
         ),
-        supports_check_mode=True,
+        lock=LOCK_BEFORE, supports_check_mode=True,
     )
     module.run(step, mode=module.params['mode'], findings=[])
 

@@ -253,12 +253,11 @@ diff:
   type: dict
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks, hosted_egress_ips
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import custom_path
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as writes_io
@@ -385,7 +384,7 @@ def _read_vm_counts(module, machines):
     return [by_moid.get(vm['moid']) if vm else None for vm in wanted], network
 
 
-def run(module):
+def run(module, _result=None):
     params = module.params
     if not (params['machinesets'] or params['node_names'] or params['node_selector']):
         raise ModuleFailure('nothing selected: set machinesets, node_names or node_selector. Nothing was written.')
@@ -540,15 +539,9 @@ def diff_of(entries):
     return {'before': side('before'), 'after': side('after')}
 
 
-def step(module, _result):
-    """Take the lock, then plan and write the MachineSets' network devices."""
-    module_lock.take(module, WHAT)
-    return run(module)
-
-
 def main():
-    module = EgressModule(WHAT, argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
-    module.run(step)
+    module = EgressModule(WHAT, argument_spec=argument_spec(), lock=LOCK_BEFORE, supports_check_mode=True)
+    module.run(run)
 
 
 if __name__ == '__main__':

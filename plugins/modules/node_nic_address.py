@@ -333,14 +333,13 @@ diff:
   sample: {before: {}, after: {egressip-ocp1-worker-0: {spec: {}}}}
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import parse_networks
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
 
 WHAT = 'node_nic_address'
 
@@ -645,8 +644,7 @@ def absent(module, result):
 
 
 def step(module, result):
-    """Take the lock, then place the addresses (present) or remove them (absent)."""
-    module_lock.take(module, 'node_nic_address')
+    """Place the addresses (present) or remove them (absent), under the cluster lock."""
     if module.params['state'] == 'present':
         present(module, result)
     else:
@@ -674,9 +672,8 @@ def main():
             wait_timeout=dict(type='int', default=300),
             state_wait_timeout=dict(type='int', default=90),
             wait_sleep=dict(type='int', default=2),
-            **module_lock.argument_spec()
         ),
-        libraries=('netaddr',), supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_BEFORE, supports_check_mode=True,
     )
     module.run(step, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[], kept_hand_made_policies=[], findings=[])
 

@@ -210,10 +210,9 @@ diff:
 '''
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_nested_argument_spec
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import VSPHERE, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, VSPHERE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import names_text
@@ -381,7 +380,7 @@ def distributed(module, client, datacenter):
     return pg_plan['action'] != 'none', result, {'before': pg_plan['before'], 'after': pg_plan['after']}
 
 
-def run(module):
+def run(module, _result=None):
     params = module.params
     problems = validate(params)
     if problems:
@@ -396,16 +395,9 @@ def run(module):
     return result
 
 
-def step(module, _result):
-    """Take the cluster lock (through the kubernetes option), then plan and write."""
-    module_lock.take(module, WHAT, nested=True)
-    return run(module)
-
-
 def main():
-    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=dict(argument_spec(), **module_lock.argument_spec()), libraries=('pyvmomi',),
-                          supports_check_mode=True)
-    module.run(step)
+    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=argument_spec(), libraries=('pyvmomi',), lock=LOCK_BEFORE, supports_check_mode=True)
+    module.run(run)
 
 
 if __name__ == '__main__':

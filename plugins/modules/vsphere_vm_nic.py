@@ -270,14 +270,13 @@ diff:
 import copy
 import time
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import custom_path, k8s_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE, policy_allocation
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import VSPHERE, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, VSPHERE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as node_io
@@ -401,7 +400,7 @@ def diff_of(entries):
     return {'before': side('before'), 'after': side('after')}
 
 
-def run(module):
+def run(module, _result=None):
     params = module.params
     problems = validate(params)
     if problems:
@@ -583,16 +582,9 @@ def _with_results(entries, vms):
     return merged
 
 
-def step(module, _result):
-    """Take the cluster lock (through the kubernetes option), then plan and write."""
-    module_lock.take(module, WHAT, nested=True)
-    return run(module)
-
-
 def main():
-    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=dict(argument_spec(), **module_lock.argument_spec()), libraries=('pyvmomi',),
-                          supports_check_mode=True)
-    module.run(step)
+    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=argument_spec(), libraries=('pyvmomi',), lock=LOCK_BEFORE, supports_check_mode=True)
+    module.run(run)
 
 
 if __name__ == '__main__':

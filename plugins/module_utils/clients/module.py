@@ -36,6 +36,10 @@ KUBERNETES = 'kubernetes'
 VSPHERE = 'vsphere'
 NONE = None
 
+# When the cluster lock (core/module_lock.py) is taken: by run() before the step, or by the step once its input is checked.
+LOCK_BEFORE = 'before'
+LOCK_IN_STEP = 'step'
+
 # Library name as missing_required_lib says it -> the Python module to import.
 LIBRARIES = {'netaddr': 'netaddr', 'pyvmomi': 'pyVmomi', 'jmespath': 'jmespath'}
 K8S_LIBRARY = 'urllib3 (pip install kubernetes brings it)'
@@ -55,20 +59,30 @@ def merged_findings(result_findings, refusal_findings):
     return [item for item in result_findings if item not in refusal_findings] + refusal_findings
 
 
+def _module_lock():
+    # imported by the writing modules only: a read-only module does not load the lock and Lease code
+    from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock  # pylint: disable=import-outside-toplevel
+    return module_lock
+
+
 class EgressModule(KubeconfigMasking, AnsibleModule):
     """AnsibleModule with the connection options, the library checks, lazy clients and the one way a run ends.
 
     ``connection`` is the main connection (flat options): KUBERNETES, VSPHERE or NONE; a module that also
     talks to the other declares its nested option (``vsphere`` or ``kubernetes``) in its argument spec.
-    ``libraries`` are the LIBRARIES keys the module cannot start without.
+    ``libraries`` are the LIBRARIES keys the module cannot start without. ``lock`` (LOCK_BEFORE or LOCK_IN_STEP)
+    adds the cluster lock options of a writing module and says when its lock is taken.
     """
 
-    def __init__(self, what, argument_spec=None, connection=KUBERNETES, libraries=(), **kwargs):
+    def __init__(self, what, argument_spec=None, connection=KUBERNETES, libraries=(), lock=None, **kwargs):
         spec = {KUBERNETES: k8s_argument_spec, VSPHERE: vsphere_argument_spec}.get(connection, dict)()
+        if lock:
+            spec.update(_module_lock().argument_spec())
         spec.update(argument_spec or {})
         super(EgressModule, self).__init__(argument_spec=spec, **kwargs)
         self.what = what
         self.connection = connection
+        self.lock = lock
         self.no_log_values.update(kubeconfig_secrets(self.params.get('kubeconfig')))  # before any output, -vvv's included
         if connection == KUBERNETES and not HAS_K8S_LIBS:
             self.fail_json(msg=missing_required_lib(K8S_LIBRARY), exception=K8S_LIBS_ERROR)
@@ -113,6 +127,11 @@ class EgressModule(KubeconfigMasking, AnsibleModule):
                 self.fail_failure(failure)
         return self._vsphere
 
+    def take_lock(self, wanted=True):
+        """Hold the cluster lock until the module ends (not in check mode, nor with ``wanted=False``); a vCenter module
+        takes it through its ``kubernetes`` option."""
+        _module_lock().take(self, self.what, nested=self.connection == VSPHERE, wanted=wanted)
+
     def fail_failure(self, failure, result=None):
         """End the module with a ModuleFailure (message plus details), then the keys of ``result`` it does not set."""
         details = failure.to_result()
@@ -128,11 +147,14 @@ class EgressModule(KubeconfigMasking, AnsibleModule):
     def run(self, body, **result):
         """Run ``body(module, result)`` and end the module; a dict it returns is added to the result.
 
-        ``result`` starts as ``changed=False`` plus the given keys. A Refused or a ModuleFailure ends the run
+        ``result`` starts as ``changed=False`` plus the given keys; with LOCK_BEFORE the cluster lock is taken first.
+        A Refused or a ModuleFailure ends the run
         as a failure carrying what the result holds so far; the diff is returned only when asked for.
         """
         result.setdefault('changed', False)
         try:
+            if self.lock == LOCK_BEFORE:
+                self.take_lock()
             returned = body(self, result)
             if returned:
                 result.update(returned)

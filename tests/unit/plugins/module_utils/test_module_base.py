@@ -147,3 +147,38 @@ def test_the_base_loads_neither_pyvmomi_nor_netaddr():
             'print(sorted(name for name in ("pyVmomi", "netaddr", "kubernetes") if name in sys.modules))')
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     assert out.stdout.strip() == '[]'
+
+
+class FakeLock(object):
+    """core/module_lock as the base sees it: its options, and each take() recorded."""
+
+    def __init__(self):
+        self.taken = []
+
+    @staticmethod
+    def argument_spec():
+        return dict(lock_timeout=dict(type='int', default=120))
+
+    def take(self, module, module_name, nested=False, wanted=True):
+        self.taken.append((module_name, nested, wanted, module.params['lock_timeout']))
+
+
+def test_a_writer_takes_the_lock_before_its_step(make, monkeypatch):
+    lock = FakeLock()
+    monkeypatch.setattr(base, '_module_lock', lambda: lock)
+    module = make({'lock_timeout': 5}, lock=base.LOCK_BEFORE)
+    ended(module, lambda _module, _result: lock.taken.append('step'))
+    assert lock.taken == [('the_step', False, True, 5), 'step']
+
+
+def test_a_vcenter_writer_locks_through_its_kubernetes_option_and_a_step_may_lock_later(make, monkeypatch):
+    lock = FakeLock()
+    monkeypatch.setattr(base, '_module_lock', lambda: lock)
+    module = make(argument_spec=k8s_nested_argument_spec(), connection=base.VSPHERE, lock=base.LOCK_BEFORE)
+    ended(module, lambda _module, _result: None)
+    assert lock.taken == [('the_step', True, True, 120)]
+    lock.taken = []
+    module = make(lock=base.LOCK_IN_STEP)
+    ended(module, lambda module, _result: module.take_lock(wanted=False))
+    assert lock.taken == [('the_step', False, False, 120)]  # run() leaves it to the step
+    assert 'lock_timeout' not in make().params  # a module that writes nothing has no lock options
