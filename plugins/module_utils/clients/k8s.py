@@ -598,4 +598,3 @@ def k8s_client_for(module, params):
         fail_with(module, failure)
     module.no_log_values.update(client.secrets())
     return client
-

@@ -280,4 +280,3 @@ def _records_from_pages(result, next_page):
         if not result.token:
             return
         result = next_page(result.token)
-
