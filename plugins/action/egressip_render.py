@@ -31,8 +31,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec, networks_from
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import HAS_K8S_LIBS, K8sClient, k8s_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import node_selected
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig
@@ -62,12 +62,6 @@ def argument_spec():
     )
     spec.update(k8s_argument_spec())
     return spec
-
-
-class Refused(Exception):
-    def __init__(self, findings):
-        super(Refused, self).__init__(failure_message(findings, WHAT))
-        self.findings = findings
 
 
 # --- the cluster, read once ------------------------------------------------------------------------
@@ -318,7 +312,7 @@ class ActionModule(ActionBase):
             files, facts, warnings = build(params, snapshot)
             changes, conflicts = render.plan_files(files, read_directory(params['dest']))
         except Refused as refusal:
-            result.update(failed=True, msg=str(refusal), findings=refusal.findings)
+            result.update(failed=True, msg=refusal.message(WHAT), findings=refusal.findings)
             return result
         except ModuleFailure as failure:
             result.update(failed=True, **failure.to_result())

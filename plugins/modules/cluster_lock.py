@@ -35,8 +35,6 @@ description:
   - O(state=released) gives the Lease up (no holder; C(leaseTransitions) stays). Releasing a Lease this run does not
     hold changes nothing (idempotent); when another holder has it, the result warns with C(cluster_lock_lost).
   - Check mode writes nothing - the lock is not taken - but a lock held by another run is reported as a warning.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
 options:
@@ -87,8 +85,7 @@ options:
     type: dict
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -96,12 +93,6 @@ attributes:
   diff_mode:
     support: full
     details: The holder of the Lease before and after.
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - Controller clocks should be synchronised (NTP) to well within a third of O(lease_duration); the module also treats a
     Lease it saw unchanged for a whole O(lease_duration) as expired, whatever the clocks say.
@@ -185,7 +176,7 @@ import time
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.core.module_lock import LockHeld, acquire, release
 
 
@@ -239,8 +230,8 @@ def _identity(module, params):
 
 
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        'cluster_lock', argument_spec=dict(
             state=dict(type='str', default='acquired', choices=['acquired', 'held', 'released']),
             name=dict(type='str', default=lease.DEFAULT_NAME),
             namespace=dict(type='str', default=lease.DEFAULT_NAMESPACE),
@@ -286,7 +277,7 @@ def main():
             module.exit_json(**result)
         module.fail_json(msg='[%s] %s Fix: %s' % (held.finding['id'], held.finding['message'], held.finding['remedy']), **result)
     except ModuleFailure as failure:
-        module.fail_json(**dict(result, **failure.to_result()))
+        module.fail_failure(failure, result)
     if module._diff:
         result['diff'] = {'before': {'holder': before and before['holder']}, 'after': {'holder': result['lock'] and result['lock']['holder']}}
     module.exit_json(**result)

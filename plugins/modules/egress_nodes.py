@@ -34,8 +34,6 @@ description:
     parallel. A run that changes nothing costs three requests.
   - O(state=absent) removes the labels this collection set (same guards), for example before the secondary network is
     taken down.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -118,15 +116,11 @@ options:
     description: Seconds to wait with O(wait=true).
     type: int
     default: 120
-  wait_sleep:
-    description: Seconds between two reads while waiting.
-    type: int
-    default: 2
 extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.wait
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -134,12 +128,6 @@ attributes:
   diff_mode:
     support: full
     details: The sorted lists of egress-assignable nodes and of nodes carrying the record, before and after.
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - Cordoned or NotReady nodes are labelled like any other; OVN-Kubernetes itself skips nodes that are not Ready or
     not reachable, and cordon does not move egress IPs.
@@ -241,30 +229,18 @@ diff:
 
 import json
 
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils.model.network import NETADDR_IMPORT_ERROR, validate_cidr
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import validate_cidr
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.machine_api import node_machines
 
 WHAT = 'egress_nodes'
-
-
-class Refused(Exception):
-    def __init__(self, findings):
-        super(Refused, self).__init__(failure_message(findings, WHAT))
-        self.findings = findings
-
-
 KINDS = ('nodes', 'nns', 'egressips')  # what the plan reads, one list each
 
 
@@ -327,9 +303,34 @@ def label_machinesets(module, labels, result):
     parallel.raise_failures(failures, len([item for item in results if item is not None]), 'MachineSet template label patches')
 
 
+def step(module, result):
+    """Validate, take the lock, plan the labels, write them unless in check mode."""
+    networks, macs, findings = validate(module.params)
+    if errors(findings):
+        raise Refused(findings)
+    module.take_lock()
+    labels = plan(module, networks, macs)
+    result.update(egress_assignable=labels['after'], added=labels['add'], removed=labels['remove'], adopted=labels['adopt'],
+                  hand_made=labels['hand_made'], capable=labels['capable'], not_capable=labels['not_capable'], findings=labels['findings'])
+    if errors(labels['findings']):
+        result['egress_assignable'] = labels['before']
+        raise Refused(labels['findings'])
+    changes = nn.label_changes(labels)
+    result['changed'] = bool(changes)
+    result['diff'] = {'before': {'egress_assignable': labels['before'], 'set_by_collection': labels['recorded_before']},
+                      'after': {'egress_assignable': labels['after'], 'set_by_collection': labels['recorded_after']}}
+    if changes and not module.check_mode:
+        k8s = module.k8s
+        results, failures = parallel.run_parallel([lambda name=name, body=body: kube.patch(k8s, kube.NODES, name, body, False)
+                                                   for name, body in changes])
+        parallel.raise_failures(failures, len([item for item in results if item is not None]), 'egress-assignable label patches')
+    if module.params['machinesets']:
+        label_machinesets(module, labels, result)
+
+
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        WHAT, argument_spec=dict(
             selector=dict(type='dict', required=True),
             cidr=dict(type='str', required=True),
             ipv6_cidr=dict(type='str'),
@@ -343,45 +344,10 @@ def main():
             wait=dict(type='bool', default=False),
             wait_timeout=dict(type='int', default=120),
             wait_sleep=dict(type='int', default=2),
-            **module_lock.argument_spec()
         ),
-        supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, supports_check_mode=True,
     )
-    if NETADDR_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
-    result = dict(changed=False, egress_assignable=[], added=[], removed=[], adopted=[], hand_made=[], capable=[], not_capable=[], findings=[])
-    try:
-        networks, macs, findings = validate(module.params)
-        if errors(findings):
-            raise Refused(findings)
-        module_lock.take(module, 'egress_nodes')
-        labels = plan(module, networks, macs)
-        result.update(egress_assignable=labels['after'], added=labels['add'], removed=labels['remove'], adopted=labels['adopt'],
-                      hand_made=labels['hand_made'], capable=labels['capable'], not_capable=labels['not_capable'], findings=labels['findings'])
-        if errors(labels['findings']):
-            result['egress_assignable'] = labels['before']
-            raise Refused(labels['findings'])
-        changes = nn.label_changes(labels)
-        result['changed'] = bool(changes)
-        result['diff'] = {'before': {'egress_assignable': labels['before'], 'set_by_collection': labels['recorded_before']},
-                          'after': {'egress_assignable': labels['after'], 'set_by_collection': labels['recorded_after']}}
-        if changes and not module.check_mode:
-            k8s = module.k8s
-            results, failures = parallel.run_parallel([lambda name=name, body=body: kube.patch(k8s, kube.NODES, name, body, False)
-                                                       for name, body in changes])
-            parallel.raise_failures(failures, len([item for item in results if item is not None]), 'egress-assignable label patches')
-        if module.params['machinesets']:
-            label_machinesets(module, labels, result)
-    except Refused as refusal:
-        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
-        module.fail_json(msg=str(refusal), **result)
-    except ModuleFailure as failure:
-        details = failure.to_result()
-        details.update((key, value) for key, value in result.items() if key not in details)
-        module.fail_json(**details)
-    if not module._diff:  # pylint: disable=protected-access
-        result.pop('diff', None)
-    module.exit_json(**result)
+    module.run(step, egress_assignable=[], added=[], removed=[], adopted=[], hand_made=[], capable=[], not_capable=[], findings=[])
 
 
 if __name__ == '__main__':

@@ -37,8 +37,6 @@ description:
     C(UnsupportedRequest), C(UnassignedRequest), C(InvalidEgressIP)).
   - Reads one list of EgressIPs and one list of Nodes (Events only when a wait times out). A run that changes
     nothing and finds every IP assigned costs these two requests, whatever the number of objects and nodes.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -117,8 +115,7 @@ extends_documentation_fragment:
   - ocp.egressip.egressip_network
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -128,12 +125,6 @@ attributes:
   diff_mode:
     support: full
     details: The managed part (ownership label and spec) of each object that changes, before and after.
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - Secondary-network EgressIP on vSphere is outside Red Hat support (see docs/support-matrix.md); the C(preflight)
     module checks the acknowledgement, this module does not.
@@ -244,18 +235,14 @@ diff:
 
 import copy
 
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
-from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.egressips import (
     KIND,
     OWNER,
@@ -267,12 +254,6 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan.egressips import
 
 WHAT = 'egressip'
 EVENTS_NAMESPACE = 'default'  # events of a cluster-scoped object land there (client-go record.EventRecorder)
-
-
-class Refused(Exception):
-    def __init__(self, findings):
-        super(Refused, self).__init__(failure_message(findings, WHAT))
-        self.findings = findings
 
 
 def read(k8s, need_nodes):
@@ -367,7 +348,7 @@ def run(module, result):
     if errors(findings):
         raise Refused(findings)
 
-    module_lock.take(module, 'egressip')  # input refused above writes nothing, not even the Lease
+    module.take_lock()  # input refused above writes nothing, not even the Lease
     egressips, nodes = read(module.k8s, present)
     existing = dict((obj['metadata']['name'], obj) for obj in egressips)
     changes, refusals = plan_changes(entries, existing, params['state'], params['exclusive'], params['adopt'])
@@ -420,8 +401,8 @@ def _after_writes(egressips, changes):
 
 
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        WHAT, argument_spec=dict(
             objects=dict(type='list', elements='dict', default=[], options=dict(
                 name=dict(type='str', required=True),
                 egress_ips=dict(type='list', elements='str'),
@@ -437,25 +418,10 @@ def main():
             wait=dict(type='bool', default=True),
             wait_timeout=dict(type='int', default=120),
             wait_sleep=dict(type='int', default=2),
-            **module_lock.argument_spec()
         ),
-        supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, supports_check_mode=True,
     )
-    if not HAS_NETADDR:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
-    result = dict(changed=False, egressips=[], stops_carrying=[], findings=[])
-    try:
-        run(module, result)
-    except Refused as refusal:
-        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
-        module.fail_json(msg=str(refusal), **result)
-    except ModuleFailure as failure:
-        details = failure.to_result()
-        details.update((key, value) for key, value in result.items() if key not in details)
-        module.fail_json(**details)
-    if not module._diff:  # pylint: disable=protected-access
-        result.pop('diff', None)
-    module.exit_json(**result)
+    module.run(run, egressips=[], stops_carrying=[], findings=[])
 
 
 if __name__ == '__main__':

@@ -30,8 +30,6 @@ description:
   - Also returns RV(record), the assignment of every egress IP and the addresses of every node, and with O(baseline) compares it
     with an earlier record (RV(comparison)); moved or unassigned egress IPs and dropped node addresses are error findings.
   - Read-only; this module never changes anything in the cluster or in vCenter.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -83,20 +81,8 @@ options:
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
-attributes:
-  check_mode:
-    support: full
-    details: The module only reads.
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
+  - ocp.egressip.common
+  - ocp.egressip.common.read_only
 notes:
   - The C(migrate) role writes RV(variables) and RV(overrides) into a variables file and, with C(migrate_adopt=true), runs the
     enable roles with them and compares the records taken before and after; see C(docs/lifecycle.md).
@@ -234,21 +220,12 @@ markdown:
   type: str
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate as _migrate
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, summarize
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_cluster, read_vcenter
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import (
-    HAS_PYVMOMI,
-    PYVMOMI_IMPORT_ERROR,
-    connect_vsphere,
-)
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
 RECORD_SKIP = ('pods', 'namespaces', 'network_config', 'network_operator', 'nmstates', 'nns', 'machinesets', 'machines')
@@ -280,10 +257,8 @@ def read_discovery(module):
     snapshot['vsphere'] = None
     datacenter, cluster, _findings = _migrate.vsphere_target(snapshot.get('infrastructure'), params['hints'] or {})
     if datacenter and cluster:
-        if not HAS_PYVMOMI:
-            module.fail_json(msg=missing_required_lib('pyvmomi', reason='to read the port group and the node VM NICs'),
-                             exception=PYVMOMI_IMPORT_ERROR)
-        snapshot['vsphere'] = read_vcenter(connect_vsphere(params['vsphere']), datacenter, cluster, snapshot['nodes'])
+        vcenter = module.vcenter(reason='to read the port group and the node VM NICs')
+        snapshot['vsphere'] = read_vcenter(vcenter, datacenter, cluster, snapshot['nodes'])
     return snapshot
 
 
@@ -300,9 +275,7 @@ def compare_with(result, baseline):
     return _lifecycle.comparison_findings(result['comparison'], 'since the baseline')
 
 
-def run(module):
-    if NETADDR_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
+def run(module, _result=None):
     params = module.params
     snapshot = read_discovery(module)
     if params['mode'] == 'record':
@@ -324,12 +297,8 @@ def run(module):
 
 
 def main():
-    module = K8sModule(argument_spec=argument_spec(), supports_check_mode=True)
-    try:
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(changed=False, **result)
+    module = EgressModule('egressip_discover', argument_spec=argument_spec(), libraries=('netaddr',), supports_check_mode=True)
+    module.run(run)
 
 
 if __name__ == '__main__':

@@ -31,8 +31,6 @@ description:
     NetworkManager's autoconnect) or powers the VM on - then watches O(observe_seconds) that no egress IP moves back
     (OVN-Kubernetes does no failback).
   - Idempotent - a node already in the requested state is left alone (C(changed=false)), nothing is measured.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -122,8 +120,7 @@ extends_documentation_fragment:
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ocp.egressip.wire_probe
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -131,12 +128,6 @@ attributes:
   diff_mode:
     support: full
     details: The node's label, cordon, vNIC connection or power state before and after.
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - Times are measured by polling, so they are accurate to about O(poll_interval); they include the API latency of one read.
   - The drill changes the cluster on purpose; run it in a maintenance window, V(unlabel) first.
@@ -284,23 +275,19 @@ diff:
   sample: {before: {egress_assignable: true}, after: {egress_assignable: false}}
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill_io as dio
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
-from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable, is_ready, unowned_on_node
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify import validate_wire
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, connect_vsphere
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
+WHAT = 'egressip_failover'
 VSPHERE_TRIGGERS = ('disconnect_nic', 'power_off')
 
 
@@ -379,9 +366,7 @@ class Step(object):
 
     def vm_target(self, node):
         if self._target is None:
-            if not HAS_PYVMOMI:
-                self.module.fail_json(msg=missing_required_lib('pyvmomi', reason='for trigger=%s' % self.trigger), exception=PYVMOMI_IMPORT_ERROR)
-            self._vcenter = connect_vsphere(self.params['vsphere'])
+            self._vcenter = self.module.vcenter(reason='for trigger=%s' % self.trigger)
             portgroup = self.params['portgroup'] if self.trigger == 'disconnect_nic' else None
             self._target = dio.read_node_vm(self._vcenter, self.params['datacenter'], node, portgroup)
         return self._target
@@ -582,19 +567,18 @@ def _host_route(cidr):
     return str(cidr).endswith('/32') or str(cidr).endswith('/128')
 
 
+def step(module, result):
+    """Trigger the failover and watch the EgressIPs move (under the cluster lock)."""
+    result['changed'], output = Step(module).run()
+    result.update(output)
+
+
 def main():
-    module = K8sModule(argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
-    if not HAS_NETADDR:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
+    module = EgressModule(WHAT, argument_spec=argument_spec(), libraries=('netaddr',), lock=LOCK_BEFORE, supports_check_mode=True)
     messages = check_input(module.params)
     if messages:
         module.fail_json(msg='egressip_failover: invalid options; nothing was done. %s' % ' '.join(messages))
-    try:
-        module_lock.take(module, 'egressip_failover')
-        changed, result = Step(module).run()
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(changed=changed, **result)
+    module.run(step)
 
 
 if __name__ == '__main__':

@@ -22,8 +22,6 @@ description:
     nodes could host it; and which node it is assigned to now.
   - Costs two API requests up to 500 Nodes and 500 EgressIPs, one list of each; a list is read in pages of 500 items beyond that.
   - Read-only; this module never changes anything in the cluster.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -36,20 +34,8 @@ options:
     type: str
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
-attributes:
-  check_mode:
-    support: full
-    details: The module only reads.
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
+  - ocp.egressip.common
+  - ocp.egressip.common.read_only
 notes:
   - A malformed node annotation does not fail the module; the node is reported with what could be read and
     RV(notes) says what was ignored and why.
@@ -239,25 +225,18 @@ query_result:
   sample: [payments]
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import egressip_facts
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils.core.query import HAS_JMESPATH, JMESPATH_IMPORT_ERROR, compile_query, run_query
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.core.query import compile_query, run_query
 
 
-def run(module):
+def run(module, _result=None):
     expression = module.params['query']
     compiled = None
     if expression is not None:
-        if not HAS_JMESPATH:
-            module.fail_json(msg=missing_required_lib('jmespath', reason='to use the query option'), exception=JMESPATH_IMPORT_ERROR)
+        module.require('jmespath', reason='to use the query option')
         compiled = compile_query(expression)
-    if not HAS_NETADDR:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
 
     egressips = kube.list_objects(module.k8s, kube.EGRESSIPS)
     nodes = kube.list_objects(module.k8s, kube.NODES)
@@ -268,15 +247,11 @@ def run(module):
 
 
 def main():
-    module = K8sModule(
-        argument_spec=dict(query=dict(type='str')),
-        supports_check_mode=True,
+    module = EgressModule(
+        'egressip_info', argument_spec=dict(query=dict(type='str')),
+        libraries=('netaddr',), supports_check_mode=True,
     )
-    try:
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(changed=False, **result)
+    module.run(run)
 
 
 if __name__ == '__main__':

@@ -26,8 +26,6 @@ description:
     whose failure may leave an IP unassigned are single points of failure (finding
     C(egressip_single_point_of_failure)).
   - Read-only. Reads one list of Nodes and one list of EgressIPs.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -95,20 +93,8 @@ options:
     default: []
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
-attributes:
-  check_mode:
-    support: full
-    details: The module only reads.
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
+  - ocp.egressip.common
+  - ocp.egressip.common.read_only
 notes:
   - The prediction assumes the cluster manager sees what the API shows; it does not know about a secondary vNIC that
     is disconnected in vCenter now on a node that keeps its address (the blackhole case), which is what the verify
@@ -260,18 +246,15 @@ findings:
   sample: []
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import WARNING
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 
 OWNER = (nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE)
 
@@ -319,7 +302,7 @@ def carrier_loss(module, snap, params):
     return result
 
 
-def run(module):
+def run(module, _result=None):
     params = module.params
     egressips = kube.list_objects(module.k8s, kube.EGRESSIPS)
     nodes = kube.list_objects(module.k8s, kube.NODES)
@@ -350,8 +333,8 @@ def run(module):
 
 
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        'egressip_plan', argument_spec=dict(
             objects=dict(type='list', elements='dict', options=dict(
                 name=dict(type='str', required=True),
                 egress_ips=dict(type='list', elements='str', required=True),
@@ -365,15 +348,9 @@ def main():
             unreachable=dict(type='list', elements='str', default=[]),
             carrier_loss=dict(type='str', default='auto', choices=['auto', 'keep', 'remove']),
         ),
-        supports_check_mode=True,
+        libraries=('netaddr',), supports_check_mode=True,
     )
-    if not HAS_NETADDR:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
-    try:
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(changed=False, **result)
+    module.run(run)
 
 
 if __name__ == '__main__':

@@ -36,8 +36,6 @@ description:
     earlier that are no longer wanted are deleted.
   - Runs on the controller (an action plugin), where O(dest) is; the Kubernetes connection options and their
     C(K8S_AUTH_*) environment variables are read from the task and the controller's environment.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0 (on the controller)
   - netaddr >= 1.3.0 (on the controller)
@@ -107,8 +105,7 @@ options:
 extends_documentation_fragment:
   - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -118,10 +115,6 @@ attributes:
     details: Each file that changes, before and after.
   platform:
     platforms: posix
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - Applying the directory on its own does nothing on vCenter; run it after the vCenter steps (the
     M(ocp.egressip.vsphere_vm_nic) module or the C(vsphere_network) role) and render again when nodes are added.

@@ -18,8 +18,6 @@ description:
   - Output is deterministic - the same data gives the same bytes - so a file is only rewritten (and the task only
     C(changed)) when what it reports changed.
   - Without O(dest), only returns the rendered report.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 options:
   kind:
     description:
@@ -40,19 +38,9 @@ options:
   name:
     description: Base name of the files; defaults to O(kind) (C(verify.json), C(verify.md), C(failover_drill.md)...).
     type: str
-  formats:
-    description: Which files to write.
-    type: list
-    elements: str
-    choices: [json, markdown]
-    default: [json, markdown]
-  mode:
-    description: Permissions of the files written.
-    type: raw
-    default: '0644'
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.report_files
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -62,10 +50,6 @@ attributes:
     details: The Markdown file before and after.
   platform:
     platforms: posix
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 seealso:
   - module: ocp.egressip.egressip_verify
   - module: ocp.egressip.egressip_failover

@@ -28,8 +28,6 @@ description:
   - Contains no secrets - credentials are never part of the configuration, the snapshot holds none, and any
     configuration or O(about) key that names a credential is dropped.
   - Never fails because of findings; it fails only when the cluster (or vCenter) cannot be read.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -73,23 +71,13 @@ options:
     description: Base name of the files (C(<name>.json), C(<name>.md)).
     type: str
     default: support_report
-  formats:
-    description: Which files to write.
-    type: list
-    elements: str
-    choices: [json, markdown]
-    default: [json, markdown]
-  mode:
-    description: Permissions of the files written.
-    type: raw
-    default: '0644'
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
   - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.report_files
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -99,10 +87,6 @@ attributes:
     details: The report files before and after.
   platform:
     platforms: posix
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - The C(ocp.egressip.support_report) role and playbook run this module with the public variables file.
   - Kubernetes costs one list request per kind and vCenter a fixed number of batched reads, whatever the number of nodes.
@@ -185,15 +169,11 @@ import datetime
 import json
 import os
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import files as _report_files
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import support as _support_report
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import AUDIT, primary_egressips, run_checks
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import config_argument_spec, read_snapshot
@@ -282,10 +262,8 @@ def about(params):
     return facts
 
 
-def run(module):
+def run(module, _result=None):
     params = module.params
-    if NETADDR_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
     problem = _report_files.check_name(params['name'])
     if problem:
         module.fail_json(msg='egressip_support_report: %s Nothing was read or written.' % problem)
@@ -312,16 +290,12 @@ def run(module):
 
 
 def main():
-    module = K8sModule(
-        argument_spec=argument_spec(),
+    module = EgressModule(
+        'egressip_support_report', argument_spec=argument_spec(),
         required_together=[('datacenter', 'cluster')],
-        supports_check_mode=True,
+        libraries=('netaddr',), supports_check_mode=True,
     )
-    try:
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(**result)
+    module.run(run)
 
 
 if __name__ == '__main__':

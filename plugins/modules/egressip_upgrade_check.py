@@ -29,8 +29,6 @@ description:
   - "MachineConfigPools are read when the API serves them; otherwise (the twin, or no permission) O(default_max_unavailable) is used
     and the finding C(upgrade_pools_not_read) says so. O(max_unavailable) overrides both."
   - Read-only; this module never changes anything.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -68,20 +66,8 @@ options:
 extends_documentation_fragment:
   - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
-attributes:
-  check_mode:
-    support: full
-    details: The module only reads.
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
+  - ocp.egressip.common
+  - ocp.egressip.common.read_only
 notes:
   - The C(upgrade) role runs it (C(upgrade_phase)); see C(docs/lifecycle.md).
   - No object records which version of the collection wrote it; converging re-renders every marked object from the variables file.
@@ -157,17 +143,15 @@ changes:
   elements: str
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import upgrade as _upgrade
-from ansible_collections.ocp.egressip.plugins.module_utils.model.network import NETADDR_IMPORT_ERROR, parse as parse_network
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import parse as parse_network
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, failure_message, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, summarize
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_cluster
 
 SKIP = ('pods', 'namespaces', 'network_config', 'machinesets', 'machines')
@@ -189,13 +173,11 @@ def baseline_problems(params, record):
     return problems
 
 
-def run(module):
-    if NETADDR_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
+def run(module, _result=None):
     params = module.params
     network, findings = parse_network(params['network'], 'network.', needs=('cidr',))
     if findings:
-        module.fail_json(msg=failure_message(findings, 'egressip_upgrade_check'), findings=findings)
+        raise Refused(findings)
     snapshot = read_cluster(module.k8s, skip=SKIP)
     problems = baseline_problems(params, _lifecycle.record(snapshot))
     if problems:
@@ -221,8 +203,8 @@ def run(module):
 
 
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        'egressip_upgrade_check', argument_spec=dict(
             phase=dict(type='str', choices=['pre', 'post', 'collection'], required=True),
             network=network_argument_spec(required=True),
             objects=dict(type='list', elements='dict', default=[]),
@@ -231,13 +213,9 @@ def main():
             default_max_unavailable=dict(type='int', default=1),
             baseline=dict(type='dict'),
         ),
-        supports_check_mode=True,
+        libraries=('netaddr',), supports_check_mode=True,
     )
-    try:
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(changed=False, **result)
+    module.run(run)
 
 
 if __name__ == '__main__':

@@ -47,8 +47,6 @@ description:
   - Reads one list each of Nodes, EgressIPs, NodeNetworkStates, Profiles and Tuned objects, the network operator, and
     (with O(datacenter), O(cluster) and O(portgroup)) the vCenter inventory in a fixed number of batched PropertyCollector reads, whatever the cluster size.
   - Read-only unless O(remediate=true) finds a blackhole; the probe pods of O(wire) are deleted again.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -132,8 +130,7 @@ extends_documentation_fragment:
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ocp.egressip.wire_probe
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -141,12 +138,6 @@ attributes:
   diff_mode:
     support: full
     details: With O(remediate=true), the labels removed (before/after per node).
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - The probe pods of O(wire) carry the labels C(egressip.ocp/managed-by=ocp.egressip) and C(egressip.ocp/probe=<run id>)
     and the labels that satisfy the object's C(podSelector); C(activeDeadlineSeconds) ends them should the clean-up fail.
@@ -313,20 +304,15 @@ diff:
   sample: {before: {ocp1-worker-0: {labels: {k8s.ovn.org/egress-assignable: ""}}}, after: {ocp1-worker-0: {labels: {}}}}
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import HAS_NETADDR, NETADDR_IMPORT_ERROR
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
 
@@ -380,9 +366,8 @@ def vsphere_options(module):
     params = module.params
     if not (params['datacenter'] and params['cluster'] and params['portgroup']):
         return None
-    if not HAS_PYVMOMI:
-        module.fail_json(msg=missing_required_lib('pyvmomi', reason='to check the node VMs (datacenter given)'), exception=PYVMOMI_IMPORT_ERROR)
-    return {'connection': params['vsphere'], 'datacenter': params['datacenter'], 'cluster': params['cluster'],
+    module.require('pyvmomi', reason='to check the node VMs (datacenter given)')
+    return {'vcenter': lambda: module.vsphere, 'datacenter': params['datacenter'], 'cluster': params['cluster'],
             'portgroup': params['portgroup']}
 
 
@@ -486,22 +471,22 @@ def run(module):
     return changed, output
 
 
-def main():
-    module = K8sModule(
-        argument_spec=dict(argument_spec(), **module_lock.argument_spec()),
-        required_together=[('datacenter', 'cluster', 'portgroup')],
-        supports_check_mode=True,
-    )
-    if not HAS_NETADDR:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=NETADDR_IMPORT_ERROR)
-    try:
-        module_lock.take(module, 'egressip_verify', wanted=module.params['remediate'])  # only remediation writes configuration
-        changed, result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
+def step(module, result):
+    """Take the lock (only remediation writes), verify, and fail on error findings when told to."""
+    module.take_lock(wanted=module.params['remediate'])
+    result['changed'], output = run(module)
+    result.update(output)
     if module.params['fail_on_error'] and not result['summary']['ok']:
-        module.fail_json(msg=failure_text(result['findings']), changed=changed, **result)
-    module.exit_json(changed=changed, **result)
+        module.fail_json(msg=failure_text(result['findings']), **result)
+
+
+def main():
+    module = EgressModule(
+        'egressip_verify', argument_spec=argument_spec(),
+        required_together=[('datacenter', 'cluster', 'portgroup')],
+        libraries=('netaddr',), lock=LOCK_IN_STEP, supports_check_mode=True,
+    )
+    module.run(step)
 
 
 if __name__ == '__main__':

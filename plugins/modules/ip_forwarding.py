@@ -41,8 +41,6 @@ description:
   - Reads one list of Nodes, NodeNetworkStates and Tuned objects and the network operator configuration (and, when
     forwarding is removed from a NIC, the EgressIPs; while waiting, the NodeNetworkStates or the Profiles once per
     O(wait_sleep)); writes at most one object.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
 options:
@@ -99,16 +97,12 @@ options:
         (C(node_nic_not_found)).
     type: int
     default: 90
-  wait_sleep:
-    description: Seconds between two reads while waiting.
-    type: int
-    default: 2
 extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.egress_cidr
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.wait
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -116,12 +110,6 @@ attributes:
   diff_mode:
     support: full
     details: Before and after of the managed part of the Tuned object, or of the C(ipForwarding) value.
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - Per-interface forwarding needs the Node Tuning Operator (present on every OpenShift cluster) and the NodeNetworkState
     of the Kubernetes NMState Operator.
@@ -196,31 +184,20 @@ diff:
   sample: {before: {ipForwarding: Restricted}, after: {ipForwarding: Global}}
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
 
 WHAT = 'ip_forwarding'
 TUNED_ID = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)
 PENDING_IDS = ('node_nic_not_found', 'node_network_state_missing')  # what a NodeNetworkState refresh may still resolve
-
-
-class Refused(Exception):
-    def __init__(self, findings, written=None):
-        message = failure_message(findings, WHAT)
-        if written:  # the Tuned was written; what failed is its application on the nodes
-            message = ' '.join(['%s: %d error(s) after writing %s.' % (WHAT, len(errors(findings)), written)] +
-                               ['[%s] %s Fix: %s' % (item['id'], item['message'], item['remedy']) for item in errors(findings)])
-        super(Refused, self).__init__(message)
-        self.findings = findings
 
 
 def read_network_operator(k8s):
@@ -385,9 +362,19 @@ def cluster_wide(module, result, operator):
     kube.patch(module.k8s, kube.NETWORK_OPERATOR, 'cluster', nn.ip_forwarding_patch(wanted), module.check_mode)
 
 
+def step(module, result):
+    """Read the cluster's forwarding, then write the Tuned (per_interface) or the operator's setting (global)."""
+    operator = read_network_operator(module.k8s)
+    result['cluster_ip_forwarding'] = nn.cluster_ip_forwarding(operator)
+    if module.params['mode'] == nn.PER_INTERFACE:
+        per_interface(module, result, operator)
+    else:
+        cluster_wide(module, result, operator)
+
+
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        WHAT, argument_spec=dict(
             mode=dict(type='str', choices=[nn.PER_INTERFACE, nn.GLOBAL], default=nn.PER_INTERFACE),
             nodes=dict(type='list', elements='dict'),
             ipv6=dict(type='bool', default=False),
@@ -400,29 +387,10 @@ def main():
             state_wait_timeout=dict(type='int', default=90),
             cidr=dict(type='str'),
             ipv6_cidr=dict(type='str'),
-            **module_lock.argument_spec()
         ),
-        supports_check_mode=True,
+        lock=LOCK_BEFORE, supports_check_mode=True,
     )
-    result = dict(changed=False, mode=module.params['mode'], findings=[])
-    try:
-        module_lock.take(module, 'ip_forwarding')
-        operator = read_network_operator(module.k8s)
-        result['cluster_ip_forwarding'] = nn.cluster_ip_forwarding(operator)
-        if module.params['mode'] == nn.PER_INTERFACE:
-            per_interface(module, result, operator)
-        else:
-            cluster_wide(module, result, operator)
-    except Refused as refusal:
-        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
-        module.fail_json(msg=str(refusal), **result)
-    except ModuleFailure as failure:
-        details = failure.to_result()
-        details.update((key, value) for key, value in result.items() if key not in details)
-        module.fail_json(**details)
-    if not module._diff:  # pylint: disable=protected-access
-        result.pop('diff', None)
-    module.exit_json(**result)
+    module.run(step, mode=module.params['mode'], findings=[])
 
 
 if __name__ == '__main__':

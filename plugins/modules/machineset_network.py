@@ -39,8 +39,6 @@ description:
     with JSON patches whose C(test) operation makes a concurrent edit fail instead of being overwritten, sent in
     parallel (at most 8 at once); a patch that fails does not stop the others, and the module then fails naming each
     object whose patch failed, so a rerun has only those left.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - pyvmomi >= 9.0.0
@@ -148,7 +146,7 @@ extends_documentation_fragment:
   - ocp.egressip.egress_cidr
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
-  - ansible.builtin.action_common_attributes
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -156,8 +154,6 @@ attributes:
   diff_mode:
     support: full
     details: The devices lists of each MachineSet and Machine before and after.
-  platform:
-    platforms: all
 notes:
   - Machine API counts every virtual NIC of the VM, connected or not (openshift/machine-api-operator
     C(pkg/controller/vsphere/reconciler.go) C(reconcileNetwork)) and finds a Machine's VM by instance UUID
@@ -257,17 +253,17 @@ diff:
   type: dict
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks, hosted_egress_ips
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 
+WHAT = 'machineset_network'
 KINDS = {'machinesets': kube.MACHINESETS, 'machines': kube.MACHINES}
 JSON_PATCH = 'application/json-patch+json'
 WRITES = ('append', 'replace', 'remove')
@@ -362,13 +358,9 @@ def _vcenter(module):
     """The vCenter session, datacenter and its networks, read once per run (and only when needed)."""
     # vCenter code (pyVmomi) is loaded only when vCenter is read: 0.1 s of every run otherwise.
     # pylint: disable=import-outside-toplevel
-    from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import connect_vsphere
     from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
     if not hasattr(module, '_egress_vcenter'):
-        try:
-            client = connect_vsphere(module.params['vsphere'])
-        except ModuleFailure as failure:
-            module.fail_failure(failure)
+        client = module.vcenter(reason='to read the port groups and the VMs of the Machines')
         datacenter = vcenter.find_datacenter(client, module.params['datacenter'], 'datacenter')
         module._egress_vcenter = (vcenter, client, datacenter, vcenter.read_networks(client, datacenter))  # pylint: disable=protected-access
     return module._egress_vcenter  # pylint: disable=protected-access
@@ -391,7 +383,7 @@ def _read_vm_counts(module, machines):
     return [by_moid.get(vm['moid']) if vm else None for vm in wanted], network
 
 
-def run(module):
+def run(module, _result=None):
     params = module.params
     if not (params['machinesets'] or params['node_names'] or params['node_selector']):
         raise ModuleFailure('nothing selected: set machinesets, node_names or node_selector. Nothing was written.')
@@ -468,7 +460,7 @@ def plan_append(module, chosen, machines, row_machines):
                  for obj in chosen]
     findings = [item for entry in set_plans for item in entry['findings']]
     if errors(findings):
-        raise ModuleFailure(failure_message(findings, 'machineset_network'), findings=findings)
+        raise Refused(findings)
     machine_plans = []
     for row, vm in zip(row_machines, vms):
         entry = mapi.plan_machine(row['machine'], vm, params['network'], on_network(vm, network), params['align_machines'], previous)
@@ -495,7 +487,7 @@ def plan_removal(module, chosen, machines, row_machines):
         machine_plans.append(dict(entry, node=row['node'], machineset=row['machineset']))
     refused = [item for entry in set_plans + machine_plans if entry['action'] == 'refused' for item in entry['findings']]
     if refused:
-        raise ModuleFailure(failure_message(refused, 'machineset_network'), findings=refused)
+        raise Refused(refused)
     findings = [item for entry in set_plans + machine_plans for item in entry['findings']]
     return set_plans, machine_plans, findings
 
@@ -547,13 +539,8 @@ def diff_of(entries):
 
 
 def main():
-    module = K8sModule(argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
-    try:
-        module_lock.take(module, 'machineset_network')
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(**result)
+    module = EgressModule(WHAT, argument_spec=argument_spec(), lock=LOCK_BEFORE, supports_check_mode=True)
+    module.run(run)
 
 
 if __name__ == '__main__':

@@ -56,8 +56,6 @@ description:
   - O(state=absent) first updates the policy so the address and route are removed from the node (deleting a
     policy never rolls a node back), waits for that, then deletes the policy; refused while the node hosts
     egress IPs in that subnet unless O(force=true).
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -155,15 +153,11 @@ options:
       - With O(wait=false) the module does not wait and refuses nodes whose NIC is not listed yet.
     type: int
     default: 90
-  wait_sleep:
-    description: Seconds between two reads while waiting.
-    type: int
-    default: 2
 extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
+  - ocp.egressip.wait
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -171,12 +165,6 @@ attributes:
   diff_mode:
     support: full
     details: Before and after of the parts of each policy the collection manages.
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
 notes:
   - "Requires the Kubernetes NMState Operator (with the C(NMState) CR named C(nmstate)); C(identifier: mac-address) needs nmstate 2.2.10 or newer."
   - The gateway route is a default route in the main table with a higher metric than the primary one;
@@ -345,33 +333,18 @@ diff:
   sample: {before: {}, after: {egressip-ocp1-worker-0: {spec: {}}}}
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
-from ansible_collections.ocp.egressip.plugins.module_utils.model.network import NETADDR_IMPORT_ERROR, networks_from
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import networks_from
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
 
 WHAT = 'node_nic_address'
-
-
-class Refused(Exception):
-    """Error findings: the module fails with them and writes nothing more."""
-
-    def __init__(self, findings, written=None):
-        message = failure_message(findings, WHAT)
-        if written is not None:  # the policies were written; what failed is their result on the nodes
-            message = ' '.join(['%s: %d error(s) after writing %s.' % (WHAT, len(errors(findings)), written)] +
-                               ['[%s] %s Fix: %s' % (item['id'], item['message'], item['remedy']) for item in errors(findings)])
-        super(Refused, self).__init__(message)
-        self.findings = findings
 
 
 KINDS = ('nodes', 'nncps', 'nnces', 'nns', 'egressips')  # one list per kind: five requests whatever the number of nodes
@@ -654,9 +627,17 @@ def absent(module, result):
     parallel.raise_failures(failures, len([r for r in results if r is not None]), 'NodeNetworkConfigurationPolicy deletes')
 
 
+def step(module, result):
+    """Place the addresses (present) or remove them (absent), under the cluster lock."""
+    if module.params['state'] == 'present':
+        present(module, result)
+    else:
+        absent(module, result)
+
+
 def main():
-    module = K8sModule(
-        argument_spec=dict(
+    module = EgressModule(
+        WHAT, argument_spec=dict(
             nodes=dict(type='list', elements='dict', required=True),
             cidr=dict(type='str'),
             gateway=dict(type='str'),
@@ -675,30 +656,10 @@ def main():
             wait_timeout=dict(type='int', default=300),
             state_wait_timeout=dict(type='int', default=90),
             wait_sleep=dict(type='int', default=2),
-            **module_lock.argument_spec()
         ),
-        supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_BEFORE, supports_check_mode=True,
     )
-    if NETADDR_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
-    result = dict(changed=False, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[],
-                  kept_hand_made_policies=[], findings=[])
-    try:
-        module_lock.take(module, 'node_nic_address')
-        if module.params['state'] == 'present':
-            present(module, result)
-        else:
-            absent(module, result)
-    except Refused as refusal:
-        result['findings'] = [item for item in result['findings'] if item not in refusal.findings] + refusal.findings
-        module.fail_json(msg=str(refusal), **result)
-    except ModuleFailure as failure:
-        details = failure.to_result()
-        details.update((key, value) for key, value in result.items() if key not in details)
-        module.fail_json(**details)
-    if not module._diff:
-        result.pop('diff', None)
-    module.exit_json(**result)
+    module.run(step, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[], kept_hand_made_policies=[], findings=[])
 
 
 if __name__ == '__main__':

@@ -30,8 +30,6 @@ description:
   - Kubernetes costs one list request per kind; vCenter a fixed number of batched reads, whatever the number of nodes.
   - Fails when any error finding exists, unless O(fail_on_error=false); the findings are returned either way.
   - Read-only; this module never changes anything in the cluster or in vCenter.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -102,20 +100,8 @@ extends_documentation_fragment:
   - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
-attributes:
-  check_mode:
-    support: full
-    details: The module only reads.
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
+  - ocp.egressip.common
+  - ocp.egressip.common.read_only
 notes:
   - Run it before every change; the C(ocp.egressip.preflight) role does so and stops on errors before any write.
   - Each finding id has a section in C(docs/runbook.md) with what to check and how to fix it.
@@ -264,12 +250,9 @@ msg:
   type: str
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.address_plan import NETADDR_IMPORT_ERROR
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message, summarize
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import K8sModule
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import PLAYBOOKS
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import check as check_permissions
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import vcenter_findings
@@ -302,8 +285,6 @@ def argument_spec():
 
 
 def run(module):
-    if NETADDR_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib('netaddr'), exception=str(NETADDR_IMPORT_ERROR))
     variables = module.params['variables']
     if variables is not None:
         normalized, schema_findings = check_variables(variables)
@@ -342,19 +323,20 @@ def result_of(snapshot, params, extra=(), checks=True):
     )
 
 
-def main():
-    module = K8sModule(
-        argument_spec=argument_spec(),
-        required_together=[('datacenter', 'cluster')],
-        supports_check_mode=True,
-    )
-    try:
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
+def step(module, result):
+    """Run the checks; with fail_on_error, error findings fail the task (the result is returned all the same)."""
+    result.update(run(module))
     if module.params['fail_on_error'] and not result['summary']['ok']:
-        module.fail_json(msg=failure_message(result['findings'], 'preflight'), changed=False, **result)
-    module.exit_json(changed=False, **result)
+        raise Refused(result['findings'])
+
+
+def main():
+    module = EgressModule(
+        'preflight', argument_spec=argument_spec(),
+        required_together=[('datacenter', 'cluster')],
+        libraries=('netaddr',), supports_check_mode=True,
+    )
+    module.run(step)
 
 
 if __name__ == '__main__':

@@ -21,8 +21,6 @@ description:
     connection in O(kubernetes).
   - The reads are batched, so the number of vCenter requests is the same for one VM or five hundred.
   - Read-only; this module never changes anything in vCenter or in the cluster.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - pyvmomi >= 9.0.0
   - kubernetes >= 31.0.0 (only with O(node_names) or O(node_selector))
@@ -71,20 +69,8 @@ options:
 extends_documentation_fragment:
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.actiongroups
-attributes:
-  check_mode:
-    support: full
-    details: The module only reads.
-  diff_mode:
-    support: none
-  platform:
-    platforms: all
-  action_group:
-    support: full
-    membership:
-      - ocp.egressip.egressip
+  - ocp.egressip.common
+  - ocp.egressip.common.read_only
 notes:
   - Standard port groups are read from each host's network system (C(networkInfo)), which lists port groups
     added after the host joined the cluster.
@@ -392,8 +378,8 @@ vms:
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_client_for, k8s_nested_argument_spec
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VsphereModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import VSPHERE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import node_vm_selectors
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import (
     find_datacenter,
@@ -426,7 +412,7 @@ def vm_selectors(module):
     selectors += [dict(by='uuid', value=value) for value in params['vm_uuids']]
     selectors += [dict(by='moid', value=value) for value in params['vm_moids']]
     if params['node_names'] or params['node_selector']:
-        k8s = k8s_client_for(module, params['kubernetes'])
+        k8s = module.k8s
         nodes = kube.list_objects(k8s, kube.NODES, label_selector=params['node_selector'])
         if params['node_selector'] and not nodes:
             module.warn('node_selector %r matches no node on %s' % (params['node_selector'], k8s.host))
@@ -434,7 +420,7 @@ def vm_selectors(module):
     return selectors
 
 
-def run(module):
+def run(module, _result=None):
     params = module.params
     selectors = vm_selectors(module)
     client = module.vsphere
@@ -457,16 +443,12 @@ def run(module):
 
 
 def main():
-    module = VsphereModule(
-        argument_spec=argument_spec(),
+    module = EgressModule(
+        'vsphere_network_info', connection=VSPHERE, argument_spec=argument_spec(),
         mutually_exclusive=[('node_names', 'node_selector')],
-        supports_check_mode=True,
+        libraries=('pyvmomi',), supports_check_mode=True,
     )
-    try:
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(changed=False, **result)
+    module.run(run)
 
 
 if __name__ == '__main__':

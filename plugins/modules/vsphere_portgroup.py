@@ -23,8 +23,6 @@ description:
     shaping, number of ports, ...) are kept. This avoids the trap of modules whose defaults overwrite hand-made settings.
   - With O(state=absent) the port group is removed, but only when no VM NIC uses it, unless O(force=true); the
     refusal lists the VMs.
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - pyvmomi >= 9.0.0
 options:
@@ -115,7 +113,7 @@ extends_documentation_fragment:
   - ocp.egressip.cluster_lock.nested
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
-  - ansible.builtin.action_common_attributes
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -123,8 +121,6 @@ attributes:
   diff_mode:
     support: full
     details: The port group before and after, per host (standard) or on its switch (distributed).
-  platform:
-    platforms: all
 notes:
   - Standard port groups are read from each host's network system (C(networkInfo)).
   - For a standard port group the security values compared are the effective ones (C(computedPolicy)); a changed
@@ -214,15 +210,15 @@ diff:
 '''
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_nested_argument_spec
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VsphereModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, VSPHERE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import names_text
+
+WHAT = 'vsphere_portgroup'
 
 
 def argument_spec():
@@ -272,7 +268,7 @@ def attached_nics(client, datacenter, network):
 
 
 def refuse(findings):
-    raise ModuleFailure(failure_message(findings, 'vsphere_portgroup'), findings=findings)
+    raise Refused(findings)
 
 
 # --- standard ------------------------------------------------------------------------------------------
@@ -385,7 +381,7 @@ def distributed(module, client, datacenter):
     return pg_plan['action'] != 'none', result, {'before': pg_plan['before'], 'after': pg_plan['after']}
 
 
-def run(module):
+def run(module, _result=None):
     params = module.params
     problems = validate(params)
     if problems:
@@ -401,13 +397,8 @@ def run(module):
 
 
 def main():
-    module = VsphereModule(argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
-    try:
-        module_lock.take(module, 'vsphere_portgroup', nested=True)
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(**result)
+    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=argument_spec(), libraries=('pyvmomi',), lock=LOCK_BEFORE, supports_check_mode=True)
+    module.run(run)
 
 
 if __name__ == '__main__':

@@ -44,8 +44,6 @@ description:
     back; a VM with more than one NIC on O(network) (a server that ignores C(changeVersion)) keeps the NIC every run
     keeps (the one a policy names, else the lowest device key) and loses the ones this run added, reported as finding
     C(vsphere_vm_nic_duplicate_removed).
-author:
-  - ocp.egressip maintainers (!UNKNOWN)
 requirements:
   - pyvmomi >= 9.0.0
   - kubernetes >= 31.0.0 (with O(node_names), O(node_selector), or O(state=absent))
@@ -140,7 +138,7 @@ extends_documentation_fragment:
   - ocp.egressip.egress_cidr
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
-  - ansible.builtin.action_common_attributes
+  - ocp.egressip.common
 attributes:
   check_mode:
     support: full
@@ -148,8 +146,6 @@ attributes:
   diff_mode:
     support: full
     details: Per VM, the NICs on the network before and after.
-  platform:
-    platforms: all
 notes:
   - A NIC added only in vCenter is lost when Machine API replaces the node; run M(ocp.egressip.machineset_network)
     so the MachineSet template lists the port group, and so Machine API does not report C(invalid network count).
@@ -274,19 +270,19 @@ diff:
 import copy
 import time
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_client_for, k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE, policy_allocation
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import VsphereModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, VSPHERE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 
+WHAT = 'vsphere_vm_nic'
 MAX_PARALLEL = 64
 CHANGING = ('add', 'move', 'connect', 'remove')
 RETRIES = 3  # re-plans of a VM another writer changed between our read and our write
@@ -339,7 +335,7 @@ def read_nodes(module):
     wanted = params['node_names'] or params['node_selector'] or params['state'] == 'absent'
     if not wanted:
         return None, []
-    k8s = k8s_client_for(module, params['kubernetes'])
+    k8s = module.k8s
     everything = [{'name': node['metadata']['name'], 'provider_id': (node.get('spec') or {}).get('providerID'),
                    'labels': node['metadata'].get('labels') or {}} for node in kube.list_objects(k8s, kube.NODES)]
     selector = params['node_selector']
@@ -368,7 +364,7 @@ def own_macs(module):
     params = module.params
     if not (params['node_names'] or params['node_selector']):
         return {}
-    k8s = k8s_client_for(module, params['kubernetes'])
+    k8s = module.k8s
     try:
         found = k8s.request('list', kube.resource(kube.NNCPS), kube.path(kube.NNCPS),
                             query={'labelSelector': '%s=%s' % (MANAGED_BY_LABEL, MANAGED_BY_VALUE)})
@@ -381,7 +377,7 @@ def own_macs(module):
 
 def egress_ips(module):
     """{node: [egress IPs]} from EgressIP status (one list); none when the EgressIP API is not served."""
-    items = kube.list_objects(k8s_client_for(module, module.params['kubernetes']), kube.EGRESSIPS, absent=None)
+    items = kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None)
     return plan.egress_ips_by_node(items, egress_networks(module.params)[0])
 
 
@@ -405,7 +401,7 @@ def diff_of(entries):
     return {'before': side('before'), 'after': side('after')}
 
 
-def run(module):
+def run(module, _result=None):
     params = module.params
     problems = validate(params)
     if problems:
@@ -420,7 +416,7 @@ def run(module):
                     'every VM is planned to get a new NIC on it.' % params['network'])
         network, findings = plan.planned_network(params['network'], params['switch']), []
     if findings:
-        raise ModuleFailure(failure_message(findings, 'vsphere_vm_nic'), findings=findings)
+        raise Refused(findings)
     index = vcenter.index_vms(client, datacenter)
     targets, findings = plan.resolve_targets(index, nodes=nodes, vm_refs=vm_refs(params))
     node_of = plan.nodes_of_vms(all_nodes)
@@ -433,8 +429,7 @@ def run(module):
     for entry in entries:
         findings.extend(entry['findings'])
     if errors(findings) and not params['continue_on_error']:
-        raise ModuleFailure(failure_message(findings, 'vsphere_vm_nic'), findings=findings,
-                            vms=[plan.vm_result(entry, _current_nic(entry), False, _refusal(entry)) for entry in entries])
+        raise Refused(findings, vms=[plan.vm_result(entry, _current_nic(entry), False, _refusal(entry)) for entry in entries])
     results = {}
     if not module.check_mode:
         replan = _replanner(client, targets, networks, network, params, hosted, owned)
@@ -589,13 +584,8 @@ def _with_results(entries, vms):
 
 
 def main():
-    module = VsphereModule(argument_spec=dict(argument_spec(), **module_lock.argument_spec()), supports_check_mode=True)
-    try:
-        module_lock.take(module, 'vsphere_vm_nic', nested=True)
-        result = run(module)
-    except ModuleFailure as failure:
-        module.fail_failure(failure)
-    module.exit_json(**result)
+    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=argument_spec(), libraries=('pyvmomi',), lock=LOCK_BEFORE, supports_check_mode=True)
+    module.run(run)
 
 
 if __name__ == '__main__':

@@ -27,7 +27,6 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify 
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_vcenter
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import connect_vsphere
 
 POD_LIST_MARGIN = 10  # seconds beyond the probe timeout before a pod that never finished is given up
 
@@ -81,20 +80,21 @@ def relevant_nodes(nodes, egressips):
     return [node for node in nodes if (node.get('metadata') or {}).get('name') in hosting or is_egress_assignable(node)]
 
 
-def read_vsphere(connection, datacenter, cluster, portgroup, nodes):
-    """The vSphere facts of verify: one login, the preflight's batched read, converted by _verify.vsphere_facts."""
-    client = connect_vsphere(connection)
+def read_vsphere(vcenter, datacenter, cluster, portgroup, nodes):
+    """The vSphere facts of verify: the run's one vCenter session (``vcenter()``), the preflight's batched read, converted by
+    _verify.vsphere_facts."""
+    client = vcenter()
     vcenter = read_vcenter(client, datacenter, cluster, nodes)
     vcenter.setdefault('datacenter', datacenter)
     return _verify.vsphere_facts(vcenter, portgroup, nodes)
 
 
 def read_verify_snapshot(k8s, vsphere_options=None):
-    """The verify snapshot: Kubernetes lists, and vCenter when ``vsphere_options`` = {connection, datacenter, cluster, portgroup}."""
+    """The verify snapshot: Kubernetes lists, and vCenter when ``vsphere_options`` = {vcenter, datacenter, cluster, portgroup}."""
     nodes, egressips, nns, notes = read_cluster(k8s)
     vsphere = None
     if vsphere_options:
-        vsphere = read_vsphere(vsphere_options['connection'], vsphere_options['datacenter'], vsphere_options['cluster'],
+        vsphere = read_vsphere(vsphere_options['vcenter'], vsphere_options['datacenter'], vsphere_options['cluster'],
                                vsphere_options['portgroup'], relevant_nodes(nodes, egressips))
     snapshot = _verify.build_snapshot(nodes, egressips, nns=nns, vsphere=vsphere)
     snapshot['notes'] = notes

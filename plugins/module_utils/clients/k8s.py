@@ -29,7 +29,7 @@ except ImportError:
     HAS_K8S_LIBS = False
     K8S_LIBS_ERROR = traceback.format_exc()
 
-from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
+from ansible.module_utils.basic import env_fallback, missing_required_lib
 from ansible.module_utils.six.moves.http_client import RemoteDisconnected
 from ansible.module_utils.six.moves.urllib.parse import quote, urlencode
 
@@ -570,27 +570,3 @@ def k8s_client_for(module, params):
         fail_with(module, failure)
     module.no_log_values.update(client.secrets())
     return client
-
-
-class K8sModule(KubeconfigMasking, AnsibleModule):
-    """AnsibleModule with the Kubernetes connection options, the HTTP library check and a lazy client."""
-
-    def __init__(self, argument_spec=None, **kwargs):
-        spec = k8s_argument_spec()
-        spec.update(argument_spec or {})
-        super(K8sModule, self).__init__(argument_spec=spec, **kwargs)
-        self.no_log_values.update(kubeconfig_secrets(self.params.get('kubeconfig')))  # before any output, -vvv's included
-        if not HAS_K8S_LIBS:
-            self.fail_json(msg=missing_required_lib('urllib3 (pip install kubernetes brings it)'), exception=K8S_LIBS_ERROR)
-        self._k8s = None
-
-    @property
-    def k8s(self):
-        """The K8sClient, built on first use; a configuration failure ends the module."""
-        if self._k8s is None:
-            self._k8s = k8s_client_for(self, self.params)
-        return self._k8s
-
-    def fail_failure(self, failure):
-        """End the module with a ModuleFailure (message plus details, library versions included)."""
-        fail_with(self, failure)

@@ -2,7 +2,7 @@
 # Copyright: (c) 2025, ocp.egressip contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""vSphere connection, batched PropertyCollector reads and the vSphere module base class.
+"""vSphere connection and batched PropertyCollector reads (the module base is clients/module.py).
 
 Connection options and environment variables are those of vmware.vmware, so the same AAP
 credential and ``module_defaults`` serve both collections. Private module_util: no API
@@ -34,15 +34,8 @@ except ImportError:
     HAS_PYVMOMI = False
     PYVMOMI_IMPORT_ERROR = traceback.format_exc()
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import (
-    ModuleFailure,
-    fail_with,
-    library_versions,
-)
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import KubeconfigMasking
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import VSPHERE_ENV, vsphere_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, library_versions
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import VSPHERE_ENV
 
 # Seconds allowed to open the TCP connection before the vCenter counts as unreachable.
 CONNECT_TIMEOUT = 15
@@ -287,29 +280,3 @@ def _records_from_pages(result, next_page):
         if not result.token:
             return
         result = next_page(result.token)
-
-
-class VsphereModule(KubeconfigMasking, AnsibleModule):
-    """AnsibleModule with the vCenter connection options, the pyVmomi check and a lazy client."""
-
-    def __init__(self, argument_spec=None, **kwargs):
-        spec = vsphere_argument_spec()
-        spec.update(argument_spec or {})
-        super(VsphereModule, self).__init__(argument_spec=spec, **kwargs)
-        if not HAS_PYVMOMI:
-            self.fail_json(msg=missing_required_lib('pyvmomi'), exception=PYVMOMI_IMPORT_ERROR)
-        self._vsphere = None
-
-    @property
-    def vsphere(self):
-        """The VsphereClient, logged in on first use; a connection failure ends the module."""
-        if self._vsphere is None:
-            try:
-                self._vsphere = connect_vsphere(self.params)
-            except ModuleFailure as failure:
-                self.fail_failure(failure)
-        return self._vsphere
-
-    def fail_failure(self, failure):
-        """End the module with a ModuleFailure (message plus details, library versions included)."""
-        fail_with(self, failure)

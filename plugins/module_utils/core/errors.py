@@ -17,6 +17,8 @@ except ImportError:  # Python < 3.8 has no importlib.metadata; versions are then
     _distribution_version = None
     PackageNotFoundError = Exception
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
+
 
 class ModuleFailure(Exception):
     """A failure reported as is through fail_json.
@@ -36,6 +38,27 @@ class ModuleFailure(Exception):
         result = dict(self.details)
         result['msg'] = self.msg
         return result
+
+
+class Refused(Exception):
+    """Error findings: the step writes nothing (more) and fails with them.
+
+    ``written`` names what was written before the refusal (a step that failed on the result of its writes);
+    ``details`` are extra keys for the failure result (the per-object plan that was refused).
+    """
+
+    def __init__(self, findings, written=None, **details):
+        super(Refused, self).__init__('%d error finding(s)' % len(errors(findings)))
+        self.findings = findings
+        self.written = written
+        self.details = details
+
+    def message(self, what):
+        """The failure message of the step ``what``: each error finding with its remedy."""
+        if self.written is None:
+            return failure_message(self.findings, what)
+        return ' '.join(['%s: %d error(s) after writing %s.' % (what, len(errors(self.findings)), self.written)] +
+                        ['[%s] %s Fix: %s' % (item['id'], item['message'], item['remedy']) for item in errors(self.findings)])
 
 
 def library_versions(*distributions):

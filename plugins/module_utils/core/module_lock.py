@@ -22,7 +22,7 @@ import time
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, fail_with
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import _default_kubeconfig, k8s_client_for
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import _default_kubeconfig
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.kubeconfig import IN_CLUSTER_HOST_ENV
 
 CONFLICT_RETRIES = 5
@@ -160,7 +160,7 @@ class ModuleLock(object):
                              '(Lease %s/%s): nothing stops another writer of this cluster meanwhile.'
                              % (self.module.params['lock_namespace'], self.module.params['lock_name']))
             return None
-        return k8s_client_for(self.module, connection)
+        return self.module.k8s  # the module's one client, from the same kubernetes option
 
     def __enter__(self):
         if not self.wanted:

@@ -27,12 +27,9 @@ try:
 except ImportError:
     pass  # the preflight module reports the missing library before any vCenter read
 
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import read_privileges, vcenter_privileges
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import HAS_PYVMOMI, PYVMOMI_IMPORT_ERROR, connect_vsphere
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import vm_uuid_from_provider_id
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import (
@@ -197,10 +194,7 @@ def read_snapshot(module):
     snapshot = read_cluster(module.k8s, skip=skip)
     snapshot['vsphere'] = None
     if params['datacenter'] and params['cluster']:
-        if not HAS_PYVMOMI:
-            module.fail_json(msg=missing_required_lib('pyvmomi', reason='to check vCenter (datacenter and cluster given)'),
-                             exception=PYVMOMI_IMPORT_ERROR)
-        client = connect_vsphere(params['vsphere'])
+        client = module.vcenter(reason='to check vCenter (datacenter and cluster given)')
         wanted = vcenter_privileges(params['vcenter_privileges'], (params['portgroup'] or {}).get('switch_type')) if params.get('vcenter_privileges') else None
         snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'], wanted)
     snapshot['config'] = requested_config(params)
