@@ -359,10 +359,11 @@ def _vcenter(module):
     # vCenter code (pyVmomi) is loaded only when vCenter is read: 0.1 s of every run otherwise.
     # pylint: disable=import-outside-toplevel
     from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
+    from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
     if not hasattr(module, '_egress_vcenter'):
         client = module.vcenter(reason='to read the port groups and the VMs of the Machines')
         datacenter = vcenter.find_datacenter(client, module.params['datacenter'], 'datacenter')
-        module._egress_vcenter = (vcenter, client, datacenter, vcenter.read_networks(client, datacenter))  # pylint: disable=protected-access
+        module._egress_vcenter = (vcenter, client, datacenter, vcenter.read_networks(client, datacenter), io)  # pylint: disable=protected-access
     return module._egress_vcenter  # pylint: disable=protected-access
 
 
@@ -372,8 +373,8 @@ def _network_names(module):
 
 def _read_vm_counts(module, machines):
     params = module.params
-    vcenter, client, datacenter, networks = _vcenter(module)
-    network, _findings = vcenter.find_network(networks, params['network'], params['switch'])
+    vcenter, client, datacenter, networks, io = _vcenter(module)
+    network, _findings = io.find_network(networks, params['network'], params['switch'])
     index = vcenter.index_vms(client, datacenter)
     by_uuid = dict((vm['instance_uuid'], vm) for vm in index if vm['instance_uuid'])
     by_name = dict((vm['name'], vm) for vm in index)

@@ -410,7 +410,7 @@ def run(module, _result=None):
     client = module.vsphere
     datacenter = vcenter.find_datacenter(client, params['datacenter'], 'datacenter')
     networks = vcenter.read_networks(client, datacenter)
-    network, findings = vcenter.find_network(networks, params['network'], params['switch'])
+    network, findings = io.find_network(networks, params['network'], params['switch'])
     if findings and module.check_mode and params['network_planned'] and findings[0]['id'] == 'portgroup_missing':
         module.warn('port group %s does not exist yet (an earlier task of this check run would create it): '
                     'every VM is planned to get a new NIC on it.' % params['network'])

@@ -47,7 +47,7 @@ def read_node_vm(client, datacenter, node, portgroup=None):
     if portgroup:
         networks = vcenter.read_networks(client, dc)
         switch = portgroup.get('switch') if portgroup.get('switch_type') == DISTRIBUTED else None
-        network, findings = vcenter.find_network(networks, portgroup['name'], switch)
+        network, findings = vnio.find_network(networks, portgroup['name'], switch)
         if network is None:
             raise ModuleFailure('portgroup: %s' % ' '.join(item['message'] for item in findings), reason='not_found')
     name = (node.get('metadata') or {}).get('name')

@@ -19,7 +19,6 @@ try:
 except ImportError:
     pass  # the modules report the missing library before any reader runs
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, library_versions
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import (
     distributed_portgroup_facts,
@@ -31,8 +30,9 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts i
     security_facts,
     standard_portgroup_facts,
     vm_nics,
+    DISTRIBUTED,
+    STANDARD,
 )
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import DISTRIBUTED, STANDARD
 
 HOST_PATHS = ['name', 'configManager.networkSystem', 'runtime.connectionState', 'runtime.inMaintenanceMode']
 CLUSTER_PATHS = ['name', 'host']
@@ -256,25 +256,6 @@ def read_networks(client, datacenter):
 def switch_records(networks):
     """{name: ref} of the distributed switches that own at least one port group."""
     return dict((network['switch'], network['switch_ref']) for network in networks if network.get('switch'))
-
-
-def find_network(networks, name, switch=None):
-    """The network a NIC should use: by name, and by distributed switch when given. Returns (network, findings)."""
-    matches = [network for network in networks if network['name'] == name and not network.get('uplink')]
-    if switch:
-        matches = [network for network in matches if network.get('switch') == switch]
-    if len(matches) == 1 and matches[0]['type'] != 'opaque':
-        return matches[0], []
-    where = 'on distributed switch %s' % switch if switch else 'in the datacenter'
-    if not matches:
-        return None, [catalogue_finding('portgroup_missing', 'port group %s does not exist %s.' % (name, where),
-                                        objects=[{'kind': 'Network', 'name': name}])]
-    if len(matches) == 1:
-        return None, [catalogue_finding('nsx_backed_network', 'network %s is an NSX (opaque) network: not supported.' % name,
-                                        objects=[{'kind': 'Network', 'name': name}])]
-    return None, [catalogue_finding('vsphere_portgroup_ambiguous', '%d networks are named %s %s (%s).'
-                                    % (len(matches), name, where, ', '.join('%s %s' % (m['type'], m['moid']) for m in matches)),
-                                    objects=[{'kind': 'Network', 'name': name, 'moid': m['moid']} for m in matches])]
 
 
 # --- VMs --------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ try:
 except ImportError:
     pass  # VsphereModule reports the missing library before any reader runs
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, library_versions
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import fault_text
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import security_view
@@ -75,6 +76,25 @@ def update_standard_portgroup(client, host, name, changes):
 def remove_standard_portgroup(client, host, name):
     client.call('RemovePortGroup', 'removing port group %s from host %s' % (name, host['name']), host['network_system'].RemovePortGroup,
                 pgName=name)
+
+
+def find_network(networks, name, switch=None):
+    """The network a NIC should use: by name, and by distributed switch when given. Returns (network, findings)."""
+    matches = [network for network in networks if network['name'] == name and not network.get('uplink')]
+    if switch:
+        matches = [network for network in matches if network.get('switch') == switch]
+    if len(matches) == 1 and matches[0]['type'] != 'opaque':
+        return matches[0], []
+    where = 'on distributed switch %s' % switch if switch else 'in the datacenter'
+    if not matches:
+        return None, [catalogue_finding('portgroup_missing', 'port group %s does not exist %s.' % (name, where),
+                                        objects=[{'kind': 'Network', 'name': name}])]
+    if len(matches) == 1:
+        return None, [catalogue_finding('nsx_backed_network', 'network %s is an NSX (opaque) network: not supported.' % name,
+                                        objects=[{'kind': 'Network', 'name': name}])]
+    return None, [catalogue_finding('vsphere_portgroup_ambiguous', '%d networks are named %s %s (%s).'
+                                    % (len(matches), name, where, ', '.join('%s %s' % (m['type'], m['moid']) for m in matches)),
+                                    objects=[{'kind': 'Network', 'name': name, 'moid': m['moid']} for m in matches])]
 
 
 def distributed_view(network):

@@ -29,6 +29,10 @@ ADAPTER_TYPES = {
     'VirtualSriovEthernetCard': 'sriov',
 }
 
+# The network types the vCenter reader reports and the plans compare.
+STANDARD = 'standard'
+DISTRIBUTED = 'distributed'
+
 # DistributedVirtualPortgroup config.type -> port binding as the vSphere Client names it.
 PORT_BINDINGS = {
     'earlyBinding': 'static',

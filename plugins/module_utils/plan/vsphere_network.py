@@ -28,7 +28,9 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import hosted_egress_ips
 from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import (
+    DISTRIBUTED,
     PORT_BINDINGS as PORT_BINDING_NAMES,
+    STANDARD,
     normalize_uuid,
     vm_uuid_from_provider_id,
 )
@@ -38,8 +40,6 @@ VLAN_MIN = 0
 VLAN_MAX = 4094
 NIC_ADAPTER = 'vmxnet3'
 SECURITY_OPTIONS = ('promiscuous', 'mac_changes', 'forged_transmits')
-STANDARD = 'standard'
-DISTRIBUTED = 'distributed'
 # The user's words for port binding -> vSphere's DVPortgroupConfigSpec.type (dynamic is deprecated: not offered).
 PORT_BINDINGS = dict((name, vsphere) for vsphere, name in PORT_BINDING_NAMES.items() if name != 'dynamic')
 # Defaults vSphere itself uses for a new port group; only used when creating one.
