@@ -284,7 +284,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify import validate_wire
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.wire import validate_wire
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
 WHAT = 'egressip_failover'

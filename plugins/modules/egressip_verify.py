@@ -306,6 +306,8 @@ diff:
 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import remediation as _remediation
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import wire as _wire
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import egress_network
@@ -355,7 +357,7 @@ def check_input(params):
         messages.append("portgroup.switch is not set for the distributed port group %s; give its distributed switch."
                         % params['portgroup']['name'])
     if params['wire']:
-        messages += _verify.validate_wire(params['wire'])
+        messages += _wire.validate_wire(params['wire'])
     for key in ('wait_timeout', 'poll_interval'):
         if params[key] <= 0:
             messages.append('%s=%s must be above 0.' % (key, params[key]))
@@ -394,12 +396,12 @@ class Verification(object):
             wanted = [obj for obj in snapshot['egressips'] if self.names is None or obj['metadata']['name'] in self.names]
             probes = vio.run_probes(self.module.k8s, wanted, self.params['wire'], self.module.check_mode, self.clock,
                                     self.params['poll_interval'])
-            result = _verify.apply_wire(result, probes)
+            result = _wire.apply_wire(result, probes)
         return snapshot, result
 
     def remediate(self, snapshot, result):
         """(remediation record, final result, changed, diff) for the broken egress nodes."""
-        plan = _verify.plan_remediation(result, snapshot, self.cidr)
+        plan = _remediation.plan_remediation(result, snapshot, self.cidr)
         record = {'nodes': plan['nodes'], 'moves': [dict(move, to=None, seconds=None) for move in plan['moves']],
                   'refused': plan['refused'], 'check_mode': self.module.check_mode, 'seconds': None, 'comparison': [],
                   'detected': bool(plan['nodes']), 'skipped': plan['skipped']}
@@ -410,8 +412,8 @@ class Verification(object):
         if plan['refused']:
             result['findings'] += plan['findings']
             return record, result, False, None
-        vio.patch_nodes(self.module.k8s, plan['nodes'], _verify.label_patch(), self.module.check_mode)
-        diff = _verify.remediation_diff(plan['nodes'])
+        vio.patch_nodes(self.module.k8s, plan['nodes'], _remediation.label_patch(), self.module.check_mode)
+        diff = _remediation.remediation_diff(plan['nodes'])
         if self.module.check_mode:
             return record, result, True, diff
         started = self.clock.now()
@@ -425,7 +427,7 @@ class Verification(object):
                                  'may_be_unassigned': False, 'ok': move['to'] in move['candidates']} for move in record['moves']]
         initial = {'summary': _verify.summary(result), 'findings': result['findings'], 'egress_ips': result['egress_ips']}
         _snapshot, final = self.once()
-        final['findings'] += _verify.remediated_findings([move for move in record['moves'] if move['to']])
+        final['findings'] += _remediation.remediated_findings([move for move in record['moves'] if move['to']])
         final['findings'] += [catalogue_finding(
             'egressip_drill_not_reassigned', 'EgressIP %s: %s left node %s (label removed by remediation) and was not assigned to '
             'another node within %d s.' % (move['egressip'], move['ip'], move['from'], self.params['wait_timeout']),

@@ -24,6 +24,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import parall
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.parallel import Clock  # the waits of verify and the drill
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import wire as _wire
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_vcenter
@@ -149,7 +150,7 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
     outcomes, bodies, created_namespaces = [], [], []
     for egressip in egressips:
         name = egressip['metadata']['name']
-        namespace, namespace_body, reason = _verify.probe_namespace(egressip, namespaces, (wire.get('namespaces') or {}).get(name),
+        namespace, namespace_body, reason = _wire.probe_namespace(egressip, namespaces, (wire.get('namespaces') or {}).get(name),
                                                                     wire.get('create_namespace'))
         if namespace_body is not None:
             reason = _create_namespace(k8s, namespace_body)
@@ -160,7 +161,7 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
             outcomes.append(_not_run(name, reason, namespace=namespace))
             continue
         for _index in range(wire.get('probes') or 1):
-            body, reason = _verify.probe_pod(egressip, namespace, wire['echo_target'], wire['image'], run_id, wire['timeout'])
+            body, reason = _wire.probe_pod(egressip, namespace, wire['echo_target'], wire['image'], run_id, wire['timeout'])
             if reason:
                 outcomes.append(_not_run(name, reason, namespace=namespace))
                 break
@@ -196,7 +197,7 @@ def _create_pod(k8s, body):
 
 def _run_pods(k8s, bodies, run_id, timeout, clock, interval, writes):
     created, _failures = parallel.run_parallel([lambda body=body: _create_pod(k8s, body) for body in bodies])
-    outcomes = [_not_run(body['metadata']['labels'][_verify.PROBE_OBJECT_LABEL], 'the probe pod could not be created: %s' % failure,
+    outcomes = [_not_run(body['metadata']['labels'][_wire.PROBE_OBJECT_LABEL], 'the probe pod could not be created: %s' % failure,
                          namespace=body['metadata']['namespace'])
                 for body, (_pod, failure) in zip(bodies, created) if failure]
     count = len([pod for pod, _failure in created if pod is not None])
@@ -205,11 +206,11 @@ def _run_pods(k8s, bodies, run_id, timeout, clock, interval, writes):
         return outcomes
     pods = _wait_pods(k8s, run_id, count, timeout, clock, interval)
     logs, _failures = parallel.run_parallel([lambda pod=pod: _log(k8s, pod) for pod in pods])
-    return outcomes + [_verify.probe_outcome(pod, log, timeout) for pod, log in zip(pods, logs)]
+    return outcomes + [_wire.probe_outcome(pod, log, timeout) for pod, log in zip(pods, logs)]
 
 
 def _list_probe_pods(k8s, run_id):
-    selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
+    selector = '%s=%s' % (_wire.PROBE_RUN_LABEL, run_id)
     return kube.list_objects(k8s, kube.PODS, label_selector=selector)
 
 
@@ -233,7 +234,7 @@ def _log(k8s, pod):
 def _clean_up(k8s, bodies, run_id, namespaces):
     """Delete the probe pods (one request per namespace) and the probe namespaces this run created; errors are ignored.
     Returns the number of delete requests that succeeded."""
-    selector = '%s=%s' % (_verify.PROBE_RUN_LABEL, run_id)
+    selector = '%s=%s' % (_wire.PROBE_RUN_LABEL, run_id)
     deleted = 0
     for namespace in sorted(set(body['metadata']['namespace'] for body in bodies)):
         try:

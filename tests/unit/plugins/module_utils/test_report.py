@@ -7,6 +7,7 @@ import pytest
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import report
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import wire
 
 from test_verify import CIDR, Cluster
 from test_drill import step
@@ -17,7 +18,7 @@ def verify_report(broken=False):
     if broken:
         cluster.vsphere['vms']['w0']['nics'][1]['connected'] = False
     result = cluster.evaluate()
-    result = verify.apply_wire(result, [{'egressip': 'payments', 'namespace': 'payments', 'pod': 'p', 'outcome': 'answered',
+    result = wire.apply_wire(result, [{'egressip': 'payments', 'namespace': 'payments', 'pod': 'p', 'outcome': 'answered',
                                          'source_ip': '10.20.0.201', 'log': '10.20.0.201', 'reason': None}])
     return verify.report(result, network=CIDR, portgroup='ocp-egress-120')
 

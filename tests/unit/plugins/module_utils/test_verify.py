@@ -3,6 +3,8 @@
 import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import remediation
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import wire
 
 from _cluster_states import egressip_object, node_object
 
@@ -283,24 +285,24 @@ def probe(outcome, source_ip=None, **extra):
 
 
 def test_wire_answer_with_an_assigned_ip_passes_and_marks_the_row():
-    result = verify.apply_wire(Cluster().evaluate(), [probe('answered', '10.20.0.201')])
+    result = wire.apply_wire(Cluster().evaluate(), [probe('answered', '10.20.0.201')])
     assert result['wire'][0]['ok'] is True and result['wire'][0]['expected'] == ['10.20.0.200', '10.20.0.201']
     assert [item['wire'] for item in result['egress_ips']] == [None, 'seen']
     assert ids(result) == []
 
 
 def test_wire_answer_with_another_address_or_no_answer_fails():
-    result = verify.apply_wire(Cluster().evaluate(), [probe('answered', '192.168.10.12'), probe('no_answer')])
+    result = wire.apply_wire(Cluster().evaluate(), [probe('answered', '192.168.10.12'), probe('no_answer')])
     assert ids(result) == ['egressip_wire_failed', 'egressip_wire_failed']
     assert 'saw 192.168.10.12' in result['findings'][0]['message']
     assert 'did not answer' in result['findings'][1]['message'] and 'timed out' in result['findings'][1]['message']
 
 
 def test_wire_not_run_is_a_warning_or_info_in_check_mode():
-    result = verify.apply_wire(Cluster().evaluate(), [probe('not_run', reason='no namespace is selected')])
+    result = wire.apply_wire(Cluster().evaluate(), [probe('not_run', reason='no namespace is selected')])
     assert ids(result, 'warning') == ['egressip_wire_not_checked']
     assert [item['wire'] for item in result['egress_ips']] == [None, None]
-    result = verify.apply_wire(Cluster().evaluate(), [probe('not_run', reason='check mode', check_mode=True)])
+    result = wire.apply_wire(Cluster().evaluate(), [probe('not_run', reason='check mode', check_mode=True)])
     assert ids(result, 'info') == ['egressip_wire_not_checked']
 
 
@@ -308,28 +310,28 @@ def test_probe_namespace_choice():
     egressip = Cluster().egressips[0]
     namespaces = [{'metadata': {'name': name, 'labels': labels}} for name, labels in
                   (('default', {}), ('payments-b', {'team': 'payments'}), ('payments-a', {'team': 'payments'}))]
-    assert verify.probe_namespace(egressip, namespaces)[0] == 'payments-a'
-    assert verify.probe_namespace(egressip, namespaces, configured='payments-b')[0] == 'payments-b'
-    name, body, reason = verify.probe_namespace(egressip, namespaces, configured='default')
+    assert wire.probe_namespace(egressip, namespaces)[0] == 'payments-a'
+    assert wire.probe_namespace(egressip, namespaces, configured='payments-b')[0] == 'payments-b'
+    name, body, reason = wire.probe_namespace(egressip, namespaces, configured='default')
     assert name is None and 'default is not selected by EgressIP payments' in reason
-    name, body, reason = verify.probe_namespace(egressip, namespaces[:1])
+    name, body, reason = wire.probe_namespace(egressip, namespaces[:1])
     assert name is None and 'create_namespace' in reason
-    name, body, reason = verify.probe_namespace(egressip, namespaces[:1], create=True)
+    name, body, reason = wire.probe_namespace(egressip, namespaces[:1], create=True)
     assert name == 'egressip-probe-payments' and body['metadata']['labels']['team'] == 'payments' and reason is None
     expressions = copy.deepcopy(egressip)
     expressions['spec']['namespaceSelector'] = {'matchExpressions': [{'key': 'team', 'operator': 'NotIn', 'values': ['x']},
                                                                      {'key': 'env', 'operator': 'In', 'values': ['prod', 'dev']}]}
-    name, body, reason = verify.probe_namespace(expressions, [], create=True)
+    name, body, reason = wire.probe_namespace(expressions, [], create=True)
     assert body['metadata']['labels'] == {'env': 'prod', 'egressip.ocp/managed-by': 'ocp.egressip'}
     impossible = copy.deepcopy(egressip)
     impossible['spec']['namespaceSelector'] = {'matchExpressions': [{'key': 'egressip.ocp/managed-by', 'operator': 'DoesNotExist'}]}
-    assert verify.probe_namespace(impossible, [], create=True)[0] is None
+    assert wire.probe_namespace(impossible, [], create=True)[0] is None
 
 
 def test_probe_pod_body_is_selected_and_runs_curl_once():
     egressip = Cluster().egressips[0]
     egressip['spec']['podSelector'] = {'matchLabels': {'app': 'api'}}
-    body, reason = verify.probe_pod(egressip, 'payments', '192.0.2.10:8080', 'ubi', 'run1', 60)
+    body, reason = wire.probe_pod(egressip, 'payments', '192.0.2.10:8080', 'ubi', 'run1', 60)
     assert reason is None
     assert body['metadata']['namespace'] == 'payments' and body['metadata']['generateName'] == 'egressip-probe-payments-'
     assert body['metadata']['labels']['app'] == 'api' and body['metadata']['labels']['egressip.ocp/probe'] == 'run1'
@@ -338,23 +340,23 @@ def test_probe_pod_body_is_selected_and_runs_curl_once():
     assert body['spec']['restartPolicy'] == 'Never' and body['spec']['activeDeadlineSeconds'] == 60
     assert container['securityContext']['allowPrivilegeEscalation'] is False
     egressip['spec']['podSelector'] = {'matchExpressions': [{'key': 'egressip.ocp/probe', 'operator': 'DoesNotExist'}]}
-    body, reason = verify.probe_pod(egressip, 'payments', '192.0.2.10:8080', 'ubi', 'run1', 60)
+    body, reason = wire.probe_pod(egressip, 'payments', '192.0.2.10:8080', 'ubi', 'run1', 60)
     assert body is None and 'podSelector' in reason
 
 
 def test_probe_outcome_from_a_finished_pod():
     pod = {'metadata': {'name': 'p', 'namespace': 'payments', 'labels': {'egressip.ocp/egressip': 'payments'}},
            'status': {'phase': 'Succeeded'}}
-    assert verify.probe_outcome(pod, '10.20.0.200\n')['source_ip'] == '10.20.0.200'
-    assert verify.probe_outcome(pod, '10.20.0.200\n')['outcome'] == 'answered'
-    assert verify.probe_outcome(pod, 'hello')['source_ip'] is None
+    assert wire.probe_outcome(pod, '10.20.0.200\n')['source_ip'] == '10.20.0.200'
+    assert wire.probe_outcome(pod, '10.20.0.200\n')['outcome'] == 'answered'
+    assert wire.probe_outcome(pod, 'hello')['source_ip'] is None
     failed = dict(pod, status={'phase': 'Failed'})
-    assert verify.probe_outcome(failed, 'curl: (28) timeout')['outcome'] == 'no_answer'
+    assert wire.probe_outcome(failed, 'curl: (28) timeout')['outcome'] == 'no_answer'
     pending = dict(pod, status={'phase': 'Pending', 'conditions': [{'type': 'PodScheduled', 'status': 'False', 'message': '0/6 nodes'}]})
-    outcome = verify.probe_outcome(pending, None, timeout=30)
+    outcome = wire.probe_outcome(pending, None, timeout=30)
     assert outcome['outcome'] == 'not_run' and '0/6 nodes' in outcome['reason']
     running = dict(pod, status={'phase': 'Running'})
-    assert verify.probe_outcome(running, None, timeout=30)['outcome'] == 'no_answer'
+    assert wire.probe_outcome(running, None, timeout=30)['outcome'] == 'no_answer'
 
 
 # --- remediation -----------------------------------------------------------------------------------
@@ -365,19 +367,19 @@ def test_remediation_unlabels_every_broken_egress_node_when_the_ips_have_somewhe
     cluster.vsphere['vms']['w3']['nics'][1]['connected'] = False  # idle and broken: must not receive the moved IP
     snapshot = cluster.snapshot()
     result = verify.evaluate(snapshot, cidr=CIDR)
-    plan = verify.plan_remediation(result, snapshot)
+    plan = remediation.plan_remediation(result, snapshot)
     assert plan['refused'] is False and plan['nodes'] == ['w0', 'w3']
     assert plan['moves'] == [{'egressip': 'payments', 'ip': '10.20.0.200', 'from': 'w0', 'candidates': ['w2'], 'may_be_unassigned': False}]
     assert plan['findings'] == []
-    assert verify.label_patch() == {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': None}}}
-    assert verify.remediation_diff(['w0'])['after'] == {'w0': {'labels': {}}}
+    assert remediation.label_patch() == {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': None}}}
+    assert remediation.remediation_diff(['w0'])['after'] == {'w0': {'labels': {}}}
 
 
 def test_remediation_refused_when_an_ip_would_be_left_unassigned():
     cluster = Cluster(count=2)
     cluster.vsphere['vms']['w0']['nics'][1]['connected'] = False
     snapshot = cluster.snapshot()
-    plan = verify.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot)
+    plan = remediation.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot)
     assert plan['refused'] is True
     assert [item['id'] for item in plan['findings']] == ['egressip_remediation_refused']
     assert 'payments 10.20.0.200' in plan['findings'][0]['message'] and 'nothing was changed' in plan['findings'][0]['message']
@@ -386,7 +388,7 @@ def test_remediation_refused_when_an_ip_would_be_left_unassigned():
 def test_nothing_to_remediate_on_a_healthy_cluster():
     cluster = Cluster()
     snapshot = cluster.snapshot()
-    assert verify.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot) == {'nodes': [], 'moves': [], 'refused': False,
+    assert remediation.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot) == {'nodes': [], 'moves': [], 'refused': False,
                                                                                        'findings': [], 'skipped': {}}
 
 
@@ -397,7 +399,7 @@ def test_remediation_never_removes_a_hand_made_label_or_moves_an_egress_ip_it_do
     del cluster.node('w3')['metadata']['annotations'][RECORD]  # labelled by hand
     cluster.egressips.append(egressip_object('legacy', ['192.168.10.200'], [('192.168.10.200', 'w1')]))  # primary network, hand-made
     snapshot = cluster.snapshot()
-    plan = verify.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot, CIDR)
+    plan = remediation.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot, CIDR)
     assert plan['nodes'] == ['w0']
     assert sorted(plan['skipped']) == ['w1', 'w3']
     assert 'does not own: 192.168.10.200 (EgressIP legacy)' in plan['skipped']['w1']
@@ -407,7 +409,7 @@ def test_remediation_never_removes_a_hand_made_label_or_moves_an_egress_ip_it_do
 
 
 def test_remediated_findings_name_where_each_ip_went():
-    findings = verify.remediated_findings([{'egressip': 'payments', 'ip': '10.20.0.200', 'from': 'w0', 'to': 'w2', 'seconds': 1.5}])
+    findings = remediation.remediated_findings([{'egressip': 'payments', 'ip': '10.20.0.200', 'from': 'w0', 'to': 'w2', 'seconds': 1.5}])
     assert findings[0]['id'] == 'egressip_blackhole_remediated'
     assert findings[0]['message'] == 'node w0 was unlabelled; payments 10.20.0.200 -> w2 in 1.50 s.'
 
@@ -422,13 +424,13 @@ def test_report_carries_summary_rows_and_findings():
 
 
 def test_wire_option_validation_names_field_value_and_fix():
-    assert verify.validate_wire({'echo_target': '192.0.2.10:8080', 'timeout': 60, 'probes': 1, 'namespaces': {'payments': 'p'}}) == []
-    assert verify.validate_wire({'echo_target': 'echo.example.com'}) == []
-    messages = verify.validate_wire({'echo_target': 'http://192.0.2.10:8080/', 'timeout': 0, 'probes': 1, 'namespaces': {'payments': 3}})
+    assert wire.validate_wire({'echo_target': '192.0.2.10:8080', 'timeout': 60, 'probes': 1, 'namespaces': {'payments': 'p'}}) == []
+    assert wire.validate_wire({'echo_target': 'echo.example.com'}) == []
+    messages = wire.validate_wire({'echo_target': 'http://192.0.2.10:8080/', 'timeout': 0, 'probes': 1, 'namespaces': {'payments': 3}})
     assert "wire.echo_target='http://192.0.2.10:8080/' is not host:port" in messages[0]
     assert 'wire.timeout=0 must be at least 1.' in messages
     assert any('wire.namespaces.payments=3' in message for message in messages)
-    assert verify.validate_wire({'echo_target': '192.0.2.10:99999'})
+    assert wire.validate_wire({'echo_target': '192.0.2.10:99999'})
 
 
 def test_single_point_of_failure_is_a_warning():

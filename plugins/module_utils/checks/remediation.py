@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verify's remediation, pure parts: which broken egress nodes to unlabel so OVN-K moves their IPs, whether that is
+safe (the placement prediction), the label patch, its diff and the findings of what moved.
+
+Pure code: no I/O. Private module_util: no API promise outside this collection.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import EGRESS_ASSIGNABLE_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, label_recorded, unowned_egress_ips
+
+# --- remediation ------------------------------------------------------------------------------------
+
+def _remediation_skips(broken, snapshot, cidr):
+    """{node: reason} for broken nodes whose label remediation must not remove: a label set by hand (no record that
+    this collection set it) or a node hosting egress IPs the collection does not own (a primary-network IP, or an
+    object without its managed-by label), since removing the label would move those IPs too."""
+    nodes = dict((((node.get('metadata') or {}).get('name')), node) for node in snapshot.get('nodes') or [])
+    owned = set(obj['metadata']['name'] for obj in snapshot.get('egressips') or []
+                if ((obj.get('metadata') or {}).get('labels') or {}).get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE)
+    hosted = {}
+    for obj in snapshot.get('egressips') or []:
+        for item in (obj.get('status') or {}).get('items') or []:
+            hosted.setdefault(item.get('node'), []).append((obj['metadata']['name'], item.get('egressIP')))
+    skips = {}
+    for name in broken:
+        unowned = unowned_egress_ips(hosted.get(name, []), owned, [str(cidr)] if cidr else None)
+        if unowned:
+            skips[name] = 'it hosts egress IP(s) the collection does not own: %s' % ', '.join('%s (EgressIP %s)' % (ip, obj) for obj, ip in unowned)
+        elif name in nodes and not label_recorded(nodes[name]):
+            skips[name] = 'its %s label was set by hand (no %s record)' % (EGRESS_ASSIGNABLE_LABEL, 'egressip.ocp/egress-assignable')
+    return skips
+
+
+def plan_remediation(result, snapshot, cidr=None):
+    """Which broken egress nodes to unlabel so OVN-K moves their IPs, and whether that is safe.
+
+    Every labelled node whose secondary path is broken loses the label (an idle one too: OVN-K
+    could otherwise move an IP onto it), except a node whose label the collection did not set or
+    that hosts egress IPs the collection does not own (egressip_remediation_skipped). Refused as a
+    whole when the prediction says a moved IP may be left unassigned. Returns {'nodes': [names],
+    'moves': [{'egressip', 'ip', 'from', 'candidates'}], 'refused': bool, 'findings': [...], 'skipped': {node: reason}}.
+    """
+    skips = _remediation_skips(result['broken_nodes'], snapshot, cidr)
+    broken = [name for name in result['broken_nodes'] if name not in skips]
+    plan = {'nodes': broken, 'moves': [], 'refused': False, 'findings': [], 'skipped': skips}
+    for name in sorted(skips):
+        plan['findings'].append(catalogue_finding(
+            'egressip_remediation_skipped', 'Node %s has a broken secondary path but its label is left alone: %s.' % (name, skips[name]),
+            objects=[{'kind': 'Node', 'name': name}]))
+    if not broken:
+        return plan
+    after = copy.deepcopy(snapshot['placement'])
+    for name in broken:
+        after['nodes'][name]['labelled'] = False
+    prediction = _placement.predict(after)
+    moving = set((row['egressip'], row['ip']) for row in result['egress_ips'] if row['node'] in broken)
+    stranded = []
+    for placement in prediction['placements']:
+        if (placement['egressip'], placement['ip']) not in moving:
+            continue
+        source = next(row['node'] for row in result['egress_ips'] if (row['egressip'], row['ip']) == (placement['egressip'], placement['ip']))
+        plan['moves'].append({'egressip': placement['egressip'], 'ip': placement['ip'], 'from': source,
+                              'candidates': placement['candidates'], 'may_be_unassigned': placement['may_be_unassigned']})
+        if placement['may_be_unassigned']:
+            stranded.append(placement)
+    if stranded:
+        plan['refused'] = True
+        plan['findings'].append(catalogue_finding(
+            'egressip_remediation_refused', 'Removing the egress-assignable label from %s would leave %s unassigned (%s); nothing '
+            'was changed.' % (', '.join(broken), ', '.join('%s %s' % (item['egressip'], item['ip']) for item in stranded),
+                              ', '.join(sorted(set(reason for item in stranded for reason in item['reasons']))) or 'no capable node'),
+            objects=[{'kind': 'Node', 'name': name} for name in broken]))
+    return plan
+
+
+def label_patch():
+    """The merge patch that removes the egress-assignable label (OVN-K then moves the node's IPs)."""
+    return {'metadata': {'labels': {EGRESS_ASSIGNABLE_LABEL: None}}}
+
+
+def remediation_diff(nodes):
+    return {'before': dict((name, {'labels': {EGRESS_ASSIGNABLE_LABEL: ''}}) for name in nodes),
+            'after': dict((name, {'labels': {}}) for name in nodes)}
+
+
+def _move_text(move):
+    timing = ' in %.2f s' % move['seconds'] if move.get('seconds') is not None else ''
+    return '%s %s -> %s%s' % (move['egressip'], move['ip'], move.get('to') or 'unassigned', timing)
+
+
+def remediated_findings(moves):
+    """One info finding per unlabelled node, saying where its IPs went and how long it took."""
+    by_node = {}
+    for move in moves:
+        by_node.setdefault(move['from'], []).append(move)
+    findings = []
+    for node, items in sorted(by_node.items()):
+        text = ', '.join(_move_text(item) for item in items)
+        findings.append(catalogue_finding('egressip_blackhole_remediated', 'node %s was unlabelled; %s.' % (node, text),
+                                          objects=[{'kind': 'Node', 'name': node}]))
+    return findings
