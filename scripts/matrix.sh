@@ -82,7 +82,11 @@ for entry in "${MATRIX[@]}"; do
   fi
   if [ "$sanity" = 1 ] && [[ "$sanity_releases" == *" $release "* ]]; then
     echo "==> ansible-core $installed: ansible-test sanity"
-    if SANITY_VENV="$venv" SANITY_SKIP_DOCS_LINT=1 bash scripts/sanity.sh; then
+    skip=()
+    # ansible-test 2.16 still asks every Python file, tests included, for the Python 2 boilerplate (__future__ imports,
+    # __metaclass__); 2.17 dropped those two tests for content that does not run on Python 2, as this collection does not.
+    [ "$release" = 2.16 ] && skip=(--skip-test future-import-boilerplate --skip-test metaclass-boilerplate)
+    if SANITY_VENV="$venv" SANITY_SKIP_DOCS_LINT=1 bash scripts/sanity.sh "${skip[@]}"; then
       summary+=("ansible-core $installed: sanity passed")
     else
       summary+=("ansible-core $installed: sanity FAILED")

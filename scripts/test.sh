@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # All tests: unit, twin self-tests, module and playbook tests against the twin, ansible-test
-# sanity. Works on a fresh Debian 12 machine as root (installs what it needs first).
+# sanity, yamllint and ansible-lint. Works on a fresh Debian 12 machine as root (installs what it needs first).
 # Arguments go to pytest (for example: bash scripts/test.sh -k egressip -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,11 +15,16 @@ workers=${PYTEST_WORKERS:-4}
 status=0
 # Sanity (ansible-test, antsibull-docs) runs beside pytest: the twin tests mostly wait on controllers, so the
 # cores have room for it; its output is printed after pytest's. SANITY_SERIAL=1 runs it after pytest instead.
+# Lint (yamllint, ansible-lint) runs beside pytest the same way.
 sanity_log=$(mktemp "${TMPDIR:-/tmp}/ocp-egressip-sanity-log.XXXXXX")
+lint_log=$(mktemp "${TMPDIR:-/tmp}/ocp-egressip-lint-log.XXXXXX")
 sanity_pid=
+lint_pid=
 if [ "$#" -eq 0 ] && [ "${SANITY_SERIAL:-0}" != 1 ]; then
   bash scripts/sanity.sh >"$sanity_log" 2>&1 &
   sanity_pid=$!
+  bash scripts/lint.sh >"$lint_log" 2>&1 &
+  lint_pid=$!
 fi
 echo "==> pytest ($workers workers): unit tests, twin self-tests, module and playbook tests against the twin"
 .venv/bin/python -m pytest -n "$workers" --dist loadfile "$@" || status=$?
@@ -34,6 +39,17 @@ else
   bash scripts/sanity.sh || status=$?
 fi
 rm -f "$sanity_log"
+echo
+echo "==> lint (yamllint, ansible-lint production profile)"
+if [ -n "$lint_pid" ]; then
+  lint_status=0
+  wait "$lint_pid" || lint_status=$?
+  grep -v "^WARNING: Location 'file:" "$lint_log" || true
+  [ "$lint_status" -eq 0 ] || status=$lint_status
+else
+  bash scripts/lint.sh || status=$?
+fi
+rm -f "$lint_log"
 if [ "$status" -ne 0 ]; then
   echo "==> FAILED (exit $status)"
 else
