@@ -9,7 +9,8 @@ bash scripts/bootstrap.sh
 
 say() { printf '\n==> %s\n' "$*"; }
 export ANSIBLE_COLLECTIONS_PATH="$PWD/.build" ANSIBLE_STDOUT_CALLBACK=default ANSIBLE_NOCOLOR=1
-playbook() { .venv/bin/ansible-playbook "$@"; }
+# An inventory with the controller in it: no "only implicit localhost" warnings in the output.
+playbook() { .venv/bin/ansible-playbook -i examples/inventory/localhost.yml "$@"; }
 
 say "Starting the twin (vCenter simulator + simulated OpenShift cluster)"
 .venv/bin/python tests/twin/ctl.py stop >/dev/null 2>&1 || true

@@ -49,3 +49,21 @@ def test_no_task_name_interpolates_a_variable_that_is_empty_by_default(role):
             for task in _tasks(yaml.safe_load(handle)):
                 for name in empty:
                     assert '{{ %s }}' % name not in str(task['name']), (path, task['name'])
+
+
+def test_the_shipped_inventory_keeps_the_playbooks_free_of_implicit_localhost_warnings(tmp_path):
+    """The demo and the README's commands pass examples/inventory/localhost.yml: every playbook then targets a host of
+    the inventory, and Ansible prints neither 'No inventory was parsed' nor 'provided hosts list is empty'."""
+    import subprocess
+    import sys
+    ansible_playbook = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.build'), ANSIBLE_NOCOLOR='1')
+    playbooks = sorted(glob.glob(os.path.join(ROOT, 'playbooks', '*.yml')))
+    proc = subprocess.run([ansible_playbook, '-i', os.path.join(ROOT, 'examples', 'inventory', 'localhost.yml'), '--list-hosts']
+                          + playbooks, env=env, cwd=str(tmp_path), capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'implicit localhost' not in proc.stderr and 'hosts list is empty' not in proc.stderr, proc.stderr
+    assert proc.stdout.count('playbook: ') == len(playbooks) == 8
+    assert proc.stdout.count('hosts (1):') == proc.stdout.count('  play #') > 0  # every play runs on the one host
+    with open(os.path.join(ROOT, 'scripts', 'demo.sh'), encoding='utf-8') as handle:
+        assert '-i examples/inventory/localhost.yml' in handle.read()
