@@ -803,28 +803,17 @@ def host_subnet_inputs(node_networks):
     return primary, host
 
 
-def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
-    """Desired policies for `entries` ([{node, mac, address, ipv6_address}]) on the secondary `networks`.
-
-    networks: validated model/network.py Family objects, one per family (IPv4 first when both).
-    snapshot: {'nodes', 'nncps', 'nnces', 'nns', 'egressips'} as listed from the API (snapshot/kubernetes.py).
-    Returns a dict: findings, allocations (per entry), writes ({'create'|'patch': ...}), diff sides.
-    """
-    nodes = _by_name(snapshot['nodes'])
-    policies = _by_name(snapshot['nncps'])
-    states = _by_name(snapshot['nns'])
+def _input_findings(entries, nodes, policies, networks, node_networks):
+    """Refusals of the input against the cluster: unknown nodes, host subnets in the way, policies not ours."""
     findings = []
     for index, entry in enumerate(entries):
         if entry['node'] not in nodes:
             findings.append(_input_invalid('nodes[%d].node' % index, entry['node'], 'is not a Node of the cluster',
                                            'give the name of an existing Node (oc get nodes).'))
-    node_networks = [node_networks_from_node(node) for node in snapshot['nodes']]
     primary, host = host_subnet_inputs(node_networks)
     for network in networks:
         findings += _address_plan.check_host_subnets(network, primary, host)
-
-    names = [entry['node'] for entry in entries if entry['node'] in nodes]
-    for name in names:
+    for name in [entry['node'] for entry in entries if entry['node'] in nodes]:
         existing_policy = policies.get(policy_name(name))
         if existing_policy is not None and not is_managed(existing_policy):
             findings.append(catalogue_finding(
@@ -832,23 +821,30 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
                 'NodeNetworkConfigurationPolicy %s exists without the label %s=%s; it was not created by this collection.'
                 % (policy_name(name), MANAGED_BY_LABEL, MANAGED_BY_VALUE),
                 objects=[{'kind': POLICY_KIND, 'name': policy_name(name)}, {'kind': 'Node', 'name': name}]))
+    return findings
 
-    unsettled = set(unsettled_claims(policies.values()))
-    allocations_by_policy = [policy_allocation(policy) for name, policy in policies.items() if name not in unsettled]
-    allocations_by_policy = [item for item in allocations_by_policy if item]
-    for item in allocations_by_policy:
+
+def _settled_allocations(policies, unsettled, nodes):
+    """(allocations of the policies that settled their claim, findings for those whose node is gone)."""
+    allocations = [policy_allocation(policy) for name, policy in policies.items() if name not in unsettled]
+    allocations = [item for item in allocations if item]
+    findings = []
+    for item in allocations:
         if item['node'] not in nodes:
             findings.append(catalogue_finding(
                 'node_policy_orphaned',
                 'NodeNetworkConfigurationPolicy %s keeps %s reserved for node %s, which no longer exists.'
                 % (item['name'], ', '.join(item['addresses'][v] for v in sorted(item['addresses'])), item['node']),
                 objects=[{'kind': POLICY_KIND, 'name': item['name']}]))
-    uses = address_uses(node_networks, snapshot.get('egressips'))
-    networks_by_name = dict((node.name, node) for node in node_networks)
-    entry_by_node = dict((entry['node'], entry) for entry in entries)
+    return allocations, findings
 
+
+def _plan_families(networks, names, entry_by_node, allocations_by_policy, node_networks, uses):
+    """(planned {node: {version: address}}, sources {node: {version: source}}, findings): one address plan per family."""
+    networks_by_name = dict((node.name, node) for node in node_networks)
     planned = dict((name, {}) for name in names)
     sources = dict((name, {}) for name in names)
+    findings = []
     for network in networks:
         existing = dict((item['node'], item['addresses'][network.version]) for item in allocations_by_policy
                         if network.version in item['addresses'])
@@ -864,20 +860,60 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
         for item in allocations:
             planned[item['node']][network.version] = item['address']
             sources[item['node']][network.version] = item['source']
+    return planned, sources, findings
 
-    secondary_ifnames = {}
-    pending = []
+
+def _secondary_interfaces(names, entry_by_node, states):
+    """({node: kernel name of the NIC with the entry's MAC}, [pending: nodes whose NodeNetworkState lacks that NIC])."""
+    ifnames, pending = {}, []
     for name in names:
         interface = interface_by_mac(states.get(name), entry_by_node[name]['mac'])
         if interface is not None:
-            secondary_ifnames[name] = interface.get('name')
+            ifnames[name] = interface.get('name')
         else:
             pending.append(pending_interface(name, entry_by_node[name]['mac'], states.get(name)))
+    return ifnames, pending
+
+
+def _allocation(entry, name, plan_inputs, current, desired):
+    """The allocation row of one node: its addresses, policy, interface and the policy's progress."""
+    planned, sources, ifnames, enactments = plan_inputs
+    progress, message = (PROGRESSING, 'policy not created yet')
+    if current is not None and not owned_patch(current, desired):
+        progress, message = policy_progress(current, enactments.get(enactment_name(name, current['metadata']['name'])))
+    return {'node': name, 'mac': normalize_mac(entry['mac']), 'policy': desired['metadata']['name'],
+            'address': planned[name].get(4) or planned[name].get(6),
+            'ipv6_address': planned[name].get(6) if 4 in planned[name] else None,
+            'source': sources[name].get(4) or sources[name].get(6),
+            'interface': ifnames.get(name), 'status': progress, 'message': message}
+
+
+def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
+    """Desired policies for `entries` ([{node, mac, address, ipv6_address}]) on the secondary `networks`.
+
+    networks: validated model/network.py Family objects, one per family (IPv4 first when both).
+    snapshot: {'nodes', 'nncps', 'nnces', 'nns', 'egressips'} as listed from the API (snapshot/kubernetes.py).
+    Returns a dict: findings, allocations (per entry), writes ({'create'|'patch': ...}), diff sides.
+    """
+    nodes = _by_name(snapshot['nodes'])
+    policies = _by_name(snapshot['nncps'])
+    states = _by_name(snapshot['nns'])
+    node_networks = [node_networks_from_node(node) for node in snapshot['nodes']]
+    findings = _input_findings(entries, nodes, policies, networks, node_networks)
+    names = [entry['node'] for entry in entries if entry['node'] in nodes]
+    unsettled = set(unsettled_claims(policies.values()))
+    allocations_by_policy, orphaned = _settled_allocations(policies, unsettled, nodes)
+    findings += orphaned
+    entry_by_node = dict((entry['node'], entry) for entry in entries)
+    planned, sources, family_findings = _plan_families(networks, names, entry_by_node, allocations_by_policy, node_networks,
+                                                       address_uses(node_networks, snapshot.get('egressips')))
+    findings += family_findings
+    secondary_ifnames, pending = _secondary_interfaces(names, entry_by_node, states)
     findings += route_metric_findings(dict((name, states[name]) for name in names if name in states), route_metric,
                                       secondary_ifnames, versions=[network.version for network in networks])
 
     gateways = dict((network.version, str(network.gateway)) for network in networks)
-    enactments = _by_name(snapshot.get('nnces'))
+    plan_inputs = (planned, sources, secondary_ifnames, _by_name(snapshot.get('nnces')))
     plan = {'findings': findings, 'allocations': [], 'create': [], 'patch': [], 'before': {}, 'after': {}, 'pending': pending,
             'reclaim': [policy_name(name) for name in names if policy_name(name) in unsettled]}
     for entry in entries:
@@ -889,15 +925,7 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
         desired = desired_policy(name, hostname, entry['mac'], planned[name], gateways, route_metric, profile_name, route_interface)
         current = policies.get(desired['metadata']['name'])
         _add_write(plan, current, desired, park=desired['metadata']['name'] in plan['reclaim'])
-        progress, message = (PROGRESSING, 'policy not created yet')
-        if current is not None and not owned_patch(current, desired):
-            progress, message = policy_progress(current, enactments.get(enactment_name(name, current['metadata']['name'])))
-        plan['allocations'].append({
-            'node': name, 'mac': normalize_mac(entry['mac']), 'policy': desired['metadata']['name'],
-            'address': planned[name].get(4) or planned[name].get(6),
-            'ipv6_address': planned[name].get(6) if 4 in planned[name] else None,
-            'source': sources[name].get(4) or sources[name].get(6),
-            'interface': secondary_ifnames.get(name), 'status': progress, 'message': message})
+        plan['allocations'].append(_allocation(entry, name, plan_inputs, current, desired))
     return plan
 
 
