@@ -9,8 +9,22 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-# The options after lock_timeout, the same for both variants.
-_OTHERS = r'''
+class ModuleDocFragment(object):
+
+    DOCUMENTATION = r'''
+options:
+  lock_timeout:
+    description:
+      - "One writer per cluster (docs/reliability.md): a real run (not check mode) holds the cluster lock, the Lease
+        O(lock_namespace)/O(lock_name), from before it reads what it will change to after its last write, renewing it while it
+        runs and releasing it at the end, failed or not. When the run that called the module already holds it (the
+        collection's playbooks take it with the C(ocp.egressip.cluster_lock) role: same C(ansible-playbook) run, or the
+        holder O(lock_holder)), the module only reads the Lease."
+      - While another run holds it, the module waits up to this many seconds, then fails with C(cluster_lock_held) naming
+        the holder and since when, before its first write. C(0) fails at once.
+      - Check mode takes no lock and reads no Lease.
+    type: int
+    default: 120
   lock_name:
     description:
       - Name of the cluster lock Lease; the same as C(egressip_lock.name) of the playbooks.
@@ -32,25 +46,6 @@ _OTHERS = r'''
     type: str
 '''
 
-
-class ModuleDocFragment(object):
-
-    DOCUMENTATION = r'''
-options:
-  lock_timeout:
-    description:
-      - "One writer per cluster (docs/reliability.md): a real run (not check mode) holds the cluster lock, the Lease
-        O(lock_namespace)/O(lock_name), from before it reads what it will change to after its last write, renewing it while it
-        runs and releasing it at the end, failed or not. When the run that called the module already holds it (the
-        collection's playbooks take it with the C(ocp.egressip.cluster_lock) role: same C(ansible-playbook) run, or the
-        holder O(lock_holder)), the module only reads the Lease."
-      - While another run holds it, the module waits up to this many seconds, then fails with C(cluster_lock_held) naming
-        the holder and since when, before its first write. C(0) fails at once.
-      - Check mode takes no lock and reads no Lease.
-    type: int
-    default: 120
-'''.rstrip('\n') + _OTHERS
-
     # For a vCenter module: the Lease goes through the kubernetes option's connection.
     NESTED = r'''
 options:
@@ -68,4 +63,23 @@ options:
       - Check mode takes no lock and reads no Lease.
     type: int
     default: 120
-'''.rstrip('\n') + _OTHERS
+  lock_name:
+    description:
+      - Name of the cluster lock Lease; the same as C(egressip_lock.name) of the playbooks.
+    type: str
+    default: egressip-lock
+  lock_namespace:
+    description:
+      - Namespace of the cluster lock Lease; the same as C(egressip_lock.namespace) of the playbooks. The credentials
+        need C(get), C(create) and C(update) on C(leases) there.
+    type: str
+    default: openshift-machine-api
+  lock_holder:
+    description:
+      - The holder identity of a cluster lock the caller already holds (the C(holder) that M(ocp.egressip.cluster_lock)
+        returned, when it was given one of its own). While the Lease names it, the module takes no lock of its own.
+      - Default - the identity of the C(ansible-playbook) run the module runs under, as M(ocp.egressip.cluster_lock) makes it.
+        A task with C(async) runs detached from that process, so give it the holder (C(cluster_lock_result.holder) after the
+        C(ocp.egressip.cluster_lock) role), or it waits for its own run's lock.
+    type: str
+'''

@@ -15,9 +15,14 @@ import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import EGRESS_ASSIGNABLE_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, label_recorded, unowned_egress_ips
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import (
+    EGRESS_ASSIGNABLE_LABEL,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    label_recorded,
+    unowned_egress_ips,
+)
 
-# --- remediation ------------------------------------------------------------------------------------
 
 def _remediation_skips(broken, snapshot, cidr):
     """{node: reason} for broken nodes whose label remediation must not remove: a label set by hand (no record that

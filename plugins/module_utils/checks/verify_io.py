@@ -151,7 +151,7 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
     for egressip in egressips:
         name = egressip['metadata']['name']
         namespace, namespace_body, reason = _wire.probe_namespace(egressip, namespaces, (wire.get('namespaces') or {}).get(name),
-                                                                    wire.get('create_namespace'))
+                                                                  wire.get('create_namespace'))
         if namespace_body is not None:
             reason = _create_namespace(k8s, namespace_body)
             if reason is None:

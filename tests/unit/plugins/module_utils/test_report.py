@@ -19,7 +19,7 @@ def verify_report(broken=False):
         cluster.vsphere['vms']['w0']['nics'][1]['connected'] = False
     result = cluster.evaluate()
     result = wire.apply_wire(result, [{'egressip': 'payments', 'namespace': 'payments', 'pod': 'p', 'outcome': 'answered',
-                                         'source_ip': '10.20.0.201', 'log': '10.20.0.201', 'reason': None}])
+                                       'source_ip': '10.20.0.201', 'log': '10.20.0.201', 'reason': None}])
     return verify.report(result, network=CIDR, portgroup='ocp-egress-120')
 
 

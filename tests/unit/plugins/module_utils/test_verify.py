@@ -389,7 +389,7 @@ def test_nothing_to_remediate_on_a_healthy_cluster():
     cluster = Cluster()
     snapshot = cluster.snapshot()
     assert remediation.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot) == {'nodes': [], 'moves': [], 'refused': False,
-                                                                                       'findings': [], 'skipped': {}}
+                                                                                            'findings': [], 'skipped': {}}
 
 
 def test_remediation_never_removes_a_hand_made_label_or_moves_an_egress_ip_it_does_not_own():
