@@ -33,7 +33,8 @@ fi
 stamp=.venv/.requirements-stamp
 if [ ! -f "$stamp" ] || ! cmp -s requirements/test.txt "$stamp"; then
   say "Installing pinned Python packages (requirements/test.txt) into .venv"
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements/test.txt
+  # --no-compile: modules are compiled when first imported, not all at install (most of kubernetes' generated models never are)
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-compile -r requirements/test.txt
   cp requirements/test.txt "$stamp"
 fi
 

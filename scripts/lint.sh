@@ -10,7 +10,7 @@ if [ ! -f "$venv/.stamp" ] || [ "$(cat "$venv/.stamp")" != "${pins[*]}" ]; then
   echo "==> lint tools: ${pins[*]}"
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-compile "${pins[@]}"
   printf '%s' "${pins[*]}" > "$venv/.stamp"
 fi
 # ansible-lint resolves the collection's FQCNs through .build/ansible_collections/ocp/egressip (made by bootstrap.sh);

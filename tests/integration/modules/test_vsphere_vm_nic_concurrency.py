@@ -1,8 +1,8 @@
 """Three vsphere_vm_nic runs at once: with the cluster lock they write one after the other; writers that ignore it
 (each its own Lease, as a writer without the lock) still leave one egress NIC per VM.
 
-The twin holds each reconfigure for a second (a slow vCenter) so the three runs read every VM before any of them
-writes. With the ReconfigVM_Task guarded by changeVersion, vCenter refuses the stale writes (ConcurrentAccess) and the
+The twin holds each reconfigure for five seconds (a slow vCenter) so the three runs read every VM before any of
+them writes. With the ReconfigVM_Task guarded by changeVersion, vCenter refuses the stale writes (ConcurrentAccess) and the
 losers read again and find the NIC; on a server that ignores changeVersion the duplicate is caught right after the
 write and removed by the run that added it.
 """
@@ -70,7 +70,8 @@ def _run_at_once(twin, tmp_path, network, count=3, shared_lock=False):
 
 @pytest.fixture
 def slow_vcenter(twin):
-    twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 1.0})  # pylint: disable=protected-access
+    # five seconds: on a loaded machine the three module processes can start seconds apart
+    twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 5.0})  # pylint: disable=protected-access
     yield
     twin._vcsim('POST', '/_twin/options',  # pylint: disable=protected-access
                 {'reconfigure_delay': 0, 'change_version_check': True, 'reconfigure_overlap': 'fail'})
