@@ -3,10 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of ocp.egressip.egressip_render (documented in plugins/modules/egressip_render.py).
 
-It runs on the controller, for two reasons: the manifests are files for the controller (a Git
-working tree), and every object is built by the very function its module applies it with -
-including those that still live in a module file (egressip.desired_object and plan_changes,
-node_nic_address.check_interface_name), which only a controller-side plugin can import. The cluster
+It runs on the controller, because the manifests are files for the controller (a Git working tree). Every object is
+built by the very plan function its module applies it with (plan/egressips.py, plan/node_network.py, ...). The cluster
 is read once, read-only, through the collection's Kubernetes client: one list per kind.
 """
 
@@ -36,7 +34,6 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import HAS_K8S_LIBS, K8sClient, k8s_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import node_selected
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig
-from ansible_collections.ocp.egressip.plugins.modules import node_nic_address as node_nic_address_module
 
 WHAT = 'egressip_render'
 NETWORK_OPERATOR = (kube.api_version(kube.NETWORK_OPERATOR), kube.NETWORK_OPERATOR.kind, kube.NETWORK_OPERATOR.name)
@@ -87,7 +84,7 @@ def read_cluster(k8s, params):
 def plan_policies(params, entries, snapshot, networks, findings):
     """NodeNetworkConfigurationPolicies (node_nic_address's plan), their allocations and the findings (`findings`: the
     network's refusals)."""
-    findings = findings + node_nic_address_module.check_interface_name(params['interface_name'])
+    findings = findings + nn.check_interface_name(params['interface_name'])
     if errors(findings):
         raise Refused(findings)
     plan = nn.plan_nic_addresses(entries, networks, params['network']['route_metric'], params['interface_name'], snapshot)

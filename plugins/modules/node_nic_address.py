@@ -350,14 +350,6 @@ WHAT = 'node_nic_address'
 KINDS = ('nodes', 'nncps', 'nnces', 'nns', 'egressips')  # one list per kind: five requests whatever the number of nodes
 
 
-def check_interface_name(name):
-    if not name or len(name) > 15 or '/' in name or ' ' in name:
-        return [catalogue_finding('node_network_input_invalid', 'interface_name %r is not a valid interface name.' % name,
-                                  objects=[{'kind': 'option', 'name': 'interface_name'}],
-                                  remedy='use at most 15 characters without spaces or /, e.g. egressip0.')]
-    return []
-
-
 def wait_for_interfaces(module, entries, networks, snapshot, plan):
     """Re-read NodeNetworkStates until each node lists its NIC (the route needs the kernel name); the plan made then.
 
@@ -554,7 +546,7 @@ def present(module, result):
     params = module.params
     entries, findings = nn.nic_entries(params['nodes'])
     networks, found = networks_from(params)
-    findings += nn.validate_nic_entries(entries) + found + check_interface_name(params['interface_name'])
+    findings += nn.validate_nic_entries(entries) + found + nn.check_interface_name(params['interface_name'])
     findings += check_replace_hand_made(params)
     if errors(findings):
         raise Refused(findings)

@@ -742,6 +742,15 @@ def nic_entries(raw, keys=NIC_ENTRY_KEYS):
     return entries, findings
 
 
+def check_interface_name(name):
+    """The NetworkManager profile name of the secondary NIC (interface_name): at most 15 characters, no spaces or /."""
+    if not name or len(name) > 15 or '/' in name or ' ' in name:
+        return [catalogue_finding('node_network_input_invalid', 'interface_name %r is not a valid interface name.' % name,
+                                  objects=[{'kind': 'option', 'name': 'interface_name'}],
+                                  remedy='use at most 15 characters without spaces or /, e.g. egressip0.')]
+    return []
+
+
 def validate_nic_entries(entries, need_mac=True):
     """Refusals for the `nodes` option: missing or repeated node names, malformed or repeated MACs."""
     findings = []
