@@ -14,10 +14,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-try:
-    from pyVmomi import vim
-except ImportError:
-    pass  # the modules report the missing library before any reader runs
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import vim  # pyVmomi on first use
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, library_versions
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import (

@@ -25,14 +25,10 @@ try:
 except ImportError:  # pragma: no cover - Python 2 is not supported by the connection code
     HTTPException = Exception
 
-try:
-    from pyVim.connect import SmartConnect, Disconnect
-    from pyVmomi import vim, vmodl
-    HAS_PYVMOMI = True
-    PYVMOMI_IMPORT_ERROR = None
-except ImportError:
-    HAS_PYVMOMI = False
-    PYVMOMI_IMPORT_ERROR = traceback.format_exc()
+# pyVmomi on first use (clients/pyvmomi.py); whether it is installed is checked by the module base
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import vim, vmodl
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import smart_connect as SmartConnect  # noqa: N812
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import disconnect as Disconnect  # noqa: N812
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, library_versions
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import VSPHERE_ENV

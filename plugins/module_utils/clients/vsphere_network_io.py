@@ -16,10 +16,7 @@ __metaclass__ = type
 import random
 import time
 
-try:
-    from pyVmomi import vim
-except ImportError:
-    pass  # VsphereModule reports the missing library before any reader runs
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import vim  # pyVmomi on first use
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, library_versions

@@ -22,10 +22,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-try:
-    from pyVmomi import vim
-except ImportError:
-    pass  # the preflight module reports the missing library before any vCenter read
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import vim  # pyVmomi on first use
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes

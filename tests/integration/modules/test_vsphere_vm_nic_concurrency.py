@@ -70,11 +70,18 @@ def _run_at_once(twin, tmp_path, network, count=3, shared_lock=False):
 
 @pytest.fixture
 def slow_vcenter(twin):
-    # five seconds: on a loaded machine the three module processes can start seconds apart
-    twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 5.0})  # pylint: disable=protected-access
+    # every reconfigure takes a second (a slow vCenter) and none is applied before each of the three writers has sent
+    # its first (the twin's reconfigure_barrier): each writer has read the VMs before any write lands, however far apart
+    # a loaded machine starts the three processes. The shared-lock test sets no barrier (its writers run in turn).
+    twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 1.0})  # pylint: disable=protected-access
     yield
     twin._vcsim('POST', '/_twin/options',  # pylint: disable=protected-access
-                {'reconfigure_delay': 0, 'change_version_check': True, 'reconfigure_overlap': 'fail'})
+                {'reconfigure_delay': 0, 'reconfigure_barrier': 0, 'change_version_check': True, 'reconfigure_overlap': 'fail'})
+
+
+@pytest.fixture
+def writers_meet(twin):
+    twin._vcsim('POST', '/_twin/options', {'reconfigure_barrier': 3})  # pylint: disable=protected-access
 
 
 def _assert_one_nic_per_vm(twin, results, portgroup, refusal_allowed=False):
@@ -89,7 +96,7 @@ def _assert_one_nic_per_vm(twin, results, portgroup, refusal_allowed=False):
         assert reported == {nic['mac'].lower()}, (name, reported, nic)
 
 
-def test_three_writers_at_once_give_each_vm_one_nic(twin, tmp_path, slow_vcenter):
+def test_three_writers_at_once_give_each_vm_one_nic(twin, tmp_path, slow_vcenter, writers_meet):
     portgroup = _portgroup(twin, 'ocp-egress-120', 120)
     twin.reset_vcsim_requests()
     results = _run_at_once(twin, tmp_path, 'ocp-egress-120')
@@ -102,7 +109,7 @@ def test_three_writers_at_once_give_each_vm_one_nic(twin, tmp_path, slow_vcenter
     assert not [item for result in results for item in result['findings']]
 
 
-def test_a_server_ignoring_change_version_still_ends_with_one_nic(twin, tmp_path, slow_vcenter):
+def test_a_server_ignoring_change_version_still_ends_with_one_nic(twin, tmp_path, slow_vcenter, writers_meet):
     # vcsim's own leniency: changeVersion ignored and overlapping reconfigures of a VM queued (no TaskInProgress)
     twin._vcsim('POST', '/_twin/options', {'change_version_check': False, 'reconfigure_overlap': 'queue'})  # pylint: disable=protected-access
     portgroup = _portgroup(twin, 'ocp-egress-130', 130)

@@ -11,7 +11,7 @@ import pytest
 from pyVim.task import WaitForTask
 from pyVmomi import vim, vmodl
 
-from test_vcsim import Vcsim, by_name, fixture_binary, nics, objects, reconfigure  # noqa: F401  pylint: disable=unused-import
+from test_vcsim import Vcsim, by_name, connect, fixture_binary, nics, objects, reconfigure  # noqa: F401  pylint: disable=unused-import
 
 PC = vmodl.query.PropertyCollector
 
@@ -160,6 +160,29 @@ def test_queue_mode_runs_the_second_after_the_first(checks_twin):
     status, body = checks_twin.http('POST', '/_twin/options', {'reconfigure_overlap': 'sometimes'})
     assert status == 400 and 'reconfigure_overlap' in body['error']
     assert _options(checks_twin)['reconfigure_overlap'] == 'fail'
+
+
+def test_the_reconfigure_barrier_holds_writes_until_every_session_has_sent_one(checks_twin):
+    """A test control (not vCenter behaviour): writers started at once overlap however far apart they start."""
+    other = connect(checks_twin.state)
+    first = by_name(checks_twin.si, vim.VirtualMachine, 'ocp1-worker-4')
+    second = by_name(other, vim.VirtualMachine, 'ocp1-worker-3')
+    assert _options(checks_twin, reconfigure_barrier=2)['reconfigure_barrier'] == 2
+    done = threading.Event()
+    try:
+        thread = threading.Thread(target=lambda: (reconfigure(first, vim.vm.ConfigSpec(annotation='held')), done.set()))
+        thread.start()
+        assert not done.wait(1.0), 'the first session passed the barrier alone'
+        reconfigure(second, vim.vm.ConfigSpec(annotation='releases'))
+        assert done.wait(10.0), 'the second session did not release the first'
+        thread.join(10)
+        # once open it stays open: a later reconfigure of the same session is not held
+        reconfigure(first, vim.vm.ConfigSpec(annotation='after'))
+    finally:
+        _options(checks_twin, reconfigure_barrier=0)
+    assert first.config.annotation == 'after' and second.config.annotation == 'releases'
+    status, body = checks_twin.http('POST', '/_twin/options', {'reconfigure_barrier': 'two'})
+    assert status == 400 and 'bad options' in body['error']
 
 
 # --- NICs of a VM that is not powered on are disconnected --------------------------------------

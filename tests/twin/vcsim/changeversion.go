@@ -27,6 +27,11 @@ package main
 // field (vcsim itself): versions still change, nothing is refused. {"reconfigure_delay": s}
 // holds every ReconfigVM_Task s seconds before it is applied (outside the lock: a slow
 // vCenter, whose reconfigure tasks take seconds), so tests can make writers overlap.
+// {"reconfigure_barrier": n} holds every ReconfigVM_Task until n different sessions have each
+// sent one (or 60 s have passed), then lets all of them through: a test control, not vCenter
+// behaviour, so that writers started at once overlap however far apart a loaded machine starts
+// them (each has read the VMs before its first write). 0 or 1 turns it off. The wait comes
+// before the twin's request gate (twin.forward), so other requests go on meanwhile.
 
 import (
 	"encoding/json"
@@ -51,6 +56,67 @@ type changeVersions struct {
 }
 
 var vmVersions = &changeVersions{}
+
+// reconfigureBarrier: option reconfigure_barrier (see the file comment).
+type reconfigureBarrier struct {
+	mu       sync.Mutex
+	need     int
+	sessions map[string]bool
+	open     chan struct{} // closed once `need` sessions have arrived
+}
+
+var barrier = &reconfigureBarrier{}
+
+const barrierTimeout = 60 * time.Second
+
+func (b *reconfigureBarrier) set(need int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.need = need
+	b.sessions = map[string]bool{}
+	b.open = make(chan struct{})
+	if need <= 1 {
+		close(b.open)
+	}
+}
+
+func (b *reconfigureBarrier) current() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.need
+}
+
+// await returns once `need` different sessions have called it, or after barrierTimeout.
+func (b *reconfigureBarrier) await(session string) {
+	b.mu.Lock()
+	if b.need <= 1 || b.open == nil {
+		b.mu.Unlock()
+		return
+	}
+	b.sessions[session] = true
+	open := b.open
+	if len(b.sessions) >= b.need {
+		select {
+		case <-open:
+		default:
+			close(open)
+		}
+	}
+	b.mu.Unlock()
+	select {
+	case <-open:
+	case <-time.After(barrierTimeout):
+	}
+}
+
+// sessionOf names the session of a request by its cookies.
+func sessionOf(r *http.Request) string {
+	key := ""
+	for _, c := range r.Cookies() {
+		key += c.Name + "=" + c.Value + ";"
+	}
+	return key
+}
 
 // next returns a new version, strictly later than the last one. Caller holds mu.
 func (c *changeVersions) next() string {
@@ -180,13 +246,15 @@ func taskSucceeded(answer []byte) bool {
 	return state == types.TaskInfoStateSuccess
 }
 
-// serveOptions: GET or POST /_twin/options {"change_version_check": bool, "reconfigure_delay": seconds}.
+// serveOptions: GET or POST /_twin/options {"change_version_check": bool, "reconfigure_delay": seconds,
+// "reconfigure_barrier": sessions}.
 func (t *twin) serveOptions(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		var body struct {
 			ChangeVersionCheck *bool    `json:"change_version_check"`
 			ReconfigureDelay   *float64 `json:"reconfigure_delay"`
 			ReconfigureOverlap *string  `json:"reconfigure_overlap"` // checks.go
+			ReconfigureBarrier *int     `json:"reconfigure_barrier"`
 		}
 		dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
 		dec.DisallowUnknownFields()
@@ -206,8 +274,12 @@ func (t *twin) serveOptions(w http.ResponseWriter, r *http.Request) {
 		if body.ReconfigureDelay != nil {
 			vmVersions.setDelay(*body.ReconfigureDelay)
 		}
+		if body.ReconfigureBarrier != nil {
+			barrier.set(*body.ReconfigureBarrier)
+		}
 	}
 	options := vmVersions.options()
 	options["reconfigure_overlap"] = overlapMode()
+	options["reconfigure_barrier"] = barrier.current()
 	writeJSON(w, http.StatusOK, options)
 }

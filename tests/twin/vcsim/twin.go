@@ -151,6 +151,9 @@ func isLongPoll(method string) bool {
 }
 
 func (t *twin) forward(w http.ResponseWriter, r *http.Request, body []byte, method, this string) {
+	if method == "ReconfigVM_Task" {
+		barrier.await(sessionOf(r)) // option reconfigure_barrier (changeversion.go), outside the gate
+	}
 	if !isLongPoll(method) {
 		t.gate.RLock()
 		defer t.gate.RUnlock()

@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2025, ocp.egressip contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""pyVmomi's ``vim`` and ``vmodl`` namespaces, imported on their first use.
+
+Importing pyVmomi loads every vSphere type (about half a second of CPU). The vCenter readers and writers use these
+stand-ins, so a module run that does not talk to vCenter (the permission check, a Kubernetes-only step) does not pay
+for it; ``vim.VirtualMachine`` and ``except vmodl.MethodFault`` resolve to pyVmomi's own objects when evaluated.
+Whether pyVmomi is installed is checked by the module base (clients/module.py) before any vCenter call.
+
+Private module_util: no API promise outside this collection.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import importlib
+
+
+class _Namespace(object):
+    """A pyVmomi namespace (``vim``, ``vmodl``) resolved on first attribute access."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attribute):
+        namespace = getattr(importlib.import_module('pyVmomi'), self._name)
+        return getattr(namespace, attribute)
+
+    def __repr__(self):
+        return '<pyVmomi.%s, imported on first use>' % self._name
+
+
+vim = _Namespace('vim')
+vmodl = _Namespace('vmodl')
+
+
+def smart_connect(**kwargs):
+    """pyVim.connect.SmartConnect."""
+    return importlib.import_module('pyVim.connect').SmartConnect(**kwargs)
+
+
+def disconnect(service_instance):
+    """pyVim.connect.Disconnect."""
+    return importlib.import_module('pyVim.connect').Disconnect(service_instance)
