@@ -5,23 +5,16 @@
   `nns_refresh` defaults to 2 s here).
 - `run_module(name, args, check=False, diff=False, env=None)`: runs a module of this
   collection as Ansible does (a separate Python process reading an args file) and returns
-  its result dict (OCP_EGRESSIP_TEST_FORK=1: forked from the test worker instead, faster but
-  not isolated from the worker's state; see _forkable).
+  its result dict.
 - `run_playbook(playbook, extra_vars=None, check=False, diff=False, env=None)`: runs
   ansible-playbook with this collection on the collections path; returns a `PlaybookRun`.
 """
 
-import atexit
-import importlib
-import io
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import threading
-import traceback
 
 import pytest
 
@@ -70,106 +63,20 @@ def _environment(request, env):
     return {key: str(value) for key, value in merged.items() if value is not None}
 
 
-MODULE_PACKAGE = 'ansible_collections.ocp.egressip.plugins.modules.'
-# Variables that change what a module process imports: a run that sets them differently from this process is spawned.
-_IMPORT_VARIABLES = ('PYTHONPATH', 'PYTHONHOME', 'PYTHONSAFEPATH', 'PYTHONNOUSERSITE', 'PYTHONSTARTUP')
-
-
-def _spawn_module(name, args_file, env):
-    """`python -m <module> <args file>`: the module as Ansible runs it, a fresh interpreter that imports everything."""
-    proc = subprocess.run([sys.executable, '-m', MODULE_PACKAGE + name, str(args_file)],
-                          env=env, capture_output=True, text=True, timeout=600, check=False)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def _fork_module(module, args_file, env, out_dir):
-    """The same run in a child forked from this process, which has already imported the module and its libraries.
-
-    The child is still a process of its own (it reads the args file, sees only `env`, writes its JSON to its stdout and
-    ends with the module's exit status), so nothing a module run changes reaches the test or the next run; what it saves
-    is the interpreter start and the imports, most of a module test's CPU. The parent imports but never runs a module,
-    so each child starts from a module's import-time state, as a fresh process does.
-    """
-    out_path, err_path = os.path.join(out_dir, 'stdout'), os.path.join(out_dir, 'stderr')
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        status = 1
-        try:
-            signal.alarm(600)  # the subprocess timeout: the child ends itself
-            out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.dup2(out_fd, 1)
-            os.dup2(err_fd, 2)
-            # new stream objects: a lock another thread of the parent held at the fork must not block the child
-            sys.stdout = io.TextIOWrapper(io.FileIO(1, 'w', closefd=False), encoding='utf-8', write_through=True)
-            sys.stderr = io.TextIOWrapper(io.FileIO(2, 'w', closefd=False), encoding='utf-8', write_through=True)
-            os.environ.clear()
-            os.environ.update(env)
-            sys.argv = [module.__file__, str(args_file)]
-            atexit._clear()  # pylint: disable=protected-access  # the test worker's handlers are not the module's
-            try:
-                module.main()
-                status = 0
-            except SystemExit as exit_:
-                code = exit_.code
-                status = code if isinstance(code, int) else (0 if code is None else 1)
-            except BaseException:  # pylint: disable=broad-except
-                traceback.print_exc()
-                status = 1
-            # what an interpreter does at its end: join the threads the run left, then run its atexit handlers
-            # (vCenter logout, the lock's release, the kubeconfig temp directory)
-            threading._shutdown()  # pylint: disable=protected-access
-            atexit._run_exitfuncs()  # pylint: disable=protected-access
-        finally:
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            finally:
-                os._exit(status)  # pylint: disable=protected-access
-    wait_status = os.waitpid(pid, 0)[1]
-    with open(out_path, encoding='utf-8', errors='replace') as out, open(err_path, encoding='utf-8', errors='replace') as err:
-        return os.waitstatus_to_exitcode(wait_status), out.read(), err.read()
-
-
-def _forkable(name, env):
-    """The module, imported here, when a forked run would start exactly as a spawned one; None otherwise.
-
-    Opt-in (OCP_EGRESSIP_TEST_FORK=1): the test worker's own state (ansible's warning de-duplication, args a unit test
-    left in ansible.module_utils.basic) reaches the child, so three module tests fail after unit tests in the same worker;
-    the default spawns a fresh interpreter each time, as Ansible does."""
-    if os.environ.get('OCP_EGRESSIP_TEST_FORK') != '1' or not hasattr(os, 'fork'):
-        return None
-    # this process imports from COLLECTIONS_DIR too (sys.path above), as the spawned run does with PYTHONPATH set to it
-    if env.get('PYTHONPATH') != COLLECTIONS_DIR or any(env.get(key) != os.environ.get(key) for key in _IMPORT_VARIABLES[1:]):
-        return None
-    try:
-        module = importlib.import_module(MODULE_PACKAGE + name)
-        # the libraries the modules import on first use (clients/pyvmomi.py), imported here once for every child
-        importlib.import_module('pyVmomi')
-        importlib.import_module('pyVim.connect')
-    except Exception:  # pylint: disable=broad-except
-        return None  # the spawned run shows the import error as Ansible would
-    return module if callable(getattr(module, 'main', None)) else None
-
-
 @pytest.fixture
 def run_module(request, tmp_path):
     def run(name, args, check=False, diff=False, env=None):
         module_args = dict(args, _ansible_check_mode=check, _ansible_diff=diff, _ansible_no_log=False)
         args_file = tmp_path / ('%s-args.json' % name)
         args_file.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': module_args}))
-        environment = _environment(request, env)
-        module = _forkable(name, environment)
-        if module is None:
-            returncode, stdout, stderr = _spawn_module(name, args_file, environment)
-        else:
-            returncode, stdout, stderr = _fork_module(module, args_file, environment, str(tmp_path))
+        proc = subprocess.run([sys.executable, '-m', 'ansible_collections.ocp.egressip.plugins.modules.%s' % name, str(args_file)],
+                              env=_environment(request, env), capture_output=True, text=True, timeout=600, check=False)
         try:
-            result = json.loads(stdout)
+            result = json.loads(proc.stdout)
         except ValueError:
-            pytest.fail('module %s printed no JSON result (rc %s):\nstdout:\n%s\nstderr:\n%s' % (name, returncode, stdout, stderr))
-        result['_rc'] = returncode
-        result['_stderr'] = stderr
+            pytest.fail('module %s printed no JSON result (rc %s):\nstdout:\n%s\nstderr:\n%s' % (name, proc.returncode, proc.stdout, proc.stderr))
+        result['_rc'] = proc.returncode
+        result['_stderr'] = proc.stderr
         return result
     return run
 

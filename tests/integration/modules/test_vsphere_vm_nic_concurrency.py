@@ -19,6 +19,7 @@ from pyVmomi import vim
 
 TWIN_OPTIONS = {'workers': 4}
 WORKERS = ['ocp1-worker-%d' % i for i in range(4)]
+WRITERS = 3  # module processes started at once
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 COLLECTIONS_DIR = os.path.join(REPO_ROOT, '.build')  # as tests/conftest.py lays it out
 
@@ -42,7 +43,7 @@ def _nics_on(twin, name, portgroup):
     return [nic for nic in vm['nics'] if nic['portgroup_key'] == portgroup['key']]
 
 
-def _run_at_once(twin, tmp_path, network, count=3, shared_lock=False):
+def _run_at_once(twin, tmp_path, network, shared_lock=False):
     """Start `count` vsphere_vm_nic processes together (each with its own Lease unless `shared_lock`); their parsed results."""
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_DIR, PYTHONPATH=COLLECTIONS_DIR)
     env.pop('KUBECONFIG', None)
@@ -50,7 +51,7 @@ def _run_at_once(twin, tmp_path, network, count=3, shared_lock=False):
     args = {'datacenter': 'DC0', 'network': network, 'switch': 'DSwitch1',
             'node_selector': {'node-role.kubernetes.io/worker': ''}, '_ansible_check_mode': False, '_ansible_diff': False}
     procs = []
-    for index in range(count):
+    for index in range(WRITERS):
         path = tmp_path / ('args-%s-%d.json' % (network, index))
         lock = {} if shared_lock else {'lock_name': 'ignores-the-lock-%d' % index}
         path.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': dict(args, **lock)}))
@@ -76,12 +77,14 @@ def slow_vcenter(twin):
     twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 1.0})  # pylint: disable=protected-access
     yield
     twin._vcsim('POST', '/_twin/options',  # pylint: disable=protected-access
-                {'reconfigure_delay': 0, 'reconfigure_barrier': 0, 'change_version_check': True, 'reconfigure_overlap': 'fail'})
+                {'reconfigure_delay': 0, 'change_version_check': True, 'reconfigure_overlap': 'fail'})
 
 
 @pytest.fixture
 def writers_meet(twin):
-    twin._vcsim('POST', '/_twin/options', {'reconfigure_barrier': 3})  # pylint: disable=protected-access
+    twin._vcsim('POST', '/_twin/options', {'reconfigure_barrier': WRITERS})  # pylint: disable=protected-access
+    yield
+    twin._vcsim('POST', '/_twin/options', {'reconfigure_barrier': 0})  # pylint: disable=protected-access
 
 
 def _assert_one_nic_per_vm(twin, results, portgroup, refusal_allowed=False):
