@@ -44,7 +44,7 @@ def _nics_on(twin, name, portgroup):
 
 
 def _run_at_once(twin, tmp_path, network, shared_lock=False):
-    """Start `count` vsphere_vm_nic processes together (each with its own Lease unless `shared_lock`); their parsed results."""
+    """Start WRITERS vsphere_vm_nic processes together (each with its own Lease unless `shared_lock`); their parsed results."""
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_DIR, PYTHONPATH=COLLECTIONS_DIR)
     env.pop('KUBECONFIG', None)
     env.update(dict((key, str(value)) for key, value in twin.env.items() if value is not None))
