@@ -3,12 +3,12 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: help venv demo test unit selftest integration sanity lint matrix twin twin-stop twin-status clean
+.PHONY: help venv demo test unit selftest integration sanity lint matrix matrix-sanity twin twin-stop twin-status clean
 
 help:
 	@echo "make demo       - the main job against the twin: enable, verify, failover drill, report"
 	@echo "make test       - all tests: unit, twin self-tests, module/playbook tests, ansible-test sanity"
-	@echo "make unit | selftest | integration | sanity | lint - one part of make test; make matrix - unit tests on ansible-core 2.16 to 2.21"
+	@echo "make unit | selftest | integration | sanity | lint - one part of make test; make matrix - unit tests on ansible-core 2.16 to 2.21 (matrix-sanity: and sanity on 2.16, 2.21)"
 	@echo "make twin       - start the twin in the background (then: source .twin/env)"
 	@echo "make twin-stop  - stop it"
 
@@ -38,6 +38,9 @@ lint: venv
 
 matrix: venv
 	@bash scripts/matrix.sh
+
+matrix-sanity: venv
+	@bash scripts/matrix.sh --sanity
 
 twin: venv
 	@$(PY) tests/twin/ctl.py start

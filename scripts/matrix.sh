@@ -6,6 +6,8 @@
 # --sanity also runs ansible-test sanity (scripts/sanity.sh) with the releases of SANITY_RELEASES (default: the oldest
 # and the newest; the release of the integration tests is the one `bash scripts/test.sh` already checks).
 # MATRIX_JOBS (default 2) is the number of pytest workers per release.
+# MATRIX_SANITY_TESTS (for example "validate-modules import") limits --sanity to those tests. scripts/test.sh runs
+# this script (so CI does) with the release-dependent sanity tests on the newest release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,8 +47,16 @@ print(get_venv_packages(NativePythonConfig(version="%d.%d" % sys.version_info[:2
 }
 
 # The test requirements without ansible-core (installed per release) and without the tools only sanity and the
-# EE test use (ansible-builder, antsibull-docs).
+# EE test use (ansible-builder, antsibull-docs). They are installed once per Python into a directory of their own
+# (pip --target) that each release's virtualenv adds to its path with a .pth file, after its own site-packages: the
+# release's own dependencies (Jinja2, PyYAML, cryptography ...) win. Without byte-compiling (--no-compile), a release
+# then costs one small install (ansible-core and its dependencies) instead of the whole set.
+export PIP_ROOT_USER_ACTION=ignore
 requirements=$(grep -v -E '^(ansible-core|ansible-builder|antsibull-docs)==' requirements/test.txt)
+pip_install() {
+  "$@" -q --disable-pip-version-check --no-compile 2>&1 | { grep -v "^WARNING: Location 'file:" || true; }
+  return "${PIPESTATUS[0]}"
+}
 
 declare -a summary=()
 status=0
@@ -61,14 +71,24 @@ for entry in "${MATRIX[@]}"; do
     [ "${MATRIX_STRICT:-0}" = 1 ] && status=1
     continue
   fi
+  deps=.cache/matrix/deps-python$python_version
+  deps_stamp=$(printf '%s\n%s\n' "$python" "$requirements")
+  if [ ! -f "$deps/.stamp" ] || [ "$(cat "$deps/.stamp")" != "$deps_stamp" ]; then
+    echo "==> test requirements for $("$python" --version)"
+    rm -rf "$deps"
+    pip_install "$python" -m pip install --target "$deps" -r <(printf '%s\n' "$requirements")
+    printf '%s' "$deps_stamp" > "$deps/.stamp"
+  fi
   venv=.cache/matrix/ansible-core-$release
   stamp="$venv/.stamp"
-  wanted_stamp=$(printf '%s\n%s\n%s\n' "$python" "$release" "$requirements")
+  wanted_stamp=$(printf '%s\n%s\n%s\n' "$python" "$release" "$deps_stamp")
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted_stamp" ]; then
     echo "==> ansible-core $release: virtualenv on $("$python" --version)"
     rm -rf "$venv"
     "$python" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check "ansible-core==$release.*" -r <(printf '%s\n' "$requirements")
+    pip_install "$venv/bin/python" -m pip install "ansible-core==$release.*"
+    site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    printf '%s\n' "$PWD/$deps" > "$site/ocp-egressip-matrix-deps.pth"
     printf '%s' "$wanted_stamp" > "$stamp"
   fi
   offline_get_pip "$venv"
@@ -83,9 +103,13 @@ for entry in "${MATRIX[@]}"; do
   if [ "$sanity" = 1 ] && [[ "$sanity_releases" == *" $release "* ]]; then
     echo "==> ansible-core $installed: ansible-test sanity"
     skip=()
+    # MATRIX_SANITY_TESTS (for example "validate-modules ansible-doc"): only these tests, each as --test.
+    for test in ${MATRIX_SANITY_TESTS:-}; do
+      skip+=(--test "$test")
+    done
     # ansible-test 2.16 still asks every Python file, tests included, for the Python 2 boilerplate (__future__ imports,
     # __metaclass__); 2.17 dropped those two tests for content that does not run on Python 2, as this collection does not.
-    [ "$release" = 2.16 ] && skip=(--skip-test future-import-boilerplate --skip-test metaclass-boilerplate)
+    [ "$release" = 2.16 ] && [ -z "${MATRIX_SANITY_TESTS:-}" ] && skip+=(--skip-test future-import-boilerplate --skip-test metaclass-boilerplate)
     if SANITY_VENV="$venv" SANITY_SKIP_DOCS_LINT=1 bash scripts/sanity.sh "${skip[@]}"; then
       summary+=("ansible-core $installed: sanity passed")
     else

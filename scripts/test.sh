@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # All tests: unit, twin self-tests, module and playbook tests against the twin, ansible-test
-# sanity, yamllint and ansible-lint. Works on a fresh Debian 12 machine as root (installs what it needs first).
+# sanity, yamllint and ansible-lint, and the version matrix (scripts/matrix.sh). Works on a fresh Debian 12 machine
+# as root (installs what it needs first).
 # Arguments go to pytest (for example: bash scripts/test.sh -k egressip -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,20 @@ if [ "$#" -eq 0 ] && [ "${SANITY_SERIAL:-0}" != 1 ]; then
 fi
 echo "==> pytest ($workers workers): unit tests, twin self-tests, module and playbook tests against the twin"
 .venv/bin/python -m pytest -n "$workers" --dist loadfile "$@" || status=$?
+if [ "$#" -eq 0 ] && [ "${SKIP_MATRIX:-0}" != 1 ]; then
+  # The version matrix (scripts/matrix.sh): the unit tests on every other ansible-core release of the support matrix
+  # and the release-dependent sanity tests on the newest (the full sanity run on the oldest and the newest is
+  # `make matrix-sanity`: about 5 min each, more than CI's budget has room for). SKIP_MATRIX=1 leaves it out.
+  echo
+  echo "==> version matrix: unit tests on ansible-core 2.16, 2.17, 2.18, 2.20, 2.21; sanity (${MATRIX_CI_SANITY_TESTS:=validate-modules ansible-doc import compile}) on 2.21"
+  set +e
+  # pip's and ansible-test's install chatter is left out.
+  SANITY_RELEASES=2.21 MATRIX_SANITY_TESTS=$MATRIX_CI_SANITY_TESTS bash scripts/matrix.sh --sanity 2.16 2.17 2.18 2.20 2.21 2>&1 \
+    | grep -v -E "^(Looking in|WARNING: Location 'file:|Collecting|  Downloading|     .*eta|Installing collected|Successfully installed|Requirement already|  Attempting uninstall|    Found existing|    Uninstalling|      Successfully uninstalled)"
+  matrix_status=${PIPESTATUS[0]}
+  set -e
+  [ "$matrix_status" -eq 0 ] || status=$matrix_status
+fi
 echo
 echo "==> ansible-test sanity"
 if [ -n "$sanity_pid" ]; then

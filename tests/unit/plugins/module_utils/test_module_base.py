@@ -2,6 +2,7 @@
 and without diff mode), one client per connection per run from flat or nested options, the library checks, and a
 base that loads neither pyVmomi nor netaddr for a module that does not ask for them."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -9,7 +10,19 @@ import sys
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
+from ansible.module_utils import basic
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core < 2.19 has no testing helper: its AnsibleModule reads basic._ANSIBLE_ARGS
+    @contextlib.contextmanager
+    def patch_module_args(args=None):
+        saved = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = json.dumps({'ANSIBLE_MODULE_ARGS': args or {}}).encode()
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import module as base
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere as _vsphere
