@@ -40,6 +40,11 @@ def test_context_installs_the_collection_and_its_requirements(tmp_path):
     assert 'jsonschema' not in python_requirements and 'pytest' not in python_requirements
     definition = yaml.safe_load(_read(os.path.join(REPO_ROOT, 'execution-environment.yml')))
     assert 'ansible_core' not in definition['dependencies'] and 'ansible_runner' not in definition['dependencies']
+    # the base image is one build, not a floating tag, and the generated Containerfile starts from it
+    base = definition['images']['base_image']['name']
+    image, _sep, tag = base.rpartition(':')
+    assert '@sha256:' in base or (image and re.match(r'^[0-9.]+-[0-9]+$', tag)), base
+    assert base in containerfile
 
 
 def test_collection_tarball_ships_the_collection_and_not_the_twin(tmp_path):

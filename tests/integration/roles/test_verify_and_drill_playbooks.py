@@ -8,6 +8,7 @@ confirmation) with measured times in the report; times are checked for consisten
 
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -92,6 +93,8 @@ def test_drill_unlabel_each_egress_node_in_turn(twin, run_playbook, tmp_path):
     assert summary['ok'] is True and summary['steps'] == 2 and sorted(summary['nodes']) == sorted(set(before.values()))
     assert summary['moved'] == 2 and summary['prediction_held'] is True and summary['failback'] is False
     assert summary['cordon_moved'] is False
+    # the summary line gives seconds for people (two decimals), the JSON keeps the measurement
+    assert re.search(r'slowest reassignment [0-9]+\.[0-9]{2} s;', run.stdout), run.stdout
     for step in report['steps']:
         move = step['failure']['moves'][0]
         assert move['from'] == step['node'] and move['to'] not in (None, step['node']) and move['seconds'] > 0
