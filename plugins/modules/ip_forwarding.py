@@ -102,6 +102,7 @@ extends_documentation_fragment:
   - ocp.egressip.k8s_auth
   - ocp.egressip.egress_cidr
   - ocp.egressip.wait
+  - ocp.egressip.progress
   - ocp.egressip.common
 attributes:
   check_mode:
@@ -385,6 +386,7 @@ def main():
             wait_timeout=dict(type='int', default=300),
             wait_sleep=dict(type='int', default=2),
             state_wait_timeout=dict(type='int', default=90),
+            progress_interval=dict(type='int', default=10),
             cidr=dict(type='str'),
             ipv6_cidr=dict(type='str'),
         ),

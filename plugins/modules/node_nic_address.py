@@ -157,6 +157,7 @@ extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.wait
+  - ocp.egressip.progress
   - ocp.egressip.common
 attributes:
   check_mode:
@@ -647,6 +648,7 @@ def main():
             replace_hand_made=dict(type='bool', default=False),
             wait_timeout=dict(type='int', default=300),
             state_wait_timeout=dict(type='int', default=90),
+            progress_interval=dict(type='int', default=10),
             wait_sleep=dict(type='int', default=2),
         ),
         libraries=('netaddr',), lock=LOCK_BEFORE, supports_check_mode=True,

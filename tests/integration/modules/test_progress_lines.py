@@ -1,0 +1,78 @@
+"""Progress lines while a module waits (issue 19): the action plugin of ip_forwarding (and node_nic_address) runs the
+module in tries of at most `progress_interval` s of waiting and prints, between two tries, a line naming what is still
+awaited. Against the twin's asynchronous TuneD (it applies a changed Profile `tuned_delay` s later), through
+ansible-playbook, since the action plugin runs on the controller. Tests run in file order on one twin.
+"""
+
+import json
+import re
+
+import yaml
+
+import test_ip_forwarding_tuned as tuned
+
+W, nics = tuned.W, tuned.nics
+macs = tuned.macs  # the fixture: each worker's NIC, base address and egress label
+
+TWIN_OPTIONS = {'workers': 3, 'tuned_delay': 7.0, 'probe_interval': 0.5, 'random_seed': 23}
+
+
+def playbook(tmp_path, module_args):
+    """A play running ip_forwarding once with module_args and printing its registered result as JSON."""
+    path = tmp_path / 'forwarding.yml'
+    path.write_text(yaml.safe_dump([{
+        'name': 'Forwarding', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+        'tasks': [
+            {'name': 'Forwarding on the egress NIC', 'ocp.egressip.ip_forwarding': module_args, 'register': 'forwarding',
+             'ignore_errors': True},
+            {'name': 'Result', 'ansible.builtin.debug': {'msg': 'RESULT {{ forwarding | to_json }}'}},
+        ]}]))
+    return str(path)
+
+
+def result_of(run):
+    line = [text for text in run.stdout.splitlines() if '"msg": "RESULT ' in text][0]
+    return json.loads(json.loads('{%s}' % line.strip().rstrip(','))['msg'][len('RESULT '):])
+
+
+def progress_lines(run):
+    return [line for line in run.stdout.splitlines() if 'still waiting after' in line]
+
+
+def test_a_long_wait_prints_a_line_per_try_naming_what_is_awaited(run_playbook, tmp_path, macs):
+    args = {'nodes': nics(macs, W[0]), 'wait_sleep': 1, 'progress_interval': 2}
+    run = run_playbook(playbook(tmp_path, args))
+    result = result_of(run)
+    assert result.get('failed') is not True and result['changed'] is True, run
+    # TuneD applies 7 s after the write: tries of 2 s, so at least two progress lines before it is applied
+    lines = progress_lines(run)
+    assert len(lines) >= 2 and result['tries'] == len(lines) + 1, run.stdout
+    assert all('Forwarding on the egress NIC: still waiting after' in line and '(of wait_timeout 300 s)' in line
+               and 'Profile %s' % W[0] in line for line in lines), lines
+    assert [(item['node'], item['state']) for item in result['profiles']] == [(W[0], 'applied')]
+    assert result['diff']['before'] != result['diff']['after']   # the first try's write is in the task's diff
+
+
+def test_a_wait_that_ends_in_its_first_try_prints_nothing_and_a_second_run_changes_nothing(run_playbook, tmp_path, macs):
+    run = run_playbook(playbook(tmp_path, {'nodes': nics(macs, W[0]), 'wait_sleep': 1, 'progress_interval': 2}))
+    result = result_of(run)
+    assert result['changed'] is False and result['tries'] == 1 and not progress_lines(run), run
+
+
+def test_the_time_limit_is_the_modules_own_and_the_failure_says_how_long_it_waited(run_playbook, tmp_path, macs):
+    args = {'nodes': nics(macs, W[1]), 'wait_sleep': 1, 'progress_interval': 2, 'wait_timeout': 4}
+    run = run_playbook(playbook(tmp_path, args))
+    result = result_of(run)
+    assert result['failed'] is True and result['changed'] is True, run
+    assert [item['id'] for item in result['findings']] == ['node_forwarding_timeout']
+    waited = re.search(r'\(waited ([0-9]+) s in all, in tries of up to 2 s: progress_interval\)$', result['msg'])
+    assert waited and 4 <= int(waited.group(1)) < 7, result['msg']   # TuneD applies after 7 s: the limit stopped it
+    assert result['tries'] == len(progress_lines(run)) + 1, run.stdout
+
+
+def test_zero_waits_in_one_try_and_check_mode_does_not_try_again(run_playbook, tmp_path, macs):
+    run = run_playbook(playbook(tmp_path, {'nodes': nics(macs, W[2]), 'wait_sleep': 1, 'progress_interval': 0}))
+    result = result_of(run)
+    assert result['changed'] is True and 'tries' not in result and not progress_lines(run), run
+    run = run_playbook(playbook(tmp_path, {'nodes': nics(macs, W[2]), 'state': 'absent', 'progress_interval': 2}), check=True)
+    assert 'tries' not in result_of(run) and not progress_lines(run), run
