@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 say() { printf '\n==> %s\n' "$*"; }
 
-apt_packages=(golang-go golang-github-vmware-govmomi-dev openssl make git python3-venv shellcheck)
+# pandoc: the docsite's RST pages are converted from docs/*.md (scripts/docsite_rst.py)
+apt_packages=(golang-go golang-github-vmware-govmomi-dev openssl make git python3-venv shellcheck pandoc)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the collection tarball (dist/) and the execution environment's build context
+# Builds the collection tarball (dist/, scripts/build_collection.sh: with the docsite's RST pages) and the execution environment's build context
 # (default: context/) with ansible-builder, without building an image (no container engine
 # needed). Then, where podman exists: podman build -f context/Containerfile -t ocp-egressip-ee context
 set -euo pipefail
@@ -11,9 +11,8 @@ if ! grep -q "ocp-egressip-${version}.tar.gz" execution-environment.yml; then
   echo "execution-environment.yml does not name $tarball: update it to galaxy.yml's version ${version}" >&2
   exit 1
 fi
-mkdir -p dist
 rm -f "$tarball"
-.venv/bin/ansible-galaxy collection build --force --output-path dist . >/dev/null
+bash scripts/build_collection.sh dist >/dev/null
 .venv/bin/ansible-builder create --file execution-environment.yml --context "$context" --output-filename Containerfile >/dev/null
 echo "collection: $tarball"
 echo "context:    $context/Containerfile"

@@ -4,7 +4,8 @@
 # directory, and no enclosing git repository that ignores it:
 # it resolves symlinks and asks git which files exist). Extra arguments go to ansible-test (for example --test pep8).
 # Then, on the same copy, antsibull-docs lints the documentation of every module and role (the docsite's schema and
-# markup, references to other plugins); SANITY_SKIP_DOCS_LINT=1 skips it. Either one failing fails the script.
+# markup, references to other plugins) and the docsite's extra docs (docs/docsite/extra-docs.yml and the RST pages
+# scripts/docsite_rst.py generates from docs/*.md first: labels, toctree, rstcheck); SANITY_SKIP_DOCS_LINT=1 skips both. Either one failing fails the script.
 # SANITY_VENV names another virtualenv whose ansible-test runs (scripts/matrix.sh --sanity: another ansible-core release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,14 @@ echo "==> ansible-test sanity (python $py) in $dest"
 status=0
 ansible-test sanity --venv --requirements --python "$py" --color no "$@" || status=$?
 if [ "${SANITY_SKIP_DOCS_LINT:-0}" != 1 ]; then
-  echo "==> antsibull-docs lint-collection-docs --plugin-docs in $dest"
-  antsibull-docs lint-collection-docs --plugin-docs . || status=$?
+  # the docsite's extra docs (docs/docsite/rst/, git-ignored so not in the copy) are generated from docs/*.md as the
+  # tarball's are (scripts/build_collection.sh), so the lint checks the pages the docsite gets
+  echo "==> docs/docsite/rst from docs/*.md (scripts/docsite_rst.py) in $dest"
+  if "$venv/bin/python" scripts/docsite_rst.py .; then
+    echo "==> antsibull-docs lint-collection-docs --plugin-docs in $dest"
+    antsibull-docs lint-collection-docs --plugin-docs . || status=$?
+  else
+    status=1
+  fi
 fi
 exit "$status"
