@@ -102,12 +102,19 @@ class PlaybookRun:
         return 'PlaybookRun(rc=%s, recap=%s)\n--- stdout ---\n%s\n--- stderr ---\n%s' % (self.rc, self.recap, self.stdout[-6000:], self.stderr[-3000:])
 
 
+PLAYBOOK_PROGRESS_INTERVAL = 30
+
+
 @pytest.fixture
 def run_playbook(request):
     def run(playbook, extra_vars=None, check=False, diff=False, env=None, extra_args=()):
         if not os.path.isabs(playbook):
             playbook = os.path.join(REPO_ROOT, playbook)
         argv = [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), playbook]
+        # The twin's NodeNetworkState lists a new NIC up to a minute later, as a real one does, so most enables wait for
+        # it; in tries of 30 s rather than the default 10 s that is fewer module runs (each a second of CPU) over the
+        # suite. A test's own -e comes later and wins; test_progress_lines.py and the demo keep the default.
+        argv += ['-e', json.dumps({'node_network_progress_interval': PLAYBOOK_PROGRESS_INTERVAL})]
         for extra in ([extra_vars] if isinstance(extra_vars, (dict, str)) else extra_vars or []):
             argv += ['-e', json.dumps(extra) if isinstance(extra, dict) else extra]
         argv += (['--check'] if check else []) + (['--diff'] if diff else []) + list(extra_args)

@@ -19,7 +19,7 @@ options:
         awaited (the task name, C(still waiting after 20 s), the time limit and the awaited
         objects, such as C(NodeNetworkConfigurationPolicy egressip-worker-0)).
       - A module cannot print while it runs, so its action plugin runs it in tries that wait at most this long each and
-        then runs it again with the time left; the module is idempotent, so a later try writes nothing and only waits.
+        then runs it again with the time left; the module is idempotent, so a later try does only what is still to do.
         The result is the last try's, with C(changed) and the diff of all tries, and C(tries).
       - C(0) or less waits in one try, without progress lines. Not used in check mode (nothing is waited for).
     type: int

@@ -85,6 +85,7 @@ options:
     type: dict
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
+  - ocp.egressip.progress
   - ocp.egressip.common
 attributes:
   check_mode:
@@ -238,6 +239,7 @@ def main():
             lease_duration=dict(type='int', default=60),
             wait_timeout=dict(type='int', default=120),
             poll_interval=dict(type='float', default=2.0),
+            progress_interval=dict(type='int', default=10),
             holder=dict(type='str'),
             playbook=dict(type='str'),
             owner=dict(type='dict'),

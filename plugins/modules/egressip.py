@@ -115,6 +115,7 @@ extends_documentation_fragment:
   - ocp.egressip.egressip_network
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
+  - ocp.egressip.progress
   - ocp.egressip.common
 attributes:
   check_mode:
@@ -417,6 +418,7 @@ def main():
             allow_insufficient_capacity=dict(type='bool', default=False),
             wait=dict(type='bool', default=True),
             wait_timeout=dict(type='int', default=120),
+            progress_interval=dict(type='int', default=10),
             wait_sleep=dict(type='int', default=2),
         ),
         libraries=('netaddr',), lock=LOCK_IN_STEP, supports_check_mode=True,

@@ -21,6 +21,7 @@ import time
 
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
+from ansible.utils.vars import merge_hash
 from ansible.utils.display import Display
 
 display = Display()
@@ -33,7 +34,9 @@ def awaited(findings):
     names = []
     for finding in findings:
         for item in finding.get('objects') or []:
-            text = '%s %s' % (item.get('kind'), item.get('name'))
+            if not isinstance(item, dict):
+                item = {'kind': None, 'name': item}   # some findings name an object as one text (Lease ns/name)
+            text = ' '.join(str(part) for part in (item.get('kind'), item.get('name')) if part)
             if item.get('kind') != 'option' and text not in names:
                 names.append(text)
     if len(names) > SHOWN_NAMES:
@@ -66,34 +69,48 @@ class WaitingAction(ActionBase):
     WRITTEN = ()     # result keys listing what a try wrote (created, updated, deleted ...)
     DEFAULT_INTERVAL = 10
     clock = staticmethod(time.monotonic)
+    _supports_async = True   # an async task (the lock's background renewal) runs the module once, as Ansible's own would
 
     def run(self, tmp=None, task_vars=None):
-        super(WaitingAction, self).run(tmp, task_vars)
+        result = super(WaitingAction, self).run(tmp, task_vars)
+        wrap_async = self._task.async_val and not self._connection.has_native_async
+        try:
+            result = merge_hash(result, self._run_tries(task_vars, wrap_async))
+        finally:
+            if not wrap_async:
+                self._remove_tmp_path(self._connection._shell.tmpdir)   # as Ansible's own action for modules does
+        return result
+
+    def _once(self, args, task_vars, wrap_async=False):
+        return self._execute_module(module_name=self._task.resolved_action, module_args=args, task_vars=task_vars,
+                                    wrap_async=wrap_async)
+
+    def _run_tries(self, task_vars, wrap_async):
         args = dict(self._task.args)
         interval = args.get('progress_interval', self.DEFAULT_INTERVAL)
         try:
             interval = int(interval)
         except (TypeError, ValueError):
             interval = None
-        if interval is None or interval <= 0 or self._task.check_mode or not self._waits(args):
-            # no slicing: the module validates progress_interval itself and reports a bad value
-            return self._execute_module(module_name=self._task.resolved_action, module_args=args, task_vars=task_vars)
-        started = self.clock()
+        if interval is None or interval <= 0 or self._task.check_mode or self._task.async_val or not self._waits(args):
+            # one try: an async task (the lock's background renewal) or nothing to wait for; a bad progress_interval is
+            # the module's to report
+            return self._once(args, task_vars, wrap_async)
         totals = {}
         for option in set(self.TIMEOUTS.values()):
             try:
                 totals[option] = int(args.get(option, self.DEFAULTS[option]))
             except (TypeError, ValueError):
-                return self._execute_module(module_name=self._task.resolved_action, module_args=args, task_vars=task_vars)
+                return self._once(args, task_vars)   # the module names the bad value
+        started = self.clock()
         tries = []
         pending = None
         while True:
             waited = self.clock() - started
-            left = dict((option, total - waited) for option, total in totals.items())
             attempt = dict(args)
-            for option in totals:
-                attempt[option] = max(0, int(math.ceil(min(interval, left[option]))))
-            tries.append(self._execute_module(module_name=self._task.resolved_action, module_args=attempt, task_vars=task_vars))
+            for option, total in totals.items():
+                attempt[option] = max(0, int(math.ceil(min(interval, total - waited))))
+            tries.append(self._once(attempt, task_vars))
             pending = self._not_yet(tries[-1])
             waited = self.clock() - started
             if pending is None or all(waited >= totals[self.TIMEOUTS[finding['id']]] for finding in pending):
@@ -102,12 +119,16 @@ class WaitingAction(ActionBase):
                 self._task.get_name(), int(waited),
                 ', '.join('%s %d s' % (option, totals[option]) for option in sorted(set(self.TIMEOUTS[f['id']] for f in pending))),
                 awaited(pending)))
-        result = merge(tries, self.WRITTEN)
+        result = self.merge(tries)
         if pending is not None:
             # out of time: the last try's message names its own, shorter wait
             result['msg'] = '%s (waited %d s in all, in tries of up to %d s: progress_interval)' % (
                 result.get('msg', ''), int(self.clock() - started), interval)
         return result
+
+    def merge(self, tries):
+        """The task result of the tries (oldest first); a subclass adds what its module reports per try."""
+        return merge(tries, self.WRITTEN)
 
     def _waits(self, args):
         try:

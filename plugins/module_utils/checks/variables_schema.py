@@ -192,7 +192,7 @@ SCHEMA = {
     'egressip_report_dir': _str(),
     # the cluster lock of the writing playbooks (roles/cluster_lock, docs/reliability.md)
     'egressip_lock': _dict(namespace=_str(), name=_str(), lease_duration=_int(3, example=60), wait_timeout=_int(0, example=120),
-                           max_hold=_int(1, example=21600)),
+                           progress_interval=_int(0, example=10), max_hold=_int(1, example=21600)),
 }
 
 

@@ -17,14 +17,13 @@ macs = tuned.macs  # the fixture: each worker's NIC, base address and egress lab
 TWIN_OPTIONS = {'workers': 3, 'tuned_delay': 7.0, 'probe_interval': 0.5, 'random_seed': 23}
 
 
-def playbook(tmp_path, module_args):
-    """A play running ip_forwarding once with module_args and printing its registered result as JSON."""
+def playbook(tmp_path, module_args, module='ip_forwarding', name='Forwarding on the egress NIC'):
+    """A play running the module once with module_args and printing its registered result as JSON."""
     path = tmp_path / 'forwarding.yml'
     path.write_text(yaml.safe_dump([{
-        'name': 'Forwarding', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+        'name': 'Progress', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
         'tasks': [
-            {'name': 'Forwarding on the egress NIC', 'ocp.egressip.ip_forwarding': module_args, 'register': 'forwarding',
-             'ignore_errors': True},
+            {'name': name, 'ocp.egressip.%s' % module: module_args, 'register': 'forwarding', 'ignore_errors': True},
             {'name': 'Result', 'ansible.builtin.debug': {'msg': 'RESULT {{ forwarding | to_json }}'}},
         ]}]))
     return str(path)
@@ -76,3 +75,21 @@ def test_zero_waits_in_one_try_and_check_mode_does_not_try_again(run_playbook, t
     assert result['changed'] is True and 'tries' not in result and not progress_lines(run), run
     run = run_playbook(playbook(tmp_path, {'nodes': nics(macs, W[2]), 'state': 'absent', 'progress_interval': 2}), check=True)
     assert 'tries' not in result_of(run) and not progress_lines(run), run
+
+
+def test_waiting_for_another_runs_lock_names_the_lease_and_counts_every_try(run_playbook, run_module, tmp_path):
+    lock = {'state': 'acquired', 'namespace': 'openshift-machine-api', 'name': 'progress-lock', 'playbook': 'enable'}
+    first = run_module('cluster_lock', dict(lock, holder='alice@ci/run-1'))
+    assert first['_rc'] == 0 and first['changed'] is True, first
+    try:
+        run = run_playbook(playbook(tmp_path, dict(lock, holder='bob@ci/run-2', wait_timeout=12, progress_interval=2),
+                                    module='cluster_lock', name='Take the cluster lock'))
+        result = result_of(run)
+        assert result['failed'] is True and [item['id'] for item in result['findings']] == ['cluster_lock_held'], run
+        lines = progress_lines(run)
+        assert lines and all('Take the cluster lock: still waiting after' in line and '(of wait_timeout 12 s)' in line
+                             and 'Lease openshift-machine-api/progress-lock' in line for line in lines), run.stdout
+        assert result['tries'] == len(lines) + 1 and result['waited_seconds'] >= 4, result
+        assert 'alice@ci/run-1' in result['msg'] and 'waited' in result['msg'], result['msg']
+    finally:
+        run_module('cluster_lock', dict(lock, state='released', holder='alice@ci/run-1'))
