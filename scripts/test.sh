@@ -32,7 +32,7 @@ echo "==> pytest ($workers workers): unit tests, twin self-tests, module and pla
 if [ "$#" -eq 0 ] && [ "${SKIP_MATRIX:-0}" != 1 ]; then
   # The version matrix (scripts/matrix.sh): the unit tests on the oldest and the newest ansible-core release of the
   # support matrix besides the one above (MATRIX_CI_RELEASES). `make matrix` runs every release (2.16 to 2.21) and
-  # `make matrix-sanity` adds the whole of sanity on 2.16 and 2.21: together about 20 more minutes, more than CI's
+  # `make matrix-sanity` adds the whole of sanity on 2.16 and 2.21: together about 15 more minutes, more than CI's
   # 30-minute budget has room for beside the twin tests. SKIP_MATRIX=1 leaves it out.
   releases=${MATRIX_CI_RELEASES:-2.16 2.21}
   echo
