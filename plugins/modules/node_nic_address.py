@@ -41,9 +41,10 @@ description:
     such a node shows C(<kernel name of MAC>) in its route and an info finding C(node_nic_not_in_state)."
   - "Safe beside another writer that ignores the cluster lock (M(ocp.egressip.cluster_lock)): a new policy is created
     B(parked), its C(nodeSelector) also asking for the label C(egressip.ocp/address-claim=pending) that no node has, then
-    the policies are listed again; an address another policy of the collection claimed first (older
-    C(creationTimestamp), then lower name) is re-allocated while the policy is still parked, and only then is the policy
-    activated (the extra selector key removed). A policy another writer created for the same node at the same moment is
+    the policies are listed again; an address another policy of the collection claimed first (an active policy, else
+    the older C(creationTimestamp); two claims in the same second both lose) is re-allocated while the policy is still
+    parked, a re-allocated address then yields to any other policy holding it, and only then is the policy activated
+    (the extra selector key removed). A policy another writer created for the same node at the same moment is
     kept as it is. So one address is never configured on two nodes; a run killed in between leaves a parked policy that
     the next run activates. A parked policy that lost its claim is not an allocation: a run that finds one waits up to
     15 s for its writer to re-allocate it, then re-allocates it itself when it is one of its nodes (and ignores it
@@ -417,15 +418,18 @@ def settle_claims(module, snapshot, limit=15):
 def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
     """Make sure no other policy claimed the addresses of the policies just created, then activate them.
 
-    Another writer ignoring the cluster lock may have allocated the same address from the same snapshot: the policy
-    created first keeps it (creationTimestamp, then name), a later one of this run is re-planned and patched while still
-    parked, so an address is never configured on two nodes.
+    Another writer ignoring the cluster lock may have allocated the same address from the same snapshot: the claim made
+    first keeps it (nn.losing_claims: an active policy, else the older creationTimestamp; the same second makes both
+    lose), a losing one of this run is re-planned and patched while still parked, and from then on yields its new
+    address to any other holder (its creationTimestamp predates that claim). So an address is never configured on two
+    nodes.
     """
     params, k8s = module.params, module.k8s
     created = [body['metadata']['name'] for body in plan['create']] + plan['reclaim']
+    yielding = set(plan['reclaim'])   # re-allocated by this run: their timestamps say nothing of their new addresses
     for _attempt in range(attempts):
         policies = kube.list_objects(k8s, kube.NNCPS)
-        losers = nn.losing_claims(policies, created)
+        losers = nn.losing_claims(policies, created, yielding)
         if not losers:
             break
         current = dict((item['metadata']['name'], item) for item in policies)
@@ -437,6 +441,7 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
             raise Refused(replan['findings'], written=_written_names(created))
         for body in replan['create']:
             kube.patch(k8s, kube.NNCPS, body['metadata']['name'], nn.owned_patch(current[body['metadata']['name']], nn.parked(body)), False)
+        yielding.update(losers)
         moved = dict((item['node'], item) for item in replan['allocations'])
         plan['allocations'] = [moved.get(item['node'], item) for item in plan['allocations']]
         module.warn('Another writer claimed the same node address(es) at the same time: %s re-allocated (%s).'

@@ -190,22 +190,34 @@ def unsettled_claims(policies):
     return losing_claims(policies, [item['metadata']['name'] for item in policies if is_parked(item)])
 
 
-def losing_claims(policies, ours):
-    """Names in `ours` whose address another policy of the collection claimed first.
+def losing_claims(policies, ours, yielding=()):
+    """Names in `ours` (parked policies) whose address another policy of the collection holds first.
 
-    First is the older creationTimestamp, then the lower name: every writer reading the same list agrees.
+    A claim is first when every writer reading the list would agree that it was made before the other's, so that two
+    writers never both keep one address: an active policy holds its address before any parked one; between parked
+    ones the older creationTimestamp is first, and the same timestamp (the API server stamps whole seconds) makes both
+    lose, since a writer that checked before the other's claim existed may already be activating its own. A name in
+    `yielding` is a claim this writer re-allocated: its creationTimestamp is older than its new address's claim, so it
+    loses to any other holder of that address.
     """
-    claims = {}
+    holders = {}
     for policy in policies:
         allocation = policy_allocation(policy)
         if allocation is None:
             continue
-        order = ((policy.get('metadata') or {}).get('creationTimestamp') or '', allocation['name'])
+        claim = {'name': allocation['name'], 'parked': is_parked(policy),
+                 'created': (policy.get('metadata') or {}).get('creationTimestamp') or ''}
         for address in allocation['addresses'].values():
-            claims.setdefault(address.split('/')[0], []).append(order)
+            holders.setdefault(address.split('/')[0], []).append(claim)
     losers = set()
-    for holders in claims.values():
-        losers.update(name for _created, name in sorted(holders)[1:] if name in ours)
+    for claims in holders.values():
+        for claim in claims:
+            if claim['name'] not in ours:
+                continue
+            others = [other for other in claims if other['name'] != claim['name']]
+            if any(not other['parked'] for other in others) or (others and claim['name'] in yielding) \
+                    or any(other['created'] <= claim['created'] for other in others):
+                losers.add(claim['name'])
     return sorted(losers)
 
 

@@ -446,15 +446,37 @@ def test_parked_policy_matches_no_node_until_activated():
 
 def test_losing_claims_the_first_creation_keeps_the_address():
     def created(node, address, stamp, mac=MAC):
-        item = policy({4: address}, mac=mac, node=node)
+        item = nn.parked(policy({4: address}, mac=mac, node=node))   # claims not yet checked
         item['metadata']['creationTimestamp'] = stamp
         return item
     policies = [created('w-1', '10.20.0.10/24', '2026-12-01T20:00:01Z'), created('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z'),
                 created('w-2', '10.20.0.10/24', '2026-12-01T20:00:00Z'), created('w-3', '10.20.0.11/24', '2026-12-01T20:00:02Z'),
                 {'metadata': {'name': 'hand-made', 'creationTimestamp': '2026-01-01T00:00:00Z'}, 'spec': {}}]
-    # w-2 was first; w-0 and w-1 in the same second: the lower name goes first, both lose to w-2
+    # w-2 was first; w-0 and w-1 came later (in the same second), both lose to w-2
     assert nn.losing_claims(policies, ['egressip-w-0', 'egressip-w-1', 'egressip-w-3']) == ['egressip-w-0', 'egressip-w-1']
     assert nn.losing_claims(policies, ['egressip-w-2']) == []
+    # two claims in the same second: neither writer can know the other had not checked before it, so both lose
+    assert nn.losing_claims(policies[:2], ['egressip-w-0', 'egressip-w-1']) == ['egressip-w-0', 'egressip-w-1']
+    # a claim this writer re-allocated yields its new address to any other holder, however old its timestamp
+    reallocated = created('w-4', '10.20.0.11/24', '2026-12-01T19:00:00Z')
+    assert nn.losing_claims([reallocated, policies[3]], ['egressip-w-4']) == []
+    assert nn.losing_claims([reallocated, policies[3]], ['egressip-w-4'], yielding={'egressip-w-4'}) == ['egressip-w-4']
+    assert nn.losing_claims([reallocated], ['egressip-w-4'], yielding={'egressip-w-4'}) == []   # nobody else holds it
+
+
+def test_an_active_policy_holds_its_address_before_any_parked_claim():
+    """The race of three writers without the lock (test_node_nic_address_concurrency): writer B re-allocated its
+    policy, created at 20:00:00, to .11 while writer C's policy for .11, created at 20:00:01, was already checked and
+    activated. B's older timestamp must not win: the active policy keeps the address."""
+    b = policy({4: '10.20.0.11/24'}, node='w-1')
+    b['metadata']['creationTimestamp'] = '2026-12-01T20:00:00Z'
+    c = policy({4: '10.20.0.11/24'}, node='w-2')
+    c['metadata']['creationTimestamp'] = '2026-12-01T20:00:01Z'
+    parked_b, parked_c = nn.parked(b), nn.parked(c)
+    assert nn.losing_claims([parked_b, c], ['egressip-w-1']) == ['egressip-w-1']
+    assert nn.unsettled_claims([parked_b, c]) == ['egressip-w-1']
+    # both parked: the older claim is first (C lost at its check, or will at its next one)
+    assert nn.unsettled_claims([parked_b, parked_c]) == ['egressip-w-2']
 
 
 def test_a_parked_policy_losing_its_claim_is_re_allocated_and_stays_parked():
@@ -481,7 +503,8 @@ def test_a_parked_policy_losing_its_claim_is_re_allocated_and_stays_parked():
     assert patches['egressip-w-0'] == nn.activation_patch()
     assert patches['egressip-w-1']['metadata']['annotations']['egressip.ocp/addresses'] == '10.20.0.11/24'
     assert 'spec' not in patches['egressip-w-1'] or nn.CLAIM_SELECTOR_KEY not in patches['egressip-w-1']['spec'].get('nodeSelector', {})
-    # an active policy holding the address is never re-allocated, parked or not the other one loses
+    # an active policy holding the address is never re-allocated: a parked one loses to it, older or not
     active = dict(winner, spec=dict(winner['spec'], nodeSelector={'kubernetes.io/hostname': 'w-0'}))
     assert nn.unsettled_claims([active, loser]) == ['egressip-w-1']
-    assert nn.unsettled_claims([dict(loser, metadata=dict(loser['metadata'], creationTimestamp='2026-12-01T19:00:00Z')), active]) == []
+    older = dict(loser, metadata=dict(loser['metadata'], creationTimestamp='2026-12-01T19:00:00Z'))
+    assert nn.unsettled_claims([older, active]) == ['egressip-w-1']
