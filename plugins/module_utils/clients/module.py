@@ -31,6 +31,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import (
     kubeconfig_secrets,
 )
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import pyvmomi
 
 KUBERNETES = 'kubernetes'
 VSPHERE = 'vsphere'
@@ -48,7 +49,10 @@ K8S_LIBRARY = 'urllib3 (pip install kubernetes brings it)'
 def library_error(name):
     """The traceback of importing the library ``name`` (a key of LIBRARIES), or None when it imports."""
     try:
-        importlib.import_module(LIBRARIES[name])
+        if name == 'pyvmomi':
+            pyvmomi.load()   # without the type definitions the collection never uses
+        else:
+            importlib.import_module(LIBRARIES[name])
     except ImportError:
         return traceback.format_exc()
     return None

@@ -31,3 +31,35 @@ def test_importing_the_vcenter_modules_does_not_import_pyvmomi():
     env = dict(os.environ, PYTHONPATH=os.path.abspath(REPO_BUILD))
     out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == []
+
+
+def _in_fresh_interpreter(code):
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(REPO_BUILD))
+    prefix = 'import json, sys\nfrom ansible_collections.ocp.egressip.plugins.module_utils.clients import pyvmomi\n'
+    return json.loads(subprocess.run([sys.executable, '-c', prefix + code], env=env, capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def test_load_skips_the_type_definitions_the_collection_never_uses_and_keeps_vim():
+    out = _in_fresh_interpreter(
+        'module = pyvmomi.load()\n'
+        'from pyVmomi import VmomiSupport\n'
+        'def known(name):\n'
+        '    try:\n'
+        '        VmomiSupport.GetVmodlType(name)\n'
+        '        return True\n'
+        '    except Exception:\n'
+        '        return False\n'
+        'print(json.dumps({"vim": [known(n) for n in ("vim.VirtualMachine", "vim.vm.device.VirtualVmxnet3",'
+        ' "vim.dvs.DistributedVirtualPortgroup", "vmodl.query.PropertyCollector")],'
+        ' "pbm": known("pbm.profile.Profile"), "skipped": [n for n in pyvmomi.UNUSED_TYPEINFOS'
+        ' if sys.modules.get("pyVmomi." + n) is not None], "connect": pyvmomi.vim.ServiceInstance.__name__}))\n')
+    assert out == {'vim': [True, True, True, True], 'pbm': False, 'skipped': [], 'connect': 'vim.ServiceInstance'}
+
+
+def test_load_leaves_a_pyvmomi_imported_before_as_it_is():
+    out = _in_fresh_interpreter(
+        'import pyVmomi\n'
+        'print(json.dumps([pyvmomi.load() is pyVmomi, all(sys.modules.get("pyVmomi." + n) is not None'
+        ' for n in pyvmomi.UNUSED_TYPEINFOS)]))\n')
+    assert out == [True, True]
