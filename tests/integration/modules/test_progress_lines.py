@@ -2,6 +2,12 @@
 module in tries of at most `progress_interval` s of waiting and prints, between two tries, a line naming what is still
 awaited. Against the twin's asynchronous TuneD (it applies a changed Profile `tuned_delay` s later), through
 ansible-playbook, since the action plugin runs on the controller. Tests run in file order on one twin.
+
+The twin's TuneD delay is long beside the tries (15 s against tries of 2 s) so that the counts hold however slow the
+machine starts a module: a try costs its start-up (seconds on a loaded CI machine) plus at most 2 s of waiting, so at
+least one try ends before TuneD applies unless a start-up takes over 13 s. The tests assert what the tries must show
+(a line per unfinished try, the write in the first try's diff, the module's own limit), not how many tries a given
+machine manages.
 """
 
 import json
@@ -14,7 +20,7 @@ import test_ip_forwarding_tuned as tuned
 W, nics = tuned.W, tuned.nics
 macs = tuned.macs  # the fixture: each worker's NIC, base address and egress label
 
-TWIN_OPTIONS = {'workers': 3, 'tuned_delay': 7.0, 'probe_interval': 0.5, 'random_seed': 23}
+TWIN_OPTIONS = {'workers': 3, 'tuned_delay': 15.0, 'probe_interval': 0.5, 'random_seed': 23}
 
 
 def playbook(tmp_path, module_args, module='ip_forwarding', name='Forwarding on the egress NIC'):
@@ -43,9 +49,9 @@ def test_a_long_wait_prints_a_line_per_try_naming_what_is_awaited(run_playbook, 
     run = run_playbook(playbook(tmp_path, args))
     result = result_of(run)
     assert result.get('failed') is not True and result['changed'] is True, run
-    # TuneD applies 7 s after the write: tries of 2 s, so at least two progress lines before it is applied
+    # TuneD applies 15 s after the write: tries of at most 2 s of waiting, so a progress line before it is applied
     lines = progress_lines(run)
-    assert len(lines) >= 2 and result['tries'] == len(lines) + 1, run.stdout
+    assert lines and result['tries'] == len(lines) + 1, run.stdout
     assert all('Forwarding on the egress NIC: still waiting after' in line and '(of wait_timeout 300 s)' in line
                and 'Profile %s' % W[0] in line for line in lines), lines
     assert [(item['node'], item['state']) for item in result['profiles']] == [(W[0], 'applied')]
@@ -65,7 +71,8 @@ def test_the_time_limit_is_the_modules_own_and_the_failure_says_how_long_it_wait
     assert result['failed'] is True and result['changed'] is True, run
     assert [item['id'] for item in result['findings']] == ['node_forwarding_timeout']
     waited = re.search(r'\(waited ([0-9]+) s in all, in tries of up to 2 s: progress_interval\)$', result['msg'])
-    assert waited and 4 <= int(waited.group(1)) < 7, result['msg']   # TuneD applies after 7 s: the limit stopped it
+    # the limit stopped it: at least wait_timeout, and TuneD (15 s) had not applied (the timeout finding says so)
+    assert waited and int(waited.group(1)) >= 4, result['msg']
     assert result['tries'] == len(progress_lines(run)) + 1, run.stdout
 
 
