@@ -22,6 +22,10 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(TESTS_DIR)
 COLLECTIONS_DIR = os.path.join(REPO_ROOT, '.build')
 COLLECTION_LINK = os.path.join(COLLECTIONS_DIR, 'ansible_collections', 'ocp', 'egressip')
+# tests/harness/sitecustomize.py: a compile cache for the AnsiballZ payloads the module and playbook tests run (a third
+# of a module run's CPU is zipimport compiling source); OCP_EGRESSIP_TEST_ZIP_PYCACHE=off turns it off.
+HARNESS_DIR = os.path.join(TESTS_DIR, 'harness')
+ZIP_PYCACHE = os.path.join(REPO_ROOT, '.cache', 'zip-pycache')
 
 # The collection is imported as ansible_collections.ocp.egressip (a link to the repo root made
 # here and by scripts/bootstrap.sh); the twin is the package `twin` under tests/.
@@ -57,6 +61,9 @@ def _environment(request, env):
     merged.pop('KUBECONFIG', None)
     merged.update({'ANSIBLE_COLLECTIONS_PATH': COLLECTIONS_DIR, 'PYTHONPATH': COLLECTIONS_DIR,
                    'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_FORCE_COLOR': '0'})
+    if merged.get('OCP_EGRESSIP_TEST_ZIP_PYCACHE', ZIP_PYCACHE) != 'off':
+        merged.update({'PYTHONPATH': os.pathsep.join((COLLECTIONS_DIR, HARNESS_DIR)),
+                       'OCP_EGRESSIP_TEST_ZIP_PYCACHE': merged.get('OCP_EGRESSIP_TEST_ZIP_PYCACHE', ZIP_PYCACHE)})
     if 'twin' in request.fixturenames or env is None:
         merged.update(request.getfixturevalue('twin').env)
     merged.update(env or {})
