@@ -49,7 +49,7 @@ K8S_LIBRARY = 'urllib3 (pip install kubernetes brings it)'
 def library_error(name):
     """The traceback of importing the library ``name`` (a key of LIBRARIES), or None when it imports."""
     try:
-        if name == 'pyvmomi':
+        if LIBRARIES[name] == 'pyVmomi':
             pyvmomi.load()   # without the type definitions the collection never uses
         else:
             importlib.import_module(LIBRARIES[name])
