@@ -61,9 +61,9 @@ def _environment(request, env):
     merged.pop('KUBECONFIG', None)
     merged.update({'ANSIBLE_COLLECTIONS_PATH': COLLECTIONS_DIR, 'PYTHONPATH': COLLECTIONS_DIR,
                    'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_FORCE_COLOR': '0'})
-    if merged.get('OCP_EGRESSIP_TEST_ZIP_PYCACHE', ZIP_PYCACHE) != 'off':
-        merged.update({'PYTHONPATH': os.pathsep.join((COLLECTIONS_DIR, HARNESS_DIR)),
-                       'OCP_EGRESSIP_TEST_ZIP_PYCACHE': merged.get('OCP_EGRESSIP_TEST_ZIP_PYCACHE', ZIP_PYCACHE)})
+    zip_pycache = merged.get('OCP_EGRESSIP_TEST_ZIP_PYCACHE', ZIP_PYCACHE)
+    if zip_pycache != 'off':
+        merged.update({'PYTHONPATH': os.pathsep.join((COLLECTIONS_DIR, HARNESS_DIR)), 'OCP_EGRESSIP_TEST_ZIP_PYCACHE': zip_pycache})
     if 'twin' in request.fixturenames or env is None:
         merged.update(request.getfixturevalue('twin').env)
     merged.update(env or {})
