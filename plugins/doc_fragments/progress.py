@@ -25,3 +25,22 @@ options:
     type: int
     default: 10
 '''
+
+    # The modules whose waits cannot be split into tries (a drill step, verify's watch, vCenter tasks): their action
+    # plugin runs the module once and prints what it says it waits for (plugin_utils/progress.NotingAction).
+    NOTES = r'''
+options:
+  progress_interval:
+    description:
+      - While the module runs, the controller prints a line at least every this many seconds naming what it is waiting
+        for (the task name, C(still waiting after 20 s for) and what the module last said it awaits, such as
+        C(10.20.0.10 of EgressIP egressip-a (on worker-0\) to move to another node (wait_timeout 120 s\))).
+      - The module runs once; its action plugin reads what the module notes in O(progress_file) while it runs.
+      - C(0) or less prints no progress lines. Not used in check mode.
+    type: int
+    default: 10
+  progress_file:
+    description:
+      - Where the module notes what it waits for. Set by the module's action plugin; leave it unset.
+    type: path
+'''

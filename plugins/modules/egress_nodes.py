@@ -120,6 +120,7 @@ extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.wait
+  - ocp.egressip.progress.notes
   - ocp.egressip.common
 attributes:
   check_mode:
@@ -236,6 +237,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import parall
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import validate_cidr
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.machine_api import node_machines
@@ -279,6 +281,8 @@ def plan(module, networks, macs):
         return result
     clock = parallel.Clock(params['wait_timeout'], params['wait_sleep'])
     while [name for name in macs if name not in result['capable']] and not clock.expired():
+        progress.note('the host-cidrs of %s to hold the egress network (wait_timeout %d s)'
+                      % (progress.shown('Node %s' % name for name in sorted(macs) if name not in result['capable']), params['wait_timeout']))
         clock.sleep()
         snapshot = kubernetes.read(module.k8s, KINDS)
         result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, True, params['exclusive'], params['force'],
@@ -345,7 +349,7 @@ def main():
             wait_timeout=dict(type='int', default=120),
             wait_sleep=dict(type='int', default=2),
         ),
-        libraries=('netaddr',), lock=LOCK_IN_STEP, supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=True, supports_check_mode=True,
     )
     module.run(step, egress_assignable=[], added=[], removed=[], adopted=[], hand_made=[], capable=[], not_capable=[], findings=[])
 

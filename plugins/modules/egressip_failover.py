@@ -120,6 +120,7 @@ extends_documentation_fragment:
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ocp.egressip.wire_probe
+  - ocp.egressip.progress.notes
   - ocp.egressip.common
 attributes:
   check_mode:
@@ -282,6 +283,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable, is_ready, unowned_on_node
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.wire import validate_wire
@@ -402,6 +404,8 @@ class Step(object):
 
     def apply(self, node, action, check_mode):
         name = self.params['node']
+        if not check_mode:
+            progress.note('%s of node %s%s' % (action, name, ' (vCenter)' if action in VCENTER_ACTIONS else ''))
         if action in ('unlabel', 'label'):
             dio.patch_node(self.k8s, name, dio.label_patch(action == 'label'), check_mode)
         elif action in ('cordon', 'uncordon'):
@@ -480,6 +484,8 @@ class Step(object):
         # a /32 (/128) host address such as keepalived's VIP on br-ex can host no egress IP and stays: not the NIC's subnet
         subnets = set(cidr for cidr in self._snap['nodes'][node]['secondary'] if not _host_route(cidr))
         deadline = started + self.params['observe_seconds']
+        progress.note('node %s: whether its secondary subnets (%s) leave its host-cidrs after the NIC disconnect (observe_seconds %d s)'
+                      % (node, progress.shown(sorted(subnets)), self.params['observe_seconds']))
         while True:
             current = next((item for item in kube.list_objects(self.k8s, kube.NODES) if item['metadata']['name'] == node), None)
             now = self.clock.now()
@@ -546,6 +552,9 @@ class Step(object):
     def wait_capable(self, started):
         """Seconds until the node is Ready (and labelled, when the restore labels it), or None at the timeout."""
         deadline = started + self.params['wait_timeout']
+        progress.note('Node %s to be Ready%s (wait_timeout %d s)' % (
+            self.params['node'], '' if self.trigger in ('cordon', 'power_off') else ', egress-assignable and with its secondary address'
+            if self.trigger == 'disconnect_nic' else ' and egress-assignable', self.params['wait_timeout']))
         while True:
             node = next((item for item in kube.list_objects(self.k8s, kube.NODES) if item['metadata']['name'] == self.params['node']), None)
             now = self.clock.now()
@@ -555,6 +564,9 @@ class Step(object):
             if now >= deadline:
                 return None
             self.clock.sleep(self.params['poll_interval'])
+
+
+VCENTER_ACTIONS = ('disconnect_nic', 'reconnect_nic', 'power_off', 'power_on')
 
 
 def _address_back(trigger, node):
@@ -574,7 +586,8 @@ def step(module, result):
 
 
 def main():
-    module = EgressModule(WHAT, argument_spec=argument_spec(), libraries=('netaddr',), lock=LOCK_BEFORE, supports_check_mode=True)
+    module = EgressModule(WHAT, argument_spec=argument_spec(), libraries=('netaddr',), lock=LOCK_BEFORE, progress=True,
+                          supports_check_mode=True)
     messages = check_input(module.params)
     if messages:
         module.fail_json(msg='egressip_failover: invalid options; nothing was done. %s' % ' '.join(messages))

@@ -130,6 +130,7 @@ extends_documentation_fragment:
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ocp.egressip.wire_probe
+  - ocp.egressip.progress.notes
   - ocp.egressip.common
 attributes:
   check_mode:
@@ -486,7 +487,7 @@ def main():
     module = EgressModule(
         'egressip_verify', argument_spec=argument_spec(),
         required_together=[('datacenter', 'cluster', 'portgroup')],
-        libraries=('netaddr',), lock=LOCK_IN_STEP, supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=True, supports_check_mode=True,
     )
     module.run(step)
 

@@ -113,6 +113,7 @@ extends_documentation_fragment:
   - ocp.egressip.cluster_lock.nested
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
+  - ocp.egressip.progress.notes
   - ocp.egressip.common
 attributes:
   check_mode:
@@ -363,7 +364,8 @@ def distributed(module, client, datacenter):
             refuse(removal['findings'])
         result.update(action=removal['action'], attached=removal['attached'], changes={})
         if network and not module.check_mode:
-            io.wait_task(client, io.destroy_distributed_portgroup(client, network), params['timeout'], 'removing port group %s' % name)
+            io.wait_task(client, io.destroy_distributed_portgroup(client, network), params['timeout'], 'removing port group %s' % name,
+                         'port group %s' % name)
         return bool(network), result, {'before': current, 'after': None}
     wanted = plan.wanted_options(user_options(params), plan.DISTRIBUTED)
     pg_plan = plan.plan_distributed_portgroup(name, switch, wanted, current)
@@ -373,7 +375,7 @@ def distributed(module, client, datacenter):
             task = io.add_distributed_portgroup(client, switches[switch], name, pg_plan['after'])
         else:
             task = io.reconfigure_distributed_portgroup(client, network, pg_plan['changes'])
-        io.wait_task(client, task, params['timeout'], '%s of port group %s' % (pg_plan['action'], name))
+        io.wait_task(client, task, params['timeout'], '%s of port group %s' % (pg_plan['action'], name), 'port group %s' % name)
         if pg_plan['action'] == 'create':
             created = [item for item in vcenter.read_networks(client, datacenter)
                        if item['type'] == plan.DISTRIBUTED and item['name'] == name and item['switch'] == switch]
@@ -397,7 +399,8 @@ def run(module, _result=None):
 
 
 def main():
-    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=argument_spec(), libraries=('pyvmomi',), lock=LOCK_BEFORE, supports_check_mode=True)
+    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=argument_spec(), libraries=('pyvmomi',), lock=LOCK_BEFORE, progress=True,
+                          supports_check_mode=True)
     module.run(run)
 
 

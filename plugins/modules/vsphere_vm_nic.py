@@ -138,6 +138,7 @@ extends_documentation_fragment:
   - ocp.egressip.egress_cidr
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
+  - ocp.egressip.progress.notes
   - ocp.egressip.common
 attributes:
   check_mode:
@@ -505,7 +506,8 @@ def _reconfigure(client, entries, snapshots, network, params):
         vm = snapshots[entry['moid']]
         change = io.nic_device_change(entry, vm, network)
         jobs.append((entry['moid'], lambda vm=vm, change=change: io.start_reconfigure(client, vm, change, guarded=True)))
-    return io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'waiting for the NIC reconfigure tasks')
+    names = dict((entry['moid'], 'VM %s' % snapshots[entry['moid']]['name']) for entry in entries)
+    return io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'reconfiguring the NICs', names)
 
 
 def _remove_duplicates(client, entries, snapshots, after, network, params, owned):
@@ -525,7 +527,8 @@ def _remove_duplicates(client, entries, snapshots, after, network, params, owned
         if extra:
             change = io.remove_nics_change(vm_after, extra)
             jobs.append((entry['moid'], lambda vm=vm_after, change=change: io.start_reconfigure(client, vm, change, guarded=True)))
-    outcomes = io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'removing duplicate NICs') if jobs else {}
+    names = dict((moid, 'VM %s' % after[moid]['name']) for moid, _start in jobs)
+    outcomes = io.run_tasks(client, jobs, params['parallel'], params['timeout'], 'removing duplicate NICs', names) if jobs else {}
     if outcomes:
         cleaned = [after[moid] for moid in outcomes]
         after.update((vm['moid'], vm) for vm in vcenter.read_vm_devices(client, cleaned, [network]))
@@ -584,7 +587,8 @@ def _with_results(entries, vms):
 
 
 def main():
-    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=argument_spec(), libraries=('pyvmomi',), lock=LOCK_BEFORE, supports_check_mode=True)
+    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=argument_spec(), libraries=('pyvmomi',), lock=LOCK_BEFORE, progress=True,
+                          supports_check_mode=True)
     module.run(run)
 
 

@@ -10,6 +10,11 @@ what is awaited and by the next try with the time left, until the module's own t
 idempotent, so a later try writes nothing the first did not and only waits again. The task's result is the last
 try's, with ``changed`` true if any try changed something, the first try's diff ``before`` and the lists of what was
 written (``WRITTEN``) from every try. ``progress_interval: 0`` runs the module once, as a plain module.
+
+A module whose wait cannot be split into tries (a drill step measures from its own trigger; vCenter tasks go on
+after a try ends) has a ``NotingAction`` instead: the module runs once, in a thread of the action plugin, and notes
+what it waits for in a file (module_utils/core/progress.py); every ``progress_interval`` seconds while it runs, the
+plugin prints a line with the module's last note. That costs no second module run.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -17,16 +22,20 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import math
+import os
+import tempfile
+import threading
 import time
 
+from ansible import constants as C
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 from ansible.utils.display import Display
 
-display = Display()
+from ansible_collections.ocp.egressip.plugins.module_utils.core.progress import shown
 
-SHOWN_NAMES = 6  # objects named in one progress line; the rest are counted
+display = Display()
 
 
 def awaited(findings):
@@ -39,9 +48,7 @@ def awaited(findings):
             text = ' '.join(str(part) for part in (item.get('kind'), item.get('name')) if part)
             if item.get('kind') != 'option' and text not in names:
                 names.append(text)
-    if len(names) > SHOWN_NAMES:
-        return ', '.join(names[:SHOWN_NAMES]) + ' and %d more' % (len(names) - SHOWN_NAMES)
-    return ', '.join(names) or 'the cluster'
+    return shown(names) or 'the cluster'
 
 
 def merge(tries, written):
@@ -61,37 +68,109 @@ def merge(tries, written):
     return result
 
 
-class WaitingAction(ActionBase):
-    """Base of the action plugins of the waiting modules; subclasses name the module's waits."""
+def interval_of(args, default):
+    """The task's progress_interval as a whole number of seconds; None for a bad value (the module reports it)."""
+    try:
+        return int(args.get('progress_interval', default))
+    except (TypeError, ValueError):
+        return None
 
-    TIMEOUTS = {}    # finding id meaning "not yet" -> the option whose time it uses
-    DEFAULTS = {}    # those options' module defaults (seconds), kept equal to the module's by a unit test
-    WRITTEN = ()     # result keys listing what a try wrote (created, updated, deleted ...)
+
+class ModuleAction(ActionBase):
+    """What both progress actions share: the module of the task run as Ansible's own action for modules runs it."""
+
     DEFAULT_INTERVAL = 10
     clock = staticmethod(time.monotonic)
     _supports_async = True   # an async task (the lock's background renewal) runs the module once, as Ansible's own would
 
     def run(self, tmp=None, task_vars=None):
-        result = super(WaitingAction, self).run(tmp, task_vars)
+        result = super(ModuleAction, self).run(tmp, task_vars)
         wrap_async = self._task.async_val and not self._connection.has_native_async
         try:
-            result = merge_hash(result, self._run_tries(task_vars, wrap_async))
+            result = merge_hash(result, self._run_module(task_vars, wrap_async))
         finally:
             if not wrap_async:
                 self._remove_tmp_path(self._connection._shell.tmpdir)   # as Ansible's own action for modules does
         return result
 
+    def _run_module(self, task_vars, wrap_async):
+        raise NotImplementedError
+
     def _once(self, args, task_vars, wrap_async=False):
         return self._execute_module(module_name=self._task.resolved_action, module_args=args, task_vars=task_vars,
                                     wrap_async=wrap_async)
 
-    def _run_tries(self, task_vars, wrap_async):
+
+class NotingAction(ModuleAction):
+    """Base of the action plugins of the modules that note what they wait for: one run, lines from its notes."""
+
+    POLL = 0.5   # seconds between two looks at the running module
+
+    def _run_module(self, task_vars, wrap_async):
         args = dict(self._task.args)
-        interval = args.get('progress_interval', self.DEFAULT_INTERVAL)
+        interval = interval_of(args, self.DEFAULT_INTERVAL)
+        if interval is None or interval <= 0 or self._task.check_mode or self._task.async_val or 'progress_file' in args \
+                or getattr(self._connection, 'transport', None) != 'local':
+            return self._once(args, task_vars, wrap_async)   # the module writes its notes where this process can read them
+        handle, path = tempfile.mkstemp(prefix='ocp-egressip-progress-', dir=C.DEFAULT_LOCAL_TMP)
+        os.close(handle)
+        args['progress_file'] = path
+        outcome = {}
+
+        def work():
+            try:
+                outcome['result'] = self._once(args, task_vars)
+            except BaseException as error:  # pylint: disable=broad-except # raised again in the task's own thread
+                outcome['error'] = error
+
+        worker = threading.Thread(target=work, name='ocp.egressip module run')
+        worker.daemon = True
+        started = self.clock()
+        worker.start()
+        lines = 0
         try:
-            interval = int(interval)
-        except (TypeError, ValueError):
-            interval = None
+            while True:
+                worker.join(self.POLL)
+                if not worker.is_alive():
+                    break
+                waited = self.clock() - started
+                if waited >= (lines + 1) * interval:
+                    lines = int(waited // interval)
+                    display.display(self.line(waited, read_note(path)))
+        finally:
+            for name in (path, path + '.partial'):
+                if os.path.exists(name):
+                    os.remove(name)
+        if 'error' in outcome:
+            raise outcome['error']
+        return outcome['result']
+
+    def line(self, waited, note):
+        """The progress line; under no_log the module's note is left out."""
+        if note and not self._task.no_log:
+            return '%s: still waiting after %d s for %s' % (self._task.get_name(), int(waited), note)
+        return '%s: still running after %d s' % (self._task.get_name(), int(waited))
+
+
+def read_note(path):
+    """The module's last note, '' before the first or when it cannot be read."""
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return ''
+
+
+class WaitingAction(ModuleAction):
+    """Base of the action plugins of the waiting modules run in tries; subclasses name the module's waits."""
+
+    TIMEOUTS = {}    # finding id meaning "not yet" -> the option whose time it uses
+    DEFAULTS = {}    # those options' module defaults (seconds), kept equal to the module's by a unit test
+    WRITTEN = ()     # result keys listing what a try wrote (created, updated, deleted ...)
+
+    def _run_module(self, task_vars, wrap_async):
+        args = dict(self._task.args)
+        interval = interval_of(args, self.DEFAULT_INTERVAL)
         if interval is None or interval <= 0 or self._task.check_mode or self._task.async_val or not self._waits(args):
             # one try: an async task (the lock's background renewal) or nothing to wait for; a bad progress_interval is
             # the module's to report

@@ -75,7 +75,7 @@ def set_nic_connected(client, target, connected):
     change = vnio.nic_device_change(entry, target['vm'], target['network'])
     task = vnio.start_reconfigure(client, target['vm'], change)
     purpose = '%s vNIC %s of VM %s' % ('connecting' if connected else 'disconnecting', target['nic']['mac'], target['vm']['name'])
-    vnio.wait_task(client, task, TASK_TIMEOUT, purpose)
+    vnio.wait_task(client, task, TASK_TIMEOUT, purpose, 'VM %s' % target['vm']['name'])
 
 
 def set_power(client, target, on):
@@ -84,4 +84,4 @@ def set_power(client, target, on):
     method = 'PowerOnVM_Task' if on else 'PowerOffVM_Task'
     purpose = 'powering %s VM %s' % ('on' if on else 'off', vm['name'])
     task = client.call(method, purpose, getattr(vm['ref'], method))
-    vnio.wait_task(client, task, TASK_TIMEOUT, purpose)
+    vnio.wait_task(client, task, TASK_TIMEOUT, purpose, 'VM %s' % vm['name'])

@@ -21,6 +21,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill a
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
+from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.parallel import Clock  # the waits of verify and the drill
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
@@ -219,6 +220,8 @@ def _wait_pods(k8s, run_id, count, timeout, clock, interval):
     while True:
         pods = _list_probe_pods(k8s, run_id)
         finished = [pod for pod in pods if (pod.get('status') or {}).get('phase') in ('Succeeded', 'Failed')]
+        progress.note('the wire probe pods of run %s to finish (%d of %d finished; probe timeout %d s)'
+                      % (run_id, len(finished), count, timeout))
         if len(finished) >= count or clock.now() >= deadline:
             return sorted(pods, key=lambda pod: (pod['metadata'].get('namespace'), pod['metadata'].get('name')))
         clock.sleep(interval)
@@ -264,6 +267,8 @@ def probe_until_seen(k8s, targets, wire, started, deadline, clock, interval):
                            'source_ip': None, 'expected': [], 'attempts': 0, 'last': None}) for name, target in targets.items())
     while True:
         waiting = [name for name in sorted(results) if not results[name]['ok']]
+        progress.note('the echo target to see the moved egress IPs of %s as sources (%d s left)'
+                      % (progress.shown('EgressIP %s' % name for name in waiting), max(0, deadline - clock.now())))
         current = dict((name, targets[name]['get']()) for name in waiting)
         objects = [obj for obj in current.values() if obj is not None]
         per_round = max([wire.get('probes') or 1] + [2 * len((obj.get('spec') or {}).get('egressIPs') or []) for obj in objects])
@@ -302,6 +307,9 @@ def watch_moves(k8s, tracker, started, timeout, interval, clock):
         now = clock.now()
         if tracker.observe(_drill.assignments(egressips), now - started) or now >= deadline:
             return egressips
+        progress.note('%s to move to another node (wait_timeout %d s)'
+                      % (progress.shown('%s of EgressIP %s (on %s)' % (ip, name, tracker.watched[(name, ip)])
+                                        for name, ip in tracker.pending()), timeout))
         clock.sleep(interval)
 
 
@@ -309,6 +317,7 @@ def watch_still(k8s, before, seconds, interval, clock, keys=None):
     """Poll the EgressIPs for ``seconds`` and return (moves seen, seconds watched): nothing should move."""
     started = clock.now()
     moves = {}
+    progress.note('%d s of EgressIP assignments that should not change (observe_seconds)' % seconds)
     while True:
         current = _drill.assignments(list_egressips(k8s))
         for move in _drill.unexpected_moves(before, current, keys):

@@ -22,6 +22,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core import progress as progress_notes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import (
     HAS_K8S_LIBS,
     K8S_LIBS_ERROR,
@@ -75,15 +76,20 @@ class EgressModule(KubeconfigMasking, AnsibleModule):
     ``connection`` is the main connection (flat options): KUBERNETES, VSPHERE or NONE; a module that also
     talks to the other declares its nested option (``vsphere`` or ``kubernetes``) in its argument spec.
     ``libraries`` are the LIBRARIES keys the module cannot start without. ``lock`` (LOCK_BEFORE or LOCK_IN_STEP)
-    adds the cluster lock options of a writing module and says when its lock is taken.
+    adds the cluster lock options of a writing module and says when its lock is taken. ``progress`` adds the options
+    of a module whose action plugin prints what it waits for (core/progress.py) and points its notes at that file.
     """
 
-    def __init__(self, what, argument_spec=None, connection=KUBERNETES, libraries=(), lock=None, **kwargs):
+    def __init__(self, what, argument_spec=None, connection=KUBERNETES, libraries=(), lock=None, progress=False, **kwargs):
         spec = {KUBERNETES: k8s_argument_spec, VSPHERE: vsphere_argument_spec}.get(connection, dict)()
         if lock:
             spec.update(_module_lock().argument_spec())
+        if progress:
+            spec.update(progress_notes.argument_spec())
         spec.update(argument_spec or {})
         super(EgressModule, self).__init__(argument_spec=spec, **kwargs)
+        if progress:
+            progress_notes.configure(self.params['progress_file'])
         self.what = what
         self.connection = connection
         self.lock = lock

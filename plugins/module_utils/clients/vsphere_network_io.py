@@ -19,6 +19,7 @@ import time
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import vim  # pyVmomi on first use
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, library_versions
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import fault_text
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import security_view
@@ -206,10 +207,11 @@ def concurrent_change(error):
 
 # --- tasks: bounded parallel starts, one read per poll ----------------------------------------------
 
-def run_tasks(client, jobs, parallel, timeout, purpose):
+def run_tasks(client, jobs, parallel, timeout, purpose, names=None):
     """Start tasks with at most ``parallel`` running, poll all running ones in one read, start more as they end.
 
-    jobs: [(job_id, start)] where start() returns a vim.Task or raises ModuleFailure.
+    jobs: [(job_id, start)] where start() returns a vim.Task or raises ModuleFailure; names: {job_id: what the task is
+    about, for the progress note (a VM name)}, default the job ids.
     Returns {job_id: None on success, else the failure text with the vCenter fault}.
     A failure of one job never stops the others.
     """
@@ -217,6 +219,7 @@ def run_tasks(client, jobs, parallel, timeout, purpose):
     deadline = time.monotonic() + timeout
     delay = POLL_FIRST
     while pending or running:
+        _note_tasks(purpose, running, pending, names or {}, timeout)
         while pending and len(running) < parallel:
             job_id, start = pending.pop(0)
             try:
@@ -240,6 +243,13 @@ def run_tasks(client, jobs, parallel, timeout, purpose):
         else:
             delay = POLL_FIRST
     return results
+
+
+def _note_tasks(purpose, running, pending, names, timeout):
+    about = [names.get(job_id, job_id) for job_id, _task in running.values()] + [names.get(job_id, job_id) for job_id, _start in pending]
+    if about:
+        progress.note('the vCenter tasks of %s (%s: %d running, %d to start; timeout %d s)'
+                      % (progress.shown(about), purpose, len(running), len(pending), timeout))
 
 
 def _poll(client, running, purpose):
@@ -272,8 +282,8 @@ def task_error_text(error):
     return text
 
 
-def wait_task(client, task, timeout, purpose):
-    """Wait for one task; raise ModuleFailure with the vCenter fault when it fails."""
-    outcome = run_tasks(client, [('task', lambda: task)], 1, timeout, purpose)['task']
+def wait_task(client, task, timeout, purpose, name=None):
+    """Wait for one task (about ``name``, for the progress note); raise ModuleFailure with the vCenter fault when it fails."""
+    outcome = run_tasks(client, [('task', lambda: task)], 1, timeout, purpose, {'task': name or purpose})['task']
     if outcome:
         raise _failure('vCenter %s: %s failed: %s' % (client.endpoint, purpose, outcome))

@@ -100,3 +100,25 @@ def test_waiting_for_another_runs_lock_names_the_lease_and_counts_every_try(run_
         assert 'alice@ci/run-1' in result['msg'] and 'waited' in result['msg'], result['msg']
     finally:
         run_module('cluster_lock', dict(lock, state='released', holder='alice@ci/run-1'))
+
+
+def test_a_drill_step_runs_once_and_its_lines_say_what_it_waits_for(twin, run_playbook, tmp_path, macs):
+    """egressip_failover cannot run in tries (it measures from its own trigger): its action plugin runs it once and prints
+    what the module notes. vCenter takes 6 s to apply each reconfigure, so the NIC disconnect and the reconnect each
+    span at least three lines 2 s apart, however slow the module starts."""
+    import _egress_cluster as ec
+    options = dict(node=W[2], trigger='disconnect_nic', poll_interval=0.5, wait_timeout=60, observe_seconds=2,
+                   progress_interval=2, **ec.vsphere_options(twin))
+    del options['cluster']
+    twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 6.0})  # pylint: disable=protected-access
+    try:
+        failed = run_playbook(playbook(tmp_path, options, module='egressip_failover', name='Fail a node'))
+        restored = run_playbook(playbook(tmp_path, dict(options, state='restored'), module='egressip_failover', name='Fail a node'))
+    finally:
+        twin._vcsim('POST', '/_twin/options', {'reconfigure_delay': 0})  # pylint: disable=protected-access
+    for run, action in ((failed, 'disconnect_nic'), (restored, 'reconnect_nic')):
+        result = result_of(run)
+        assert result.get('failed') is not True and result['changed'] is True and 'tries' not in result, run
+        lines = progress_lines(run)
+        awaited = re.compile(r'^Fail a node: still waiting after [0-9]+ s for %s of node %s \(vCenter\)$' % (action, W[2]))
+        assert len([line for line in lines if awaited.match(line)]) >= 2, run.stdout

@@ -1,6 +1,8 @@
 """The action plugins of the waiting modules (plugin_utils/progress.py): what a progress line names, how the tries make
 one task result, which findings mean "not yet", and that each plugin's defaults are its module's."""
 
+import os
+
 import yaml
 
 from ansible_collections.ocp.egressip.plugins.action import cluster_lock as cluster_lock_action
@@ -66,3 +68,109 @@ def test_the_lock_wait_is_the_wait_of_every_try():
     action = cluster_lock_action.ActionModule.__new__(cluster_lock_action.ActionModule)
     merged = action.merge([{'failed': True, 'waited_seconds': 10.2}, {'changed': True, 'waited_seconds': 3.1}])
     assert merged['waited_seconds'] == 13.3 and merged['changed'] is True and merged['tries'] == 2
+
+
+# --- NotingAction: the module once, in a thread, and a line from its last note every progress_interval -----------
+
+NOTING_MODULES = ('egress_nodes', 'egressip_verify', 'egressip_failover', 'vsphere_vm_nic', 'vsphere_portgroup')
+
+
+class _Task(object):
+    def __init__(self, args, check_mode=False, no_log=False):
+        self.args, self.check_mode, self.no_log, self.async_val = args, check_mode, no_log, 0
+
+    def get_name(self):
+        return 'Fail a node'
+
+
+class _Connection(object):
+    transport = 'local'
+
+
+def _noting_action(monkeypatch, args, module, **task):
+    """A NotingAction whose module is ``module(args)``, whose clock stands still until the module's first note, and whose
+    progress lines are collected (returned with the action)."""
+    import threading
+    from ansible_collections.ocp.egressip.plugins.module_utils.core.progress import Notes
+    action = progress.NotingAction.__new__(progress.NotingAction)
+    action._task, action._connection = _Task(args, **task), _Connection()
+    action.POLL = 0.001
+    noted, lines, seen = threading.Event(), [], {}
+    ticks = [0]
+
+    def clock():
+        if noted.is_set():
+            ticks[0] += 1   # one second per look once the module has said what it waits for
+        return ticks[0]
+
+    def once(module_args, task_vars, wrap_async=False):
+        seen['args'] = dict(module_args)
+        notes = Notes()
+        notes.configure(module_args.get('progress_file'))
+        return module(notes, noted, lines)
+
+    action.clock = clock
+    action._once = once
+    monkeypatch.setattr(progress.display, 'display', lines.append)
+    return action, lines, seen
+
+
+def _waits_for_two_lines(notes, noted, lines):
+    import time
+    notes.note('10.20.0.10 of EgressIP payments (on w0) to move to another node (wait_timeout 120 s)')
+    noted.set()
+    deadline = time.monotonic() + 30   # a safety net only: the action prints a line every two ticks of its clock
+    while len(lines) < 2 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return {'changed': True, 'moves': [1]}
+
+
+def test_noting_action_prints_the_modules_last_note_every_interval_and_returns_its_one_result(monkeypatch):
+    action, lines, seen = _noting_action(monkeypatch, {'node': 'w0', 'progress_interval': 2}, _waits_for_two_lines)
+    result = action._run_module({}, False)
+    assert result == {'changed': True, 'moves': [1]}
+    assert lines[:2] == ['Fail a node: still waiting after 2 s for 10.20.0.10 of EgressIP payments (on w0) to move to another '
+                         'node (wait_timeout 120 s)',
+                         'Fail a node: still waiting after 4 s for 10.20.0.10 of EgressIP payments (on w0) to move to another '
+                         'node (wait_timeout 120 s)']
+    assert seen['args']['node'] == 'w0' and not os.path.exists(seen['args']['progress_file'])   # the notes file is gone
+
+
+def test_under_no_log_the_line_leaves_the_note_out(monkeypatch):
+    action, lines, _seen = _noting_action(monkeypatch, {'progress_interval': 2}, _waits_for_two_lines, no_log=True)
+    action._run_module({}, False)
+    assert lines[0] == 'Fail a node: still running after 2 s'
+
+
+def test_check_mode_zero_and_a_bad_interval_run_the_module_once_without_notes(monkeypatch):
+    def plain(notes, noted, lines):
+        return {'changed': False, 'noted_to': notes.path}
+    for args, task in (({'progress_interval': 0}, {}), ({'progress_interval': 'soon'}, {}), ({}, {'check_mode': True})):
+        action, lines, seen = _noting_action(monkeypatch, args, plain, **task)
+        assert action._run_module({}, False) == {'changed': False, 'noted_to': None}
+        assert 'progress_file' not in seen['args'] and lines == []
+
+
+def test_a_failure_of_the_module_run_is_raised_in_the_tasks_thread(monkeypatch):
+    def broken(notes, noted, lines):
+        raise RuntimeError('the connection broke')
+    action, _lines, _seen = _noting_action(monkeypatch, {}, broken)
+    try:
+        action._run_module({}, False)
+    except RuntimeError as error:
+        assert str(error) == 'the connection broke'
+    else:
+        raise AssertionError('the failure was swallowed')
+
+
+def test_each_noting_module_documents_and_accepts_the_notes_options():
+    from ansible_collections.ocp.egressip.plugins.module_utils.core.progress import argument_spec
+    import importlib
+    fragment = yaml.safe_load(progress_fragment.ModuleDocFragment.NOTES)['options']
+    assert fragment['progress_interval']['default'] == progress.NotingAction.DEFAULT_INTERVAL
+    for name in NOTING_MODULES:
+        module = importlib.import_module('ansible_collections.ocp.egressip.plugins.modules.%s' % name)
+        action = importlib.import_module('ansible_collections.ocp.egressip.plugins.action.%s' % name)
+        assert issubclass(action.ActionModule, progress.NotingAction), name
+        assert 'ocp.egressip.progress.notes' in yaml.safe_load(module.DOCUMENTATION)['extends_documentation_fragment'], name
+        assert set(argument_spec()) <= set(fragment)

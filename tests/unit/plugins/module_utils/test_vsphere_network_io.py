@@ -123,3 +123,14 @@ def test_run_tasks_timeout_reports_the_task():
     client = Recorder({'task-1': [('running', None)]})
     results = io.run_tasks(client, [('a', lambda: Task('task-1'))], parallel=1, timeout=0, purpose='test')
     assert 'task-1 did not finish within 0 seconds' in results['a']
+
+
+def test_run_tasks_notes_which_vms_tasks_are_running_and_which_are_still_to_start(tmp_path, monkeypatch):
+    from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
+    notes = []
+    monkeypatch.setattr(progress, 'note', notes.append)
+    client = Recorder({'task-1': [('running', None), ('success', None)], 'task-2': [('success', None)]})
+    jobs = [('vm-1', lambda: Task('task-1')), ('vm-2', lambda: Task('task-2'))]
+    io.run_tasks(client, jobs, parallel=1, timeout=30, purpose='reconfiguring the NICs', names={'vm-1': 'VM w0'})
+    assert notes[0] == 'the vCenter tasks of VM w0, vm-2 (reconfiguring the NICs: 0 running, 2 to start; timeout 30 s)'
+    assert 'the vCenter tasks of VM w0, vm-2 (reconfiguring the NICs: 1 running, 1 to start; timeout 30 s)' in notes
