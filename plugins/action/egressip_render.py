@@ -34,6 +34,9 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import HAS_K8S_LIBS, K8sClient, k8s_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import node_selected
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egress_labels as el
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addresses as na
 
 WHAT = 'egressip_render'
 NETWORK_OPERATOR = (kube.api_version(kube.NETWORK_OPERATOR), kube.NETWORK_OPERATOR.kind, kube.NETWORK_OPERATOR.name)
@@ -66,7 +69,7 @@ def argument_spec():
 def read_cluster(k8s, params):
     """One list per kind: Nodes, NodeNetworkStates, policies, EgressIPs, the Tuned objects, MachineSets and Machines."""
     kinds = ['nodes', 'nns', 'nncps', 'egressips']
-    if params['network']['ip_forwarding'] == nn.PER_INTERFACE:
+    if params['network']['ip_forwarding'] == fw.PER_INTERFACE:
         kinds.append('tuneds')
     if params['machinesets'] or params['machineset_labels']:
         kinds += ['machinesets', 'machines']
@@ -84,12 +87,12 @@ def read_cluster(k8s, params):
 def plan_policies(params, entries, snapshot, networks, findings):
     """NodeNetworkConfigurationPolicies (node_nic_address's plan), their allocations and the findings (`findings`: the
     network's refusals)."""
-    findings = findings + nn.check_interface_name(params['interface_name'])
+    findings = findings + na.check_interface_name(params['interface_name'])
     if errors(findings):
         raise Refused(findings)
-    plan = nn.plan_nic_addresses(entries, networks, params['network']['route_metric'], params['interface_name'], snapshot)
+    plan = na.plan_nic_addresses(entries, networks, params['network']['route_metric'], params['interface_name'], snapshot)
     # a rendered route must name the NIC's kernel interface, which only the node's NodeNetworkState tells
-    findings += nn.pending_findings(plan['pending'], 0)
+    findings += na.pending_findings(plan['pending'], 0)
     nodes = dict((node['metadata']['name'], node) for node in snapshot['nodes'])
     gateways = dict((network.version, str(network.gateway)) for network in networks)
     policies = []
@@ -104,11 +107,11 @@ def plan_policies(params, entries, snapshot, networks, findings):
 def plan_forwarding(params, entries, snapshot):
     """The Tuned of ip_forwarding (per_interface), the network operator patch (global), or nothing (external)."""
     mode = params['network']['ip_forwarding']
-    if mode == nn.GLOBAL:
-        return [render.partial(NETWORK_OPERATOR[0], NETWORK_OPERATOR[1], NETWORK_OPERATOR[2], nn.ip_forwarding_patch('Global'))], {}, []
-    if mode != nn.PER_INTERFACE:
+    if mode == fw.GLOBAL:
+        return [render.partial(NETWORK_OPERATOR[0], NETWORK_OPERATOR[1], NETWORK_OPERATOR[2], fw.ip_forwarding_patch('Global'))], {}, []
+    if mode != fw.PER_INTERFACE:
         return [], {}, []
-    targets, findings = nn.forwarding_targets(entries, snapshot)
+    targets, findings = fw.forwarding_targets(entries, snapshot)
     current = next((item for item in snapshot['tuneds'] if item['metadata']['name'] == nn.TUNED_NAME), None)
     if current is not None and not nn.is_managed(current):
         tuned_id = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)
@@ -116,7 +119,7 @@ def plan_forwarding(params, entries, snapshot):
             'node_object_not_owned', 'Tuned %s exists without the label %s=%s; it was not created by this collection.'
             % (tuned_id, nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE), objects=[{'kind': 'Tuned', 'name': tuned_id}]))
     ipv6 = bool(params['network'].get('ipv6')) or ':' in params['network']['cidr']
-    tuned = nn.desired_tuned(targets, params['tuned_priority'], ipv6)
+    tuned = fw.desired_tuned(targets, params['tuned_priority'], ipv6)
     interfaces = dict((target['node'], target['interface']) for target in targets)
     return ([tuned] if tuned else []), interfaces, findings
 
@@ -125,7 +128,7 @@ def plan_labels(params, nodes):
     """Partial Nodes carrying the egress-assignable label (egress_nodes' label_patch)."""
     if not params['node_labels']:
         return []
-    return [render.partial('v1', 'Node', name, nn.label_patch(True)) for name in sorted(nodes)]
+    return [render.partial('v1', 'Node', name, el.label_patch(True)) for name in sorted(nodes)]
 
 
 def plan_machinesets(params, selected, labelled, snapshot):
@@ -153,7 +156,7 @@ def plan_machinesets(params, selected, labelled, snapshot):
                 manifests.append(_machineset_partial(by_name[name], _devices_patch(entry['after'])))
     if params['machineset_labels']:
         wanted = sorted(set(row['machineset'] for row in rows if row['node'] in labelled and row['machineset']))
-        manifests += [_machineset_partial(by_name[name], nn.machineset_label_patch(True)) for name in wanted]
+        manifests += [_machineset_partial(by_name[name], el.machineset_label_patch(True)) for name in wanted]
     return manifests, findings
 
 
@@ -207,14 +210,14 @@ def _has_devices(manifest):
 
 
 def _has_template_label(manifest):
-    return nn.EGRESS_ASSIGNABLE_LABEL in nn.machineset_template_labels(manifest)
+    return nn.EGRESS_ASSIGNABLE_LABEL in el.machineset_template_labels(manifest)
 
 
 def build(params, snapshot):
     """(files, result facts, warnings) for the options and the cluster snapshot; raises Refused on error findings."""
-    entries, findings = nn.nic_entries(params['nics'], keys=('node', 'mac'))
-    findings += nn.validate_nic_entries(entries)
-    findings += nn.validate_selector(params['node_selector'])
+    entries, findings = na.nic_entries(params['nics'], keys=('node', 'mac'))
+    findings += na.validate_nic_entries(entries)
+    findings += el.validate_selector(params['node_selector'])
     if errors(findings):
         raise Refused(findings)
     selected = sorted((node for node in snapshot['nodes'] if node_selected(params['node_selector'], node['metadata'].get('labels') or {})),

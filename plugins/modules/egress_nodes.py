@@ -230,7 +230,6 @@ diff:
 
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
@@ -241,14 +240,16 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.machine_api import node_machines
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egress_labels as el
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addresses as na
 
 WHAT = 'egress_nodes'
 KINDS = ('nodes', 'nns', 'egressips')  # what the plan reads, one list each
 
 
 def validate(params):
-    entries, findings = nn.nic_entries(params['nodes'], keys=('node', 'mac'))
-    findings += nn.validate_selector(params['selector']) + nn.validate_nic_entries(entries)
+    entries, findings = na.nic_entries(params['nodes'], keys=('node', 'mac'))
+    findings += el.validate_selector(params['selector']) + na.validate_nic_entries(entries)
     networks = []
     for option, version in (('cidr', None), ('ipv6_cidr', 6)):
         value = params.get(option)
@@ -272,7 +273,7 @@ def none_selected(selector, nodes):
 def plan(module, networks, macs):
     params = module.params
     snapshot = kubernetes.read(module.k8s, KINDS)
-    result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, params['state'] == 'present',
+    result = el.plan_egress_nodes(params['selector'], networks, macs, snapshot, params['state'] == 'present',
                                   params['exclusive'], params['force'], params['adopt'], params['deleted_egressips'])
     # the same refusal on a fresh and on an enabled cluster (there it would strand every label)
     if params['state'] == 'present' and not result['matching']:
@@ -285,7 +286,7 @@ def plan(module, networks, macs):
                       % (progress.shown('Node %s' % name for name in sorted(macs) if name not in result['capable']), params['wait_timeout']))
         clock.sleep()
         snapshot = kubernetes.read(module.k8s, KINDS)
-        result = nn.plan_egress_nodes(params['selector'], networks, macs, snapshot, True, params['exclusive'], params['force'],
+        result = el.plan_egress_nodes(params['selector'], networks, macs, snapshot, True, params['exclusive'], params['force'],
                                       params['adopt'], params['deleted_egressips'])
     return result
 
@@ -295,14 +296,14 @@ def label_machinesets(module, labels, result):
     machinesets = kube.list_objects(k8s, kube.MACHINESETS, namespace=kube.MACHINE_API_NAMESPACE, absent=None) or []
     machines = kube.list_objects(k8s, kube.MACHINES, namespace=kube.MACHINE_API_NAMESPACE, absent=None) or []
     nodes = [{'metadata': {'name': name}} for name in labels['capable']]
-    changes, before, after = nn.plan_machineset_labels(labels['capable'], node_machines(nodes, machines, machinesets), machinesets,
+    changes, before, after = el.plan_machineset_labels(labels['capable'], node_machines(nodes, machines, machinesets), machinesets,
                                                        module.params['state'] == 'present', module.params['force'])
     result['machinesets_labelled'] = after
     result['diff']['before']['machinesets'] = before
     result['diff']['after']['machinesets'] = after
     result['changed'] = result['changed'] or bool(changes)
     results, failures = parallel.run_parallel([
-        lambda name=name, add=add: kube.patch(k8s, kube.MACHINESETS, name, nn.machineset_label_patch(add), module.check_mode,
+        lambda name=name, add=add: kube.patch(k8s, kube.MACHINESETS, name, el.machineset_label_patch(add), module.check_mode,
                                               namespace=kube.MACHINE_API_NAMESPACE) for name, add in changes])
     parallel.raise_failures(failures, len([item for item in results if item is not None]), 'MachineSet template label patches')
 
@@ -319,7 +320,7 @@ def step(module, result):
     if errors(labels['findings']):
         result['egress_assignable'] = labels['before']
         raise Refused(labels['findings'])
-    changes = nn.label_changes(labels)
+    changes = el.label_changes(labels)
     result['changed'] = bool(changes)
     result['diff'] = {'before': {'egress_assignable': labels['before'], 'set_by_collection': labels['recorded_before']},
                       'after': {'egress_assignable': labels['after'], 'set_by_collection': labels['recorded_after']}}

@@ -195,6 +195,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Re
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addresses as na
 
 WHAT = 'ip_forwarding'
 TUNED_ID = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)
@@ -212,8 +214,8 @@ def read_tuned(k8s):
 
 def per_interface(module, result, operator):
     params = module.params
-    entries, findings = nn.nic_entries(params['nodes'], keys=('node', 'mac'))
-    findings += nn.validate_nic_entries(entries)
+    entries, findings = na.nic_entries(params['nodes'], keys=('node', 'mac'))
+    findings += na.validate_nic_entries(entries)
     if params['state'] == 'present' and not entries:
         findings.append(catalogue_finding('node_network_input_invalid', 'nodes is empty with mode: per_interface.',
                                           objects=[{'kind': 'option', 'name': 'nodes'}],
@@ -230,14 +232,14 @@ def per_interface(module, result, operator):
         findings.append(catalogue_finding(
             'node_object_not_owned', 'Tuned %s exists without the label %s=%s; it was not created by this collection.'
             % (TUNED_ID, nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE), objects=[{'kind': 'Tuned', 'name': TUNED_ID}]))
-    result['current_mode'] = nn.forwarding_mode(result['cluster_ip_forwarding'], targets, current)
+    result['current_mode'] = fw.forwarding_mode(result['cluster_ip_forwarding'], targets, current)
     result['tuned'] = TUNED_ID
     if errors(findings):
         result['findings'] = findings
         raise Refused(findings)
     ipv6 = params['ipv6'] or any(network.version == 6 for network in networks or [])
-    desired = nn.desired_tuned(targets, params['tuned_priority'], ipv6) if params['state'] == 'present' else None
-    result['interfaces'] = nn.forwarding_report(targets, result['cluster_ip_forwarding'], current, desired)
+    desired = fw.desired_tuned(targets, params['tuned_priority'], ipv6) if params['state'] == 'present' else None
+    result['interfaces'] = fw.forwarding_report(targets, result['cluster_ip_forwarding'], current, desired)
     result['findings'] = findings
     guard_removal(module, snapshot, current, desired, networks)
     write_tuned(module, result, current, desired)
@@ -247,7 +249,7 @@ def per_interface(module, result, operator):
 
 def forwarding_plan(entries, snapshot):
     """Targets and findings of forwarding_targets, and the entries whose NodeNetworkState does not list the NIC yet (pending)."""
-    targets, findings = nn.forwarding_targets(entries, snapshot)
+    targets, findings = fw.forwarding_targets(entries, snapshot)
     found = set(target['node'] for target in targets)
     names = set((item.get('metadata') or {}).get('name') for item in snapshot['nodes'])
     pending = [entry for entry in entries if entry['node'] in names and entry['node'] not in found]
@@ -272,11 +274,11 @@ def wait_for_interfaces(module, entries, snapshot):
 
 def guard_removal(module, snapshot, current, desired, networks):
     """Refuse (before any write) to take forwarding off a NIC whose node hosts egress IPs of the secondary network."""
-    removed = nn.forwarding_removals(snapshot['nodes'], current, desired)
+    removed = fw.forwarding_removals(snapshot['nodes'], current, desired)
     if not removed or module.params['force']:
         return
     states = dict((item['metadata']['name'], item) for item in snapshot['nns'])
-    stranded = nn.forwarding_stranded(removed, states, kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None), networks)
+    stranded = fw.forwarding_stranded(removed, states, kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None), networks)
     if stranded:
         raise Refused([catalogue_finding(
             'node_forwarding_hosts_egress_ips', 'removing IP forwarding from %s of node %s would drop the traffic of egress IP(s) %s it '
@@ -310,20 +312,20 @@ def read_profiles(k8s):
 
 def wait_applied(module, result, targets):
     """Poll the nodes' Profiles until each runs the collection's profile (applied), failing on Degraded or at the timeout."""
-    expected = nn.expected_profiles(targets)
+    expected = fw.expected_profiles(targets)
     clock = parallel.Clock(module.params['wait_timeout'], module.params['wait_sleep'])
     while True:
         profiles = read_profiles(module.k8s)
-        progress = dict((node, nn.forwarding_progress(profiles.get(node), name)) for node, name in expected.items())
+        progress = dict((node, fw.forwarding_progress(profiles.get(node), name)) for node, name in expected.items())
         result['profiles'] = [{'node': node, 'profile': expected[node], 'state': state, 'message': message}
                               for node, (state, message) in sorted(progress.items())]
-        degraded = [(node, message) for node, (state, message) in sorted(progress.items()) if state == nn.FORWARDING_DEGRADED]
+        degraded = [(node, message) for node, (state, message) in sorted(progress.items()) if state == fw.FORWARDING_DEGRADED]
         if degraded:
             raise Refused([catalogue_finding(
                 'node_forwarding_degraded', 'Profile %s is Degraded: TuneD could not apply %s: %s' % (node, expected[node], message),
                 objects=[{'kind': 'Node', 'name': node}, {'kind': 'Profile', 'name': node}]) for node, message in degraded],
                 written=_written(result))
-        late = [(node, message) for node, (state, message) in sorted(progress.items()) if state != nn.FORWARDING_APPLIED]
+        late = [(node, message) for node, (state, message) in sorted(progress.items()) if state != fw.FORWARDING_APPLIED]
         if not late:
             return
         if clock.expired():
@@ -350,7 +352,7 @@ def _owned_shape():
 def cluster_wide(module, result, operator):
     wanted = 'Global' if module.params['state'] == 'present' else 'Restricted'
     current = result['cluster_ip_forwarding']
-    result['current_mode'] = nn.GLOBAL if current == 'Global' else 'restricted'
+    result['current_mode'] = fw.GLOBAL if current == 'Global' else 'restricted'
     if module.params['state'] == 'present':
         result['findings'].append(catalogue_finding(
             'node_ip_forwarding_global', 'gatewayConfig.ipForwarding is %s in networks.operator.openshift.io/cluster: every interface '
@@ -360,14 +362,14 @@ def cluster_wide(module, result, operator):
         return
     result['changed'] = True
     result['diff'] = {'before': {'ipForwarding': current}, 'after': {'ipForwarding': wanted}}
-    kube.patch(module.k8s, kube.NETWORK_OPERATOR, 'cluster', nn.ip_forwarding_patch(wanted), module.check_mode)
+    kube.patch(module.k8s, kube.NETWORK_OPERATOR, 'cluster', fw.ip_forwarding_patch(wanted), module.check_mode)
 
 
 def step(module, result):
     """Read the cluster's forwarding, then write the Tuned (per_interface) or the operator's setting (global)."""
     operator = read_network_operator(module.k8s)
-    result['cluster_ip_forwarding'] = nn.cluster_ip_forwarding(operator)
-    if module.params['mode'] == nn.PER_INTERFACE:
+    result['cluster_ip_forwarding'] = fw.cluster_ip_forwarding(operator)
+    if module.params['mode'] == fw.PER_INTERFACE:
         per_interface(module, result, operator)
     else:
         cluster_wide(module, result, operator)
@@ -376,7 +378,7 @@ def step(module, result):
 def main():
     module = EgressModule(
         WHAT, argument_spec=dict(
-            mode=dict(type='str', choices=[nn.PER_INTERFACE, nn.GLOBAL], default=nn.PER_INTERFACE),
+            mode=dict(type='str', choices=[fw.PER_INTERFACE, fw.GLOBAL], default=fw.PER_INTERFACE),
             nodes=dict(type='list', elements='dict'),
             ipv6=dict(type='bool', default=False),
             tuned_priority=dict(type='int', default=20),

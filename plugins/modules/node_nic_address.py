@@ -345,6 +345,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import hand_made as hm
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addresses as na
 
 WHAT = 'node_nic_address'
 
@@ -362,14 +364,14 @@ def wait_for_interfaces(module, entries, networks, snapshot, plan):
     if not plan['pending']:
         return plan
     if module.check_mode:
-        plan['findings'] += nn.pending_findings(plan['pending'], 0, severity='info')
+        plan['findings'] += na.pending_findings(plan['pending'], 0, severity='info')
         return plan
     if not params['wait']:
-        raise Refused(nn.pending_findings(plan['pending'], 0))
-    plan = io.wait_for_states(module.k8s, snapshot, plan, lambda again: nn.plan_nic_addresses(
+        raise Refused(na.pending_findings(plan['pending'], 0))
+    plan = io.wait_for_states(module.k8s, snapshot, plan, lambda again: na.plan_nic_addresses(
         entries, networks, params['route_metric'], params['interface_name'], again), params['state_wait_timeout'], params['wait_sleep'])
     if plan['pending']:
-        raise Refused(nn.pending_findings(plan['pending'], params['state_wait_timeout']))
+        raise Refused(na.pending_findings(plan['pending'], params['state_wait_timeout']))
     return plan
 
 
@@ -435,7 +437,7 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
         current = dict((item['metadata']['name'], item) for item in policies)
         snapshot['nncps'] = [item for item in policies if item['metadata']['name'] not in losers]
         nodes = set(nn.policy_allocation(current[name])['node'] for name in losers)
-        replan = nn.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, params['route_metric'],
+        replan = na.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, params['route_metric'],
                                        params['interface_name'], snapshot)
         if errors(replan['findings']):
             raise Refused(replan['findings'], written=_written_names(created))
@@ -527,7 +529,7 @@ def check_replace_hand_made(params):
 
 def replace_hand_made(module, result, plan, snapshot):
     """Delete the hand-made policies that only duplicate the collection's, once that one is Available on the node."""
-    replacement = nn.plan_hand_made_replacement(plan['allocations'], snapshot)
+    replacement = hm.plan_hand_made_replacement(plan['allocations'], snapshot)
     result['kept_hand_made_policies'] = replacement['keep']
     for item in replacement['keep']:
         module.warn('Hand-made NodeNetworkConfigurationPolicy %s configures the secondary NIC of node %s and is kept: %s. '
@@ -550,15 +552,15 @@ def replace_hand_made(module, result, plan, snapshot):
 
 def present(module, result):
     params = module.params
-    entries, findings = nn.nic_entries(params['nodes'])
+    entries, findings = na.nic_entries(params['nodes'])
     networks, found = networks_from(params)
-    findings += nn.validate_nic_entries(entries) + found + nn.check_interface_name(params['interface_name'])
+    findings += na.validate_nic_entries(entries) + found + na.check_interface_name(params['interface_name'])
     findings += check_replace_hand_made(params)
     if errors(findings):
         raise Refused(findings)
     snapshot = kubernetes.read(module.k8s, KINDS)
     settle_claims(module, snapshot)
-    plan = nn.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
+    plan = na.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
     if errors(plan['findings']):
         raise Refused(plan['findings'])
     plan = wait_for_interfaces(module, entries, networks, snapshot, plan)
@@ -593,12 +595,12 @@ def present(module, result):
 
 def absent(module, result):
     params = module.params
-    entries, findings = nn.nic_entries(params['nodes'])
-    findings += nn.validate_nic_entries(entries, need_mac=False)
+    entries, findings = na.nic_entries(params['nodes'])
+    findings += na.validate_nic_entries(entries, need_mac=False)
     if errors(findings):
         raise Refused(findings)
     snapshot = kubernetes.read(module.k8s, KINDS)
-    plan = nn.plan_nic_release(set(entry['node'] for entry in entries), snapshot, params['force'])
+    plan = na.plan_nic_release(set(entry['node'] for entry in entries), snapshot, params['force'])
     result['findings'] = plan['findings']
     if errors(plan['findings']):
         raise Refused(plan['findings'])
@@ -613,7 +615,7 @@ def absent(module, result):
     cleanup = [item for item in release if item['cleanup']]
     calls = [lambda item=item: kube.patch(k8s, kube.NNCPS, item['policy'], {'spec': {'desiredState': nn.merge_patch(
         (item['current'].get('spec') or {}).get('desiredState') or {},
-        nn.cleanup_state(item['allocation'], params['interface_name'], item.get('interface')))}}, check)
+        na.cleanup_state(item['allocation'], params['interface_name'], item.get('interface')))}}, check)
         for item in cleanup]
     results, failures = parallel.run_parallel(calls)
     parallel.raise_failures(failures, len([r for r in results if r is not None]), 'address removal before deleting the policies')

@@ -55,6 +55,10 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight impo
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import normalize_uuid, vm_uuid_from_provider_id
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name, node_ready
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import host_cidr_holds
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egress_labels as el
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import hand_made as hm
+from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import hosted_egress_ips
 
 HINT_KEYS = ('datacenter', 'cluster', 'portgroup', 'cidr', 'gateway', 'node_address_range')
 DEFAULT_ROUTE_METRIC = 200
@@ -345,7 +349,7 @@ def policies_for(node, mac, interface_name, policies):
     """[(policy, profile name)] of the NMState policies that configure this NIC of this node (by MAC or kernel name)."""
     found = []
     for policy in policies:
-        item = nn.policy_nic_interface(policy, _labels(node), mac, interface_name)
+        item = hm.policy_nic_interface(policy, _labels(node), mac, interface_name)
         if item is not None:
             found.append((policy, item.get('name')))
     return found
@@ -398,7 +402,7 @@ def profile_effect(name, profiles, seen=None):
 def forwards(sysctls, interface):
     if not interface:
         return False
-    keys = ('net.ipv4.conf.%s.forwarding' % nn.sysctl_interface(interface), 'net.ipv4.conf.all.forwarding', 'net.ipv4.ip_forward')
+    keys = ('net.ipv4.conf.%s.forwarding' % fw.sysctl_interface(interface), 'net.ipv4.conf.all.forwarding', 'net.ipv4.ip_forward')
     return any(str(sysctls.get(key, '')).strip() == '1' for key in keys)
 
 
@@ -436,9 +440,9 @@ def effective_profile(node, tuneds):
 
 def forwarding_choice(snapshot, rows):
     """(ip_forwarding value, findings, {node: how forwarding is on now})."""
-    mode = nn.cluster_ip_forwarding(snapshot.get('network_operator')) or 'Restricted'
+    mode = fw.cluster_ip_forwarding(snapshot.get('network_operator')) or 'Restricted'
     if mode == 'Global':
-        return nn.GLOBAL, [], dict((row['node'], 'gatewayConfig.ipForwarding Global') for row in rows)
+        return fw.GLOBAL, [], dict((row['node'], 'gatewayConfig.ipForwarding Global') for row in rows)
     tuneds = snapshot.get('tuneds') or []
     profiles = {}
     for tuned in tuneds:
@@ -475,7 +479,7 @@ def forwarding_choice(snapshot, rows):
                 _names(node for node, _where in by_hand), _names(where for _node, where in by_hand)),
             objects=[{'kind': 'Tuned', 'name': where.split('/')[0], 'namespace': TUNED_NAMESPACE} for where in
                      sorted(set(where for _node, where in by_hand))]))
-    return nn.PER_INTERFACE, findings, state
+    return fw.PER_INTERFACE, findings, state
 
 
 # --- EgressIP objects ----------------------------------------------------------------------------
@@ -575,7 +579,7 @@ class Discovery(object):
         return rows
 
     def _row(self, node, vm, address, interface, mac, nic):
-        hosted = nn.hosted_egress_ips(self.egressips).get(_name(node), [])
+        hosted = hosted_egress_ips(self.egressips).get(_name(node), [])
         return {'node': _name(node), 'hostname': _labels(node).get(nn.HOSTNAME_LABEL) or _name(node), 'ready': node_ready(node),
                 'vm': (vm or {}).get('name'), 'host': (vm or {}).get('host'), 'power_state': (vm or {}).get('power_state'),
                 'address': address, 'interface': interface, 'mac': mac,
@@ -765,12 +769,12 @@ class Discovery(object):
         add, remove, blocked, by_hand = [], [], [], []
         for row in rows:
             node = self.nodes_by_name[row['node']]
-            reasons_now = nn.node_capability([str(entry) for entry in node_networks_from_node(node).host_cidrs],
+            reasons_now = el.node_capability([str(entry) for entry in node_networks_from_node(node).host_cidrs],
                                              self.states.get(row['node']), [cidr], row['mac'])
             row['capable'] = not reasons_now
             row['not_capable_because'] = reasons_now
             if row['egress_assignable'] and not reasons_now:
-                by_hand.append((row['node'], nn.label_recorded(node)))
+                by_hand.append((row['node'], el.label_recorded(node)))
             if row['egress_assignable'] and reasons_now and row['egress_ips']:
                 blocked.append('%s (%s; hosts %s)' % (row['node'], '; '.join(reasons_now), ', '.join(row['egress_ips'])))
             elif row['egress_assignable'] and reasons_now:
@@ -819,7 +823,7 @@ class Discovery(object):
         choice, findings, state = forwarding_choice(self.snapshot, rows)
         for row in rows:
             row['forwarding'] = state.get(row['node'])
-        if choice == nn.PER_INTERFACE:
+        if choice == fw.PER_INTERFACE:
             tuned = next((item for item in self.snapshot.get('tuneds') or []
                           if _name(item) == nn.TUNED_NAME and _meta(item).get('namespace') == TUNED_NAMESPACE), None)
             if tuned is not None and not nn.is_managed(tuned):
@@ -827,7 +831,7 @@ class Discovery(object):
                     'migrate_object_name_taken', 'Tuned %s/%s exists without the label %s=%s; enable (ip_forwarding) refuses to change it.'
                     % (TUNED_NAMESPACE, nn.TUNED_NAME, nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE),
                     objects=[{'kind': 'Tuned', 'name': nn.TUNED_NAME, 'namespace': TUNED_NAMESPACE}]))
-            covered = nn.forwarded_interfaces(tuned) if nn.is_managed(tuned) else {}
+            covered = fw.forwarded_interfaces(tuned) if nn.is_managed(tuned) else {}
             todo = [row['node'] for row in rows if row['interface'] not in covered.get(row['hostname'], set())]
             if todo:
                 self.plan.append('sets IP forwarding on the secondary NIC of %s (Tuned %s)' % (', '.join(todo), nn.TUNED_NAME))

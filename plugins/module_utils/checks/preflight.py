@@ -67,6 +67,9 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_n
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, name as _name, node_ready
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addresses as na
+from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches
 
 PLAN = 'plan'
 AUDIT = 'audit'
@@ -135,7 +138,7 @@ def _subnets(node):
 
 def namespace_selector_matches(selector, labels):
     """An EgressIP namespaceSelector: {} selects every namespace, a missing selector none."""
-    return selector is not None and _node_network.selector_matches(selector, labels)
+    return selector is not None and selector_matches(selector, labels)
 
 
 def parse_version(text):
@@ -172,7 +175,7 @@ class PreflightContext:
         self.selector = (self.config.get('nodes') or {}).get('selector')
         # a malformed selector is a finding of check_node_selector, never an exception here
         self.selector_ok = not _variables_schema.node_selector_problems('egressip_nodes.selector', self.selector or {})
-        self.selected_nodes = ([node for node in self.nodes if _node_network.selector_matches(self.selector, _labels(node))]
+        self.selected_nodes = ([node for node in self.nodes if selector_matches(self.selector, _labels(node))]
                                if self.requested() and self.selector_ok and self.selector else [])
         self.vsphere = snapshot.get('vsphere')
         self.vms = (self.vsphere or {}).get('vms') or []
@@ -309,10 +312,10 @@ def forwarding_state(snapshot):
      'by_hostname': {hostname: [interfaces]} (Tuned recommended per hostname, as the collection writes it),
      'other_profiles': [tuned/profile] (profiles with a forwarding sysctl recommended some other way)}
     """
-    mode = _node_network.cluster_ip_forwarding(snapshot.get('network_operator')) or 'Restricted'
+    mode = fw.cluster_ip_forwarding(snapshot.get('network_operator')) or 'Restricted'
     state = {'ip_forwarding': mode, 'global': mode == 'Global', 'by_hostname': {}, 'other_profiles': []}
     for tuned in snapshot.get('tuneds') or []:
-        for hostname, interfaces in _node_network.forwarded_interfaces(tuned).items():
+        for hostname, interfaces in fw.forwarded_interfaces(tuned).items():
             state['by_hostname'].setdefault(hostname, set()).update(interfaces)
         recommended_by_hostname = set(item.get('profile') for item in _dig(tuned, 'spec', 'recommend') or []
                                       if any(match.get('label') == HOSTNAME_LABEL for match in item.get('match') or []))
@@ -813,12 +816,12 @@ _NODE_PLAN_OWN_CHECKS = ('node_route_metric_too_low', 'node_network_overlaps_hos
 
 
 def _node_address_plan(ctx, networks):
-    """The refusals of the node address step (`_node_network.plan_nic_addresses`) for the nodes enable will address:
+    """The refusals of the node address step (`na.plan_nic_addresses`) for the nodes enable will address:
     range too small, address in use, allocation fixed, policy not owned. The MACs are not known before the NICs exist."""
     snapshot = {'nodes': ctx.nodes, 'nncps': ctx.kind('nncps') or [], 'nnces': [], 'nns': ctx.kind('nns') or [],
                 'egressips': ctx.kind('egressips') or []}
     entries = [{'node': _name(node), 'mac': None, 'address': None, 'ipv6_address': None} for node in ctx.selected_nodes]
-    plan = _node_network.plan_nic_addresses(entries, networks, ctx.network.route_metric, 'egressip0', snapshot)
+    plan = na.plan_nic_addresses(entries, networks, ctx.network.route_metric, 'egressip0', snapshot)
     return [item for item in plan['findings'] if item['severity'] == ERROR and item['id'] not in _NODE_PLAN_OWN_CHECKS]
 
 
@@ -960,7 +963,7 @@ def check_host_network_pods(ctx):
         pod_selector = egress_object.get('pod_selector')
         selected = sorted((_dig(pod, 'metadata', 'namespace'), _name(pod)) for pod in pods
                           if _dig(pod, 'metadata', 'namespace') in namespaces and _dig(pod, 'spec', 'hostNetwork')
-                          and (pod_selector is None or _node_network.selector_matches(pod_selector, _labels(pod))))
+                          and (pod_selector is None or selector_matches(pod_selector, _labels(pod))))
         if selected:
             findings.append(catalogue_finding(
                 'host_network_pods_selected',

@@ -19,9 +19,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network imp
     EGRESS_ASSIGNABLE_LABEL,
     MANAGED_BY_LABEL,
     MANAGED_BY_VALUE,
-    label_recorded,
-    unowned_egress_ips,
 )
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.egress_labels import label_recorded, unowned_egress_ips
 
 
 def _remediation_skips(broken, snapshot, cidr):

@@ -41,6 +41,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model.network import 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import MINIMUM_VERSION, cluster_version, parse_version
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name, node_ready
+from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches
 
 DEFAULT_MAX_UNAVAILABLE = 1
 POOL_ROLES = ('master', 'worker')
@@ -113,7 +114,7 @@ def egress_objects(snapshot, cidr, objects):
 
 def pool_of(node, pools):
     """The MachineConfigPool that rolls this node: a custom pool before worker/master (a node is in one custom pool at most)."""
-    matching = [pool for pool in pools if nn.selector_matches(_dig(pool, 'spec', 'nodeSelector') or {}, _labels(node))]
+    matching = [pool for pool in pools if selector_matches(_dig(pool, 'spec', 'nodeSelector') or {}, _labels(node))]
     custom = [pool for pool in matching if _name(pool) not in POOL_ROLES]
     chosen = sorted(custom or matching, key=_name)
     return chosen[0] if chosen else None

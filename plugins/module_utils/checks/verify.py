@@ -47,16 +47,13 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_n
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING, errors, summarize
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import (
-    TUNED_NAMESPACE,
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import TUNED_NAMESPACE, interface_addresses, interface_by_mac
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.forwarding import (
     cluster_ip_forwarding,
     forwarding_in_profile,
-    interface_addresses,
-    interface_by_mac,
-    in_network,
-    node_capability,
     sysctl_interface,
 )
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.egress_labels import in_network, node_capability
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import nic_on_network
 
 # Row status, worst first: the first problem found decides it.

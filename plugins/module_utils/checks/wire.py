@@ -16,7 +16,8 @@ import copy
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import INFO
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE, selector_matches
+from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches
 
 # --- the wire ----------------------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ from ansible_collections.ocp.egressip.plugins.action import egressip_render as a
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips as egressip_plan
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egress_labels as el
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
 
 WORKERS = ['w0', 'w1', 'w2']
 MACS = {'w0': '00:50:56:aa:00:00', 'w1': '00:50:56:aa:00:01', 'w2': '00:50:56:aa:00:02'}
@@ -85,9 +87,9 @@ def test_every_object_is_the_one_its_module_builds():
     for index, name in enumerate(WORKERS):
         assert rendered['nodenetworkconfigurationpolicy-egressip-%s.yaml' % name] == nn.desired_policy(
             name, name, MACS[name], {4: '10.20.0.%d/24' % (10 + index)}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
-        assert rendered['node-%s.yaml' % name]['metadata']['labels'] == nn.label_patch(True)['metadata']['labels']
+        assert rendered['node-%s.yaml' % name]['metadata']['labels'] == el.label_patch(True)['metadata']['labels']
     targets = [{'node': name, 'hostname': name, 'interface': 'ens224', 'parent': 'openshift-node'} for name in WORKERS]
-    assert rendered['tuned-openshift-cluster-node-tuning-operator-egressip-forwarding.yaml'] == nn.desired_tuned(targets, 20)
+    assert rendered['tuned-openshift-cluster-node-tuning-operator-egressip-forwarding.yaml'] == fw.desired_tuned(targets, 20)
     devices = rendered['machineset-openshift-machine-api-ocp1-worker.yaml']['spec']['template']['spec']['providerSpec']['value']['network']
     assert devices == {'devices': [{'networkName': 'VM Network'}, {'networkName': 'ocp-egress-120'}]}
     assert 'node-m0.yaml' not in rendered
@@ -108,7 +110,7 @@ def test_an_existing_allocation_is_kept():
 def test_global_and_external_forwarding():
     network = dict(params()['network'], ip_forwarding='global')
     rendered = manifests(action.build(params(network=network), snapshot())[0])
-    assert rendered['network-cluster.yaml']['spec'] == nn.ip_forwarding_patch('Global')['spec']
+    assert rendered['network-cluster.yaml']['spec'] == fw.ip_forwarding_patch('Global')['spec']
     assert not [name for name in rendered if name.startswith('tuned-')]
     network = dict(params()['network'], ip_forwarding='external')
     rendered = manifests(action.build(params(network=network), snapshot())[0])
@@ -118,7 +120,7 @@ def test_global_and_external_forwarding():
 def test_machineset_labels_and_switches_off():
     rendered = manifests(action.build(params(machineset_labels=True, node_labels=False, machinesets=False), snapshot())[0])
     assert rendered['machineset-openshift-machine-api-ocp1-worker.yaml']['spec']['template']['spec'] == \
-        nn.machineset_label_patch(True)['spec']['template']['spec']
+        el.machineset_label_patch(True)['spec']['template']['spec']
     assert not [name for name in rendered if name.startswith('node-')]
 
 

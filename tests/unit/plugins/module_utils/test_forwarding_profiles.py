@@ -4,8 +4,8 @@ import ipaddress
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
 
 OURS = 'egressip-forwarding-node-ens224'
 TARGETS = [{'node': 'w0', 'hostname': 'w0', 'interface': 'ens224', 'parent': 'openshift-node'},
@@ -22,35 +22,35 @@ def profile(node='w0', recommended=OURS, running=OURS, applied='True', degraded=
 
 
 def test_expected_profile_names_follow_the_desired_tuned():
-    tuned = nn.desired_tuned(TARGETS, 20)
-    assert nn.expected_profiles(TARGETS) == {'w0': OURS, 'w1': OURS}
+    tuned = fw.desired_tuned(TARGETS, 20)
+    assert fw.expected_profiles(TARGETS) == {'w0': OURS, 'w1': OURS}
     assert [item['name'] for item in tuned['spec']['profile']] == [OURS]
 
 
 @pytest.mark.parametrize('item, state, text', [
-    (None, nn.FORWARDING_PENDING, 'no Profile'),
-    (profile(recommended='openshift-node', running='openshift-node'), nn.FORWARDING_PENDING, 'recommends profile openshift-node'),
-    (profile(running='openshift-node'), nn.FORWARDING_PENDING, 'TuneD still runs profile openshift-node'),
-    (profile(applied='False', message='The TuneD daemon profile not yet applied, or application failed.'), nn.FORWARDING_PENDING,
+    (None, fw.FORWARDING_PENDING, 'no Profile'),
+    (profile(recommended='openshift-node', running='openshift-node'), fw.FORWARDING_PENDING, 'recommends profile openshift-node'),
+    (profile(running='openshift-node'), fw.FORWARDING_PENDING, 'TuneD still runs profile openshift-node'),
+    (profile(applied='False', message='The TuneD daemon profile not yet applied, or application failed.'), fw.FORWARDING_PENDING,
      'not yet applied'),
-    (profile(degraded='True', degraded_message='TuneD daemon issued one or more error message(s) ... ERROR x'), nn.FORWARDING_DEGRADED,
+    (profile(degraded='True', degraded_message='TuneD daemon issued one or more error message(s) ... ERROR x'), fw.FORWARDING_DEGRADED,
      'ERROR x'),
-    (profile(applied='False', degraded='True', degraded_message='ERROR y'), nn.FORWARDING_DEGRADED, 'ERROR y'),
-    (profile(), nn.FORWARDING_APPLIED, 'TuneD profile applied.'),
+    (profile(applied='False', degraded='True', degraded_message='ERROR y'), fw.FORWARDING_DEGRADED, 'ERROR y'),
+    (profile(), fw.FORWARDING_APPLIED, 'TuneD profile applied.'),
 ])
 def test_forwarding_progress(item, state, text):
-    got, message = nn.forwarding_progress(item, OURS)
+    got, message = fw.forwarding_progress(item, OURS)
     assert got == state and text in message
 
 
 def test_a_stale_degraded_of_another_profile_is_pending_not_degraded():
-    assert nn.forwarding_progress(profile(running='openshift-node', degraded='True'), OURS)[0] == nn.FORWARDING_PENDING
+    assert fw.forwarding_progress(profile(running='openshift-node', degraded='True'), OURS)[0] == fw.FORWARDING_PENDING
 
 
 def test_observed_generation_behind_is_accepted_when_the_profile_and_conditions_say_applied():
     item = profile()
     item['status']['observedGeneration'] = 1  # TuneD does not rewrite an unchanged status
-    assert nn.forwarding_progress(item, OURS)[0] == nn.FORWARDING_APPLIED
+    assert fw.forwarding_progress(item, OURS)[0] == fw.FORWARDING_APPLIED
 
 
 def nodes(*names):
@@ -58,11 +58,11 @@ def nodes(*names):
 
 
 def test_removals_absent_and_a_node_left_out():
-    before = nn.desired_tuned(TARGETS, 20)
-    assert nn.forwarding_removals(nodes('w0', 'w1'), before, None) == {'w0': ['ens224'], 'w1': ['ens224']}
-    assert nn.forwarding_removals(nodes('w0', 'w1'), before, nn.desired_tuned(TARGETS[:1], 20)) == {'w1': ['ens224']}
-    assert nn.forwarding_removals(nodes('w0', 'w1'), None, before) == {}
-    assert nn.forwarding_removals(nodes('w0', 'w1'), before, before) == {}
+    before = fw.desired_tuned(TARGETS, 20)
+    assert fw.forwarding_removals(nodes('w0', 'w1'), before, None) == {'w0': ['ens224'], 'w1': ['ens224']}
+    assert fw.forwarding_removals(nodes('w0', 'w1'), before, fw.desired_tuned(TARGETS[:1], 20)) == {'w1': ['ens224']}
+    assert fw.forwarding_removals(nodes('w0', 'w1'), None, before) == {}
+    assert fw.forwarding_removals(nodes('w0', 'w1'), before, before) == {}
 
 
 def egressip(name, items):
@@ -80,11 +80,11 @@ def test_stranded_counts_only_the_secondary_network():
     eips = [egressip('payments', [('10.20.0.200', 'w0'), ('192.168.10.50', 'w1')])]
     states = {'w0': state('w0', ['10.20.0.10/24']), 'w1': state('w1', ['10.20.0.11/24'])}
     # without cidr: the subnets of the addresses on the forwarded NIC; the primary-network IP on w1 does not count
-    assert nn.forwarding_stranded(removed, states, eips, None) == [('w0', ['ens224'], [('payments', '10.20.0.200')])]
-    assert nn.forwarding_stranded(removed, states, eips, [ipaddress.ip_network('10.30.0.0/24')]) == []
-    assert nn.forwarding_stranded(removed, {}, eips, [ipaddress.ip_network('10.20.0.0/24')]) == [
+    assert fw.forwarding_stranded(removed, states, eips, None) == [('w0', ['ens224'], [('payments', '10.20.0.200')])]
+    assert fw.forwarding_stranded(removed, states, eips, [ipaddress.ip_network('10.30.0.0/24')]) == []
+    assert fw.forwarding_stranded(removed, {}, eips, [ipaddress.ip_network('10.20.0.0/24')]) == [
         ('w0', ['ens224'], [('payments', '10.20.0.200')])]
-    assert nn.forwarding_stranded(removed, states, None, None) == []  # no EgressIP API: nothing hosted
+    assert fw.forwarding_stranded(removed, states, None, None) == []  # no EgressIP API: nothing hosted
 
 
 TUNEDS = [{'spec': {'profile': [
@@ -100,7 +100,7 @@ TUNEDS = [{'spec': {'profile': [
     (OURS, 'ens224', True), (OURS, 'ens256', False), ('vlan', 'ens224.100', True), ('all', 'ens256', True),
     ('child-off', 'ens224', False), ('child', 'ens224', True), ('openshift-node', 'ens224', False), (None, 'ens224', False)])
 def test_forwarding_in_profile(name, interface, expected):
-    assert nn.forwarding_in_profile(name, TUNEDS, interface) is expected
+    assert fw.forwarding_in_profile(name, TUNEDS, interface) is expected
 
 
 def facts(*profiles, global_forwarding=False):

@@ -5,6 +5,7 @@ import copy
 import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import hand_made as hm
 
 NODE = 'worker-0'
 MAC = '00:50:56:aa:bb:01'
@@ -30,7 +31,7 @@ def hand_made(interfaces=None, routes=(ROUTE,), selector=None, name='worker-0-eg
 
 
 def blockers(policy, addresses=None):
-    return nn.replace_blockers(policy, NODE, MAC, 'ens224', addresses or ADDRESSES)
+    return hm.replace_blockers(policy, NODE, MAC, 'ens224', addresses or ADDRESSES)
 
 
 # --- matching the NIC --------------------------------------------------------------------------------
@@ -45,16 +46,16 @@ def blockers(policy, addresses=None):
     ('ens224', False),
 ])
 def test_names_nic_by_mac_or_kernel_name(interface, expected):
-    assert nn.names_nic(interface, MAC, 'ens224') is expected
+    assert hm.names_nic(interface, MAC, 'ens224') is expected
 
 
 def test_policy_nic_interface_needs_the_selector_to_match_the_node():
     labels = {nn.HOSTNAME_LABEL: NODE, 'node-role.kubernetes.io/worker': ''}
-    assert nn.policy_nic_interface(hand_made(), labels, MAC, 'ens224')['name'] == 'ens224'
-    assert nn.policy_nic_interface(hand_made(selector={}), labels, MAC, 'ens224') is not None  # no selector: every node
-    assert nn.policy_nic_interface(hand_made(selector={nn.HOSTNAME_LABEL: 'worker-1'}), labels, MAC, 'ens224') is None
-    assert nn.policy_nic_interface(hand_made(), labels, MAC, None) is None  # kernel name unknown: only MAC matches
-    assert nn.policy_nic_interface(hand_made(interfaces=[by_mac()]), labels, MAC, None)['name'] == 'egress'
+    assert hm.policy_nic_interface(hand_made(), labels, MAC, 'ens224')['name'] == 'ens224'
+    assert hm.policy_nic_interface(hand_made(selector={}), labels, MAC, 'ens224') is not None  # no selector: every node
+    assert hm.policy_nic_interface(hand_made(selector={nn.HOSTNAME_LABEL: 'worker-1'}), labels, MAC, 'ens224') is None
+    assert hm.policy_nic_interface(hand_made(), labels, MAC, None) is None  # kernel name unknown: only MAC matches
+    assert hm.policy_nic_interface(hand_made(interfaces=[by_mac()]), labels, MAC, None)['name'] == 'egress'
 
 
 # --- what may be deleted ---------------------------------------------------------------------------------
@@ -126,7 +127,7 @@ def test_plan_deletes_duplicates_keeps_the_rest_and_ignores_what_does_not_touch_
     ours = nn.desired_policy('worker-0', 'worker-0', MAC, ADDRESSES, {4: '10.20.0.1'}, 200, 'ens224', 'ens224')
     shared = hand_made(selector={'node-role.kubernetes.io/worker': ''}, name='all-workers-ens224', routes=())
     other_nic = hand_made(interfaces=[by_name(name='ens256')], name='worker-0-storage', routes=())
-    plan = nn.plan_hand_made_replacement(ALLOCATIONS, snapshot([ours, shared, hand_made(), other_nic]))
+    plan = hm.plan_hand_made_replacement(ALLOCATIONS, snapshot([ours, shared, hand_made(), other_nic]))
     assert plan['delete'] == [{'name': 'worker-0-egress', 'node': 'worker-0'}]
     assert [(item['name'], item['node']) for item in plan['keep']] == [('all-workers-ens224', 'worker-0'), ('all-workers-ens224', 'worker-1')]
     assert 'selects more than this node' in plan['keep'][0]['reason']
@@ -138,4 +139,4 @@ def test_plan_never_touches_policies_of_the_collection():
     ours = nn.desired_policy('worker-0', 'worker-0', MAC, ADDRESSES, {4: '10.20.0.1'}, 200, 'ens224', 'ens224')
     other = copy.deepcopy(ours)
     other['metadata']['name'] = 'egressip-renamed'
-    assert nn.plan_hand_made_replacement(ALLOCATIONS[:1], snapshot([ours, other])) == {'delete': [], 'keep': [], 'before': {}}
+    assert hm.plan_hand_made_replacement(ALLOCATIONS[:1], snapshot([ours, other])) == {'delete': [], 'keep': [], 'before': {}}

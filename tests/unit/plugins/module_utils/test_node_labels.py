@@ -4,6 +4,7 @@ one unless force, and never in a way that moves an egress IP the collection does
 import json
 
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egress_labels as el
 
 CIDR = '10.20.0.0/24'
 SELECTOR = {'node-role.kubernetes.io/worker': ''}
@@ -40,7 +41,7 @@ def eip(name, items, owned=True):
 def plan(nodes, egressips=(), **options):
     snapshot = {'nodes': nodes, 'nns': [nns(item['metadata']['name'], secondary) for item, secondary in
                                            ((item, _secondary(item)) for item in nodes)], 'egressips': list(egressips)}
-    return nn.plan_egress_nodes(SELECTOR, [CIDR], {}, snapshot, **options)
+    return el.plan_egress_nodes(SELECTOR, [CIDR], {}, snapshot, **options)
 
 
 def _secondary(item):
@@ -53,10 +54,10 @@ def ids(findings):
 
 
 def test_label_patch_writes_the_record_with_the_label_and_removes_both():
-    assert nn.label_patch(True) == {'metadata': {'labels': {nn.EGRESS_ASSIGNABLE_LABEL: ''}, 'annotations': RECORD}}
-    assert nn.label_patch(False) == {'metadata': {'labels': {nn.EGRESS_ASSIGNABLE_LABEL: None},
+    assert el.label_patch(True) == {'metadata': {'labels': {nn.EGRESS_ASSIGNABLE_LABEL: ''}, 'annotations': RECORD}}
+    assert el.label_patch(False) == {'metadata': {'labels': {nn.EGRESS_ASSIGNABLE_LABEL: None},
                                                   'annotations': {nn.LABEL_RECORD_ANNOTATION: None}}}
-    assert nn.record_patch(True) == {'metadata': {'annotations': RECORD}}
+    assert el.record_patch(True) == {'metadata': {'annotations': RECORD}}
 
 
 def test_a_hand_made_label_outside_the_selector_hosting_a_primary_egress_ip_is_kept():
@@ -69,7 +70,7 @@ def test_a_hand_made_label_outside_the_selector_hosting_a_primary_egress_ip_is_k
     kept = [item for item in result['findings'] if item['id'] == 'egress_label_set_by_hand']
     assert len(kept) == 1 and kept[0]['severity'] == 'warning' and 'is outside the egress node selector' in kept[0]['message']
     assert 'oc annotate node infra-0 egressip.ocp/egress-assignable=ocp.egressip' in kept[0]['message']
-    assert nn.label_changes(result) == [('w-1', nn.label_patch(True))]
+    assert el.label_changes(result) == [('w-1', el.label_patch(True))]
 
 
 def test_force_removes_a_hand_made_label():
@@ -106,13 +107,13 @@ def test_a_label_set_by_an_older_release_is_kept_then_adopted_on_request():
     assert [item['severity'] for item in result['findings'] if item['id'] == 'egress_label_set_by_hand'] == ['warning', 'info']
     adopted = plan(nodes, adopt=True)
     assert adopted['adopt'] == ['w-0'], 'only a capable node of the selector is adopted'
-    assert adopted['recorded_after'] == ['w-0'] and nn.label_changes(adopted) == [('w-0', nn.record_patch(True))]
+    assert adopted['recorded_after'] == ['w-0'] and el.label_changes(adopted) == [('w-0', el.record_patch(True))]
 
 
 def test_a_record_whose_label_was_removed_by_hand_is_dropped():
     nodes = [node('w-0', '10.20.0.10/24', labelled=True, recorded=True), node('w-1', recorded=True)]
     result = plan(nodes)
-    assert result['forget'] == ['w-1'] and nn.label_changes(result) == [('w-1', nn.record_patch(False))]
+    assert result['forget'] == ['w-1'] and el.label_changes(result) == [('w-1', el.record_patch(False))]
     assert result['recorded_before'] == ['w-0', 'w-1'] and result['recorded_after'] == ['w-0']
 
 

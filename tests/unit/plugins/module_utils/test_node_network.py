@@ -6,6 +6,11 @@ import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import networks_from
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import egress_labels as el
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addresses as na
+from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches
+from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import hosted_egress_ips
 
 MAC = '00:50:56:aa:bb:01'
 
@@ -151,7 +156,7 @@ def test_desired_tuned_groups_nodes_by_interface_and_parent_profile():
                {'node': 'w-1', 'hostname': 'w-1', 'interface': 'ens224', 'parent': 'openshift-node'},
                {'node': 'w-2', 'hostname': 'w-2', 'interface': 'ens256', 'parent': 'openshift-node'},
                {'node': 'm-0', 'hostname': 'm-0', 'interface': 'ens224', 'parent': 'openshift-control-plane'}]
-    tuned = nn.desired_tuned(targets, 20)
+    tuned = fw.desired_tuned(targets, 20)
     assert tuned['metadata']['namespace'] == 'openshift-cluster-node-tuning-operator'
     assert tuned['metadata']['labels'] == {'egressip.ocp/managed-by': 'ocp.egressip'}
     names = [p['name'] for p in tuned['spec']['profile']]
@@ -160,26 +165,26 @@ def test_desired_tuned_groups_nodes_by_interface_and_parent_profile():
     assert 'include=openshift-node' in data and 'net.ipv4.conf.ens224.forwarding=1' in data and 'ipv6' not in data
     assert tuned['spec']['recommend'][1] == {'profile': 'egressip-forwarding-node-ens224', 'priority': 20, 'match': [
         {'label': 'kubernetes.io/hostname', 'value': 'w-0'}, {'label': 'kubernetes.io/hostname', 'value': 'w-1'}]}
-    assert nn.forwarded_interfaces(tuned) == {'w-0': {'ens224'}, 'w-1': {'ens224'}, 'w-2': {'ens256'}, 'm-0': {'ens224'}}
-    assert nn.desired_tuned([], 20) is None
+    assert fw.forwarded_interfaces(tuned) == {'w-0': {'ens224'}, 'w-1': {'ens224'}, 'w-2': {'ens256'}, 'm-0': {'ens224'}}
+    assert fw.desired_tuned([], 20) is None
 
 
 def test_tuned_ipv6_and_vlan_names():
-    tuned = nn.desired_tuned([{'node': 'w', 'hostname': 'w', 'interface': 'ens224.120', 'parent': 'openshift-node'}], 20, ipv6=True)
+    tuned = fw.desired_tuned([{'node': 'w', 'hostname': 'w', 'interface': 'ens224.120', 'parent': 'openshift-node'}], 20, ipv6=True)
     data = tuned['spec']['profile'][0]['data']
     assert 'net.ipv4.conf.ens224/120.forwarding=1' in data and 'net.ipv6.conf.ens224/120.forwarding=1' in data
-    assert nn.forwarded_interfaces(tuned) == {'w': {'ens224.120'}}
+    assert fw.forwarded_interfaces(tuned) == {'w': {'ens224.120'}}
 
 
 def test_parent_profile_by_role():
-    assert nn.parent_profile({'metadata': {'labels': {'node-role.kubernetes.io/master': ''}}}) == 'openshift-control-plane'
-    assert nn.parent_profile({'metadata': {'labels': {'node-role.kubernetes.io/worker': ''}}}) == 'openshift-node'
+    assert fw.parent_profile({'metadata': {'labels': {'node-role.kubernetes.io/master': ''}}}) == 'openshift-control-plane'
+    assert fw.parent_profile({'metadata': {'labels': {'node-role.kubernetes.io/worker': ''}}}) == 'openshift-node'
 
 
 def test_cluster_ip_forwarding():
     operator = {'spec': {'defaultNetwork': {'ovnKubernetesConfig': {'gatewayConfig': {'ipForwarding': 'Global'}}}}}
-    assert nn.cluster_ip_forwarding(operator) == 'Global'
-    assert nn.cluster_ip_forwarding({'spec': {}}) == ''
+    assert fw.cluster_ip_forwarding(operator) == 'Global'
+    assert fw.cluster_ip_forwarding({'spec': {}}) == ''
 
 
 # --- capability and labels ---------------------------------------------------------------------------
@@ -194,7 +199,7 @@ def test_cluster_ip_forwarding():
     ({}, {'anything': 'x'}, True),
 ])
 def test_selector_matches(selector, labels, expected):
-    assert nn.selector_matches(selector, labels) is expected
+    assert selector_matches(selector, labels) is expected
 
 
 CIDRS = ['10.20.0.0/24']
@@ -202,8 +207,8 @@ CIDRS = ['10.20.0.0/24']
 
 def test_capable_node():
     state = nns([iface('ens224', MAC, addresses=['10.20.0.10/24'])])
-    assert nn.node_capability(['10.20.0.10/24', '192.168.10.11/24'], state, CIDRS) == []
-    assert nn.node_capability(['10.20.0.10/24', '192.168.10.11/24'], state, CIDRS, mac=MAC) == []
+    assert el.node_capability(['10.20.0.10/24', '192.168.10.11/24'], state, CIDRS) == []
+    assert el.node_capability(['10.20.0.10/24', '192.168.10.11/24'], state, CIDRS, mac=MAC) == []
 
 
 @pytest.mark.parametrize('host_cidrs, interfaces, mac, reason', [
@@ -215,12 +220,12 @@ def test_capable_node():
     (['10.20.0.10/24'], [iface('ens192', '00:50:56:00:00:01')], None, 'no interface holds an address in 10.20.0.0/24'),
 ])
 def test_not_capable_reasons(host_cidrs, interfaces, mac, reason):
-    reasons = nn.node_capability(host_cidrs, nns(interfaces), CIDRS, mac=mac)
+    reasons = el.node_capability(host_cidrs, nns(interfaces), CIDRS, mac=mac)
     assert any(reason in text for text in reasons), reasons
 
 
 def test_no_node_network_state():
-    assert 'no NodeNetworkState' in nn.node_capability(['10.20.0.10/24'], None, CIDRS)[0]
+    assert 'no NodeNetworkState' in el.node_capability(['10.20.0.10/24'], None, CIDRS)[0]
 
 
 def eip(name, items, owned=True):
@@ -229,20 +234,20 @@ def eip(name, items, owned=True):
 
 
 def test_plan_labels_adds_capable_and_removes_the_rest():
-    add, remove, findings = nn.plan_labels(labelled=['w-0', 'gone'], capable=['w-0', 'w-1'], matching=['w-0', 'w-1', 'w-2'], egressips=[],
+    add, remove, findings = el.plan_labels(labelled=['w-0', 'gone'], capable=['w-0', 'w-1'], matching=['w-0', 'w-1', 'w-2'], egressips=[],
                                            recorded=['w-0', 'gone'])
     assert (add, remove, findings) == (['w-1'], ['gone'], [])
 
 
 def test_plan_labels_not_exclusive_keeps_labels_outside_the_selector():
-    add, remove, _findings = nn.plan_labels(labelled=['other', 'w-2'], capable=['w-0'], matching=['w-0', 'w-2'], egressips=[], exclusive=False,
+    add, remove, _findings = el.plan_labels(labelled=['other', 'w-2'], capable=['w-0'], matching=['w-0', 'w-2'], egressips=[], exclusive=False,
                                             recorded=['other', 'w-2'])
     assert (add, remove) == (['w-0'], ['w-2'])
 
 
 def test_removal_refused_without_capable_replacement():
     eips = [eip('payments', [('w-0', '10.20.0.200'), ('w-1', '10.20.0.201')])]
-    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1'], matching=['w-0', 'w-1'], egressips=eips,
+    _add, remove, findings = el.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1'], matching=['w-0', 'w-1'], egressips=eips,
                                             recorded=['w-0', 'w-1'], networks=['10.20.0.0/24'])
     assert remove == ['w-0']
     assert [f['id'] for f in findings] == ['node_hosts_egress_ips']
@@ -252,16 +257,16 @@ def test_removal_refused_without_capable_replacement():
 
 def test_removal_allowed_with_a_capable_replacement_or_force():
     eips = [eip('payments', [('w-0', '10.20.0.200'), ('w-1', '10.20.0.201')])]
-    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1', 'w-2'], matching=['w-0', 'w-1', 'w-2'], egressips=eips,
+    _add, remove, findings = el.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1', 'w-2'], matching=['w-0', 'w-1', 'w-2'], egressips=eips,
                                             recorded=['w-0', 'w-1'])
     assert (remove, findings) == (['w-0'], [])
-    _add, remove, findings = nn.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1'], matching=['w-0', 'w-1'], egressips=eips, force=True,
+    _add, remove, findings = el.plan_labels(labelled=['w-0', 'w-1'], capable=['w-1'], matching=['w-0', 'w-1'], egressips=eips, force=True,
                                             recorded=['w-0', 'w-1'])
     assert (remove, findings) == (['w-0'], [])
 
 
 def test_hosted_egress_ips():
-    assert nn.hosted_egress_ips([eip('a', [('w-0', '1.1.1.1')]), eip('b', [('w-0', '2.2.2.2'), ('w-1', '3.3.3.3')])]) == {
+    assert hosted_egress_ips([eip('a', [('w-0', '1.1.1.1')]), eip('b', [('w-0', '2.2.2.2'), ('w-1', '3.3.3.3')])]) == {
         'w-0': [('a', '1.1.1.1'), ('b', '2.2.2.2')], 'w-1': [('b', '3.3.3.3')]}
 
 
@@ -294,7 +299,7 @@ def v4():
 
 
 def test_nic_entries_ignore_extra_keys_and_refuse_non_mappings():
-    entries, findings = nn.nic_entries([{'node': ' w-0 ', 'mac': MAC, 'uuid': 'x', 'action': 'add'}, 'w-1'])
+    entries, findings = na.nic_entries([{'node': ' w-0 ', 'mac': MAC, 'uuid': 'x', 'action': 'add'}, 'w-1'])
     assert entries == [{'node': 'w-0', 'mac': MAC, 'address': None, 'ipv6_address': None}]
     assert [f['message'] for f in findings] == ["nodes[1] 'w-1' is not a mapping."]
 
@@ -303,7 +308,7 @@ def test_plan_nic_addresses_creates_then_is_a_no_op():
     nodes = [node('w-0', primary='192.168.10.14/24'), node('w-1', primary='192.168.10.15/24')]
     entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}]
     states = [state('w-0'), state('w-1', mac='00:50:56:aa:bb:02')]
-    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states))
+    plan = na.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states))
     assert plan['findings'] == [] and plan['patch'] == []
     assert [p['metadata']['name'] for p in plan['create']] == ['egressip-w-0', 'egressip-w-1']
     assert [a['address'] for a in plan['allocations']] == ['10.20.0.10/24', '10.20.0.11/24']
@@ -311,7 +316,7 @@ def test_plan_nic_addresses_creates_then_is_a_no_op():
     assert plan['pending'] == []
     assert [[r['next-hop-interface'] for r in p['spec']['desiredState']['routes']['config']] for p in plan['create']] == [['ens224']] * 2
     created = [dict(p, status={}) for p in plan['create']]
-    again = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states, nncps=created))
+    again = na.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states, nncps=created))
     assert (again['create'], again['patch'], again['after']) == ([], [], {})
     assert [a['source'] for a in again['allocations']] == ['existing', 'existing']
 
@@ -319,7 +324,7 @@ def test_plan_nic_addresses_creates_then_is_a_no_op():
 def test_plan_nic_addresses_refuses_foreign_policy_and_reports_orphans():
     foreign = {'metadata': {'name': 'egressip-w-0'}, 'spec': {}}
     orphan = policy(node='gone')
-    plan = nn.plan_nic_addresses([{'node': 'w-0', 'mac': MAC}], v4(), 200, 'egressip0',
+    plan = na.plan_nic_addresses([{'node': 'w-0', 'mac': MAC}], v4(), 200, 'egressip0',
                                  snapshot(nodes=[node('w-0')], nns=[state('w-0')], nncps=[foreign, orphan]))
     assert sorted(f['id'] for f in plan['findings']) == ['node_object_not_owned', 'node_policy_orphaned']
     assert 'keeps 10.20.0.10/24 reserved for node gone' in [f for f in plan['findings'] if f['id'] == 'node_policy_orphaned'][0]['message']
@@ -332,27 +337,27 @@ def test_plan_nic_release_cleans_up_first_unless_the_nic_is_gone_and_guards_egre
     eips = [{'metadata': {'name': 'pay'}, 'status': {'items': [{'node': 'w-1', 'egressIP': '10.20.0.200'},
                                                                {'node': 'w-0', 'egressIP': '192.168.10.200'}]}}]
     snap = snapshot(nodes=[node('w-0'), node('w-1')], nns=[state('w-0')], nncps=current, egressips=eips)
-    plan = nn.plan_nic_release({'w-0', 'w-1'}, snap, force=False)
+    plan = na.plan_nic_release({'w-0', 'w-1'}, snap, force=False)
     # w-0 hosts only a primary-network egress IP: not stranded; w-1 hosts one in the released subnet
     assert [(item['node'], item['cleanup']) for item in plan['release']] == [('w-0', True)]
     assert [f['id'] for f in plan['findings']] == ['node_hosts_egress_ips']
-    forced = nn.plan_nic_release({'w-1'}, snap, force=True)
+    forced = na.plan_nic_release({'w-1'}, snap, force=True)
     assert [(item['node'], item['cleanup']) for item in forced['release']] == [('w-1', False)]  # no NIC with that MAC: delete only
 
 
 def test_plan_nic_addresses_reports_a_nic_the_node_state_does_not_list_yet():
     nodes = [node('w-0', primary='192.168.10.14/24'), node('w-1', primary='192.168.10.15/24')]
     entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}]
-    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=[state('w-0')]))
+    plan = na.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=[state('w-0')]))
     assert [(item['node'], item['mac'], item['state_found']) for item in plan['pending']] == [('w-1', '00:50:56:aa:bb:02', False)]
     routes = [p['spec']['desiredState']['routes']['config'][0]['next-hop-interface'] for p in plan['create']]
     assert routes == ['ens224', '<kernel name of 00:50:56:aa:bb:02>']
-    found = nn.pending_findings(plan['pending'], 90)
+    found = na.pending_findings(plan['pending'], 90)
     assert [f['id'] for f in found] == ['node_nic_not_in_state'] and found[0]['severity'] == 'error'
     assert 'node w-1 lists no interface with MAC 00:50:56:aa:bb:02 after waiting 90 s (the node has no NodeNetworkState)' in found[0]['message']
-    listed = nn.plan_nic_addresses([{'node': 'w-0', 'mac': '00:50:56:aa:bb:09'}], v4(), 200, 'egressip0',
+    listed = na.plan_nic_addresses([{'node': 'w-0', 'mac': '00:50:56:aa:bb:09'}], v4(), 200, 'egressip0',
                                    snapshot(nodes=nodes, nns=[state('w-0')]))
-    message = nn.pending_findings(listed['pending'], 0)[0]['message']
+    message = na.pending_findings(listed['pending'], 0)[0]['message']
     assert 'lists no interface with MAC 00:50:56:aa:bb:09 (it lists ' in message and 'ens224 00:50:56:aa:bb:01' in message
 
 
@@ -374,7 +379,7 @@ def test_policy_progress_retrying_enactment_is_not_final():
 
 def test_cleanup_state_disables_ip_and_drops_the_routes():
     allocation = nn.policy_allocation(policy({4: '10.20.0.10/24', 6: 'fd00:20::10/64'}))
-    cleanup = nn.cleanup_state(allocation, 'egressip0', 'ens224')
+    cleanup = na.cleanup_state(allocation, 'egressip0', 'ens224')
     assert cleanup['interfaces'][0]['ipv4'] == {'enabled': False} and cleanup['interfaces'][0]['state'] == 'up'
     assert cleanup['routes']['config'] == [{'destination': '0.0.0.0/0', 'next-hop-interface': 'ens224', 'state': 'absent'},
                                            {'destination': '::/0', 'next-hop-interface': 'ens224', 'state': 'absent'}]
@@ -383,14 +388,14 @@ def test_cleanup_state_disables_ip_and_drops_the_routes():
 def test_forwarding_targets_and_mode():
     nodes = [node('w-0'), node('m-0', labels={'node-role.kubernetes.io/master': ''})]
     entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'm-0', 'mac': '00:50:56:aa:bb:02'}, {'node': 'w-9', 'mac': MAC}]
-    targets, findings = nn.forwarding_targets(entries, snapshot(nodes=nodes, nns=[state('w-0')]))
+    targets, findings = fw.forwarding_targets(entries, snapshot(nodes=nodes, nns=[state('w-0')]))
     assert targets == [{'node': 'w-0', 'hostname': 'w-0', 'interface': 'ens224', 'parent': 'openshift-node'}]
     assert sorted(f['id'] for f in findings) == ['node_network_input_invalid', 'node_network_state_missing']
-    tuned = nn.desired_tuned(targets, 20)
-    assert nn.forwarding_mode('', targets, None) == 'off'
-    assert nn.forwarding_mode('Restricted', targets, tuned) == 'per_interface'
-    assert nn.forwarding_mode('Global', targets, None) == 'global'
-    assert nn.forwarding_report(targets, '', None, tuned) == [
+    tuned = fw.desired_tuned(targets, 20)
+    assert fw.forwarding_mode('', targets, None) == 'off'
+    assert fw.forwarding_mode('Restricted', targets, tuned) == 'per_interface'
+    assert fw.forwarding_mode('Global', targets, None) == 'global'
+    assert fw.forwarding_report(targets, '', None, tuned) == [
         {'node': 'w-0', 'interface': 'ens224', 'forwarding_before': False, 'forwarding_after': True}]
 
 
@@ -403,21 +408,21 @@ def test_plan_egress_nodes():
     for item in (nodes[0], nodes[3]):
         item['metadata']['annotations'] = dict(item['metadata'].get('annotations') or {}, **{nn.LABEL_RECORD_ANNOTATION: nn.MANAGED_BY_VALUE})
     states = [state('w-0', addresses=['10.20.0.10/24']), state('w-1', addresses=['10.20.0.11/24'], up='down'), state('w-2')]
-    plan = nn.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {'w-0': MAC}, snapshot(nodes=nodes, nns=states))
+    plan = el.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {'w-0': MAC}, snapshot(nodes=nodes, nns=states))
     assert (plan['add'], plan['remove'], plan['capable']) == ([], ['m-0'], ['w-0'])
     assert plan['after'] == ['w-0']
     reasons = dict((item['node'], item['reasons']) for item in plan['not_capable'])
     assert reasons['w-1'] == ['interface ens224 is down']
     assert reasons['w-2'][0] == 'k8s.ovn.org/host-cidrs has no address in 10.20.0.0/24'
     assert [f['id'] for f in plan['findings']] == ['node_not_capable', 'node_not_capable']
-    absent = nn.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {}, snapshot(nodes=nodes, nns=states),
+    absent = el.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {}, snapshot(nodes=nodes, nns=states),
                                   present=False)
     assert absent['remove'] == ['m-0', 'w-0'] and absent['findings'] == []
 
 
 def test_validate_selector():
-    assert nn.validate_selector({'a': 'b'}) == []
-    assert [f['id'] for f in nn.validate_selector({'matchExpressions': [{'key': 'a', 'operator': 'Near'}]})] == ['node_network_input_invalid']
+    assert el.validate_selector({'a': 'b'}) == []
+    assert [f['id'] for f in el.validate_selector({'matchExpressions': [{'key': 'a', 'operator': 'Near'}]})] == ['node_network_input_invalid']
 
 
 def test_plan_machineset_labels():
@@ -426,12 +431,12 @@ def test_plan_machineset_labels():
             {'metadata': {'name': 'ms-c'}, 'spec': {}}]
     rows = [{'node': 'w-0', 'machineset': 'ms-a'}, {'node': 'w-1', 'machineset': 'ms-b'}, {'node': 'w-2', 'machineset': 'ms-c'},
             {'node': 'm-0', 'machineset': None}]
-    assert nn.plan_machineset_labels(['w-0', 'w-1', 'm-0'], rows, sets) == ([('ms-b', True)], ['ms-a'], ['ms-a', 'ms-b'])
-    assert nn.plan_machineset_labels([], rows, sets, present=False) == ([], ['ms-a'], ['ms-a']), 'labelled by hand: kept'
-    assert nn.plan_machineset_labels([], rows, sets, present=False, force=True) == ([('ms-a', False)], ['ms-a'], [])
+    assert el.plan_machineset_labels(['w-0', 'w-1', 'm-0'], rows, sets) == ([('ms-b', True)], ['ms-a'], ['ms-a', 'ms-b'])
+    assert el.plan_machineset_labels([], rows, sets, present=False) == ([], ['ms-a'], ['ms-a']), 'labelled by hand: kept'
+    assert el.plan_machineset_labels([], rows, sets, present=False, force=True) == ([('ms-a', False)], ['ms-a'], [])
     sets[0]['spec']['template']['spec']['metadata']['annotations'] = {nn.LABEL_RECORD_ANNOTATION: nn.MANAGED_BY_VALUE}
-    assert nn.plan_machineset_labels([], rows, sets, present=False) == ([('ms-a', False)], ['ms-a'], [])
-    assert nn.machineset_label_patch(False) == {'spec': {'template': {'spec': {'metadata': {
+    assert el.plan_machineset_labels([], rows, sets, present=False) == ([('ms-a', False)], ['ms-a'], [])
+    assert el.machineset_label_patch(False) == {'spec': {'template': {'spec': {'metadata': {
         'labels': {'k8s.ovn.org/egress-assignable': None}, 'annotations': {nn.LABEL_RECORD_ANNOTATION: None}}}}}}
 
 
@@ -486,15 +491,15 @@ def test_a_parked_policy_losing_its_claim_is_re_allocated_and_stays_parked():
     """
     nodes = [node('w-0', primary='192.168.10.14/24'), node('w-1', primary='192.168.10.15/24')]
     states = [state('w-0'), state('w-1', mac='00:50:56:aa:bb:02')]
-    first = nn.plan_nic_addresses([{'node': 'w-0', 'mac': MAC}], v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states))
-    other = nn.plan_nic_addresses([{'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}], v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states))
+    first = na.plan_nic_addresses([{'node': 'w-0', 'mac': MAC}], v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states))
+    other = na.plan_nic_addresses([{'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}], v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states))
     winner = dict(nn.parked(first['create'][0]), status={})
     winner['metadata']['creationTimestamp'] = '2026-12-01T20:00:00Z'
     loser = dict(nn.parked(other['create'][0]), status={})
     loser['metadata']['creationTimestamp'] = '2026-12-01T20:00:01Z'
     assert nn.unsettled_claims([winner, loser]) == ['egressip-w-1']
     entries = [{'node': 'w-0', 'mac': MAC}, {'node': 'w-1', 'mac': '00:50:56:aa:bb:02'}]
-    plan = nn.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states, nncps=[winner, loser]))
+    plan = na.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states, nncps=[winner, loser]))
     assert plan['findings'] == [] and plan['create'] == []
     assert plan['reclaim'] == ['egressip-w-1']
     assert [(a['node'], a['address']) for a in plan['allocations']] == [('w-0', '10.20.0.10/24'), ('w-1', '10.20.0.11/24')]
