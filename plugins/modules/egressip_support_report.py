@@ -175,7 +175,9 @@ from ansible_collections.ocp.egressip.plugins.module_utils.reports import suppor
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import AUDIT, primary_egressips, run_checks
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_context import AUDIT
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_egress import primary_egressips
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import run_checks
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import config_argument_spec, read_snapshot
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify_io import relevant_nodes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec

@@ -256,7 +256,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import PLAYBOOKS
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import check as check_permissions
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import vcenter_findings
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import SEVERITY_ORDER, cluster_facts, primary_egressips, run_checks
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import SEVERITY_ORDER, cluster_facts, run_checks
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_egress import primary_egressips
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import (
     config_argument_spec,
     options_from_variables,

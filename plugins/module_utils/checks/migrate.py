@@ -51,7 +51,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network 
     PRIMARY,
 )
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING, summarize
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import PLAN, run_checks
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_context import PLAN
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import run_checks
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import normalize_uuid, vm_uuid_from_provider_id
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name, node_ready
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import host_cidr_holds

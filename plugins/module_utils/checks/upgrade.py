@@ -39,7 +39,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import node_networks_from_node, parse_ip
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import host_cidr_holds
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import MINIMUM_VERSION, cluster_version, parse_version
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_context import MINIMUM_VERSION, parse_version
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_cluster import cluster_version
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name, node_ready
 from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches
 

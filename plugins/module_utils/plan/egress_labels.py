@@ -164,7 +164,6 @@ def _strands(remove, capable, egressips, hosted):
     return findings
 
 
-
 # --- egress_nodes: the plan ----------------------------------------------------------------------
 
 def validate_selector(selector):
@@ -173,7 +172,7 @@ def validate_selector(selector):
         selector_matches(selector, {})
     except (ValueError, AttributeError, TypeError) as exc:
         return [nn.input_invalid('selector', selector, 'is not a label selector (%s)' % exc,
-                               'give {label: value, ...} or {matchLabels: ..., matchExpressions: [{key, operator: In|NotIn|Exists|DoesNotExist, values}]}.')]
+                                 'give {label: value, ...} or {matchLabels: ..., matchExpressions: [{key, operator: In|NotIn|Exists|DoesNotExist, values}]}.')]
     return []
 
 

@@ -220,7 +220,6 @@ def ip_forwarding_patch(mode_value):
     return {'spec': {'defaultNetwork': {'ovnKubernetesConfig': {'gatewayConfig': {'ipForwarding': mode_value}}}}}
 
 
-
 # --- ip_forwarding: the plan ---------------------------------------------------------------------
 
 PER_INTERFACE = 'per_interface'
@@ -240,7 +239,7 @@ def forwarding_targets(entries, snapshot):
         name = entry['node']
         if name not in nodes:
             findings.append(nn.input_invalid('nodes[%d].node' % index, name, 'is not a Node of the cluster',
-                                           'give the name of an existing Node (oc get nodes).'))
+                                             'give the name of an existing Node (oc get nodes).'))
             continue
         if name not in states:
             findings.append(catalogue_finding('node_network_state_missing', 'node %s has no NodeNetworkState.' % name,

@@ -74,13 +74,13 @@ def validate_nic_entries(entries, need_mac=True):
         if not mac:
             if need_mac:
                 findings.append(nn.input_invalid('%s.mac' % field, mac, 'is empty',
-                                               'give the MAC of the secondary NIC (vsphere_vm_nic returns it per node).'))
+                                                 'give the MAC of the secondary NIC (vsphere_vm_nic returns it per node).'))
             continue
         if not nn.valid_mac(mac):
             findings.append(nn.input_invalid('%s.mac' % field, mac, 'is not a MAC address', 'write it as 00:50:56:aa:bb:cc.'))
         elif nn.normalize_mac(mac) in seen_macs:
             findings.append(nn.input_invalid('%s.mac' % field, mac, 'is also the MAC of nodes[%d]' % seen_macs[nn.normalize_mac(mac)],
-                                           'each node has its own NIC; check the NIC list.'))
+                                             'each node has its own NIC; check the NIC list.'))
         else:
             seen_macs[nn.normalize_mac(mac)] = index
     return findings
@@ -116,7 +116,7 @@ def _input_findings(entries, nodes, policies, networks, node_networks):
     for index, entry in enumerate(entries):
         if entry['node'] not in nodes:
             findings.append(nn.input_invalid('nodes[%d].node' % index, entry['node'], 'is not a Node of the cluster',
-                                           'give the name of an existing Node (oc get nodes).'))
+                                             'give the name of an existing Node (oc get nodes).'))
     primary, host = host_subnet_inputs(node_networks)
     for network in networks:
         findings += _address_plan.check_host_subnets(network, primary, host)
@@ -217,7 +217,7 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
     findings += family_findings
     secondary_ifnames, pending = _secondary_interfaces(names, entry_by_node, states)
     findings += nn.route_metric_findings(dict((name, states[name]) for name in names if name in states), route_metric,
-                                      secondary_ifnames, versions=[network.version for network in networks])
+                                         secondary_ifnames, versions=[network.version for network in networks])
 
     gateways = dict((network.version, str(network.gateway)) for network in networks)
     plan_inputs = (planned, sources, secondary_ifnames, nn.by_name(snapshot.get('nnces')))
@@ -335,7 +335,7 @@ def plan_nic_release(node_names, snapshot, force):
                                 'cleanup': interface is not None, 'current': policy,
                                 'interface': (interface or {}).get('name')})
         plan['before'][policy['metadata']['name']] = nn.owned_view(policy, {'metadata': {'labels': {nn.MANAGED_BY_LABEL: None},
-                                                                                      'annotations': {nn.NODE_ANNOTATION: None,
-                                                                                                      nn.ADDRESSES_ANNOTATION: None}},
-                                                                         'spec': {'nodeSelector': None, 'desiredState': None}})
+                                                                                         'annotations': {nn.NODE_ANNOTATION: None,
+                                                                                                         nn.ADDRESSES_ANNOTATION: None}},
+                                                                            'spec': {'nodeSelector': None, 'desiredState': None}})
     return plan

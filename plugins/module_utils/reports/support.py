@@ -25,15 +25,11 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import n
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import report as _report
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, WARNING
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import (
-    AUDIT,
-    EGRESS_ASSIGNABLE,
-    SUPPORT_STATEMENT,
-    PreflightContext,
-    cluster_facts,
-    node_ready,
-    primary_egressips,
-)
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_context import AUDIT, EGRESS_ASSIGNABLE, PreflightContext
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_cluster import SUPPORT_STATEMENT
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import cluster_facts
+from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import node_ready
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_egress import primary_egressips
 
 KIND = 'support'
 SECRET_WORDS = ('password', 'passwd', 'token', 'api_key', 'secret', 'client_key', 'credential')

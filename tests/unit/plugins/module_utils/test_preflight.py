@@ -13,6 +13,8 @@ import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core import catalogue as _catalogue
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import preflight
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import preflight_cluster
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import preflight_egress
 
 from _preflight_snapshots import (  # pylint: disable=wrong-import-order
     EGRESS_LABEL,
@@ -327,7 +329,7 @@ def test_version_that_cannot_be_read_is_a_warning():
 def test_version_from_history_when_desired_is_missing():
     snap = {'cluster_version': {'status': {'history': [{'state': 'Partial', 'version': '4.17.1'},
                                                        {'state': 'Completed', 'version': '4.16.9'}]}}}
-    assert preflight.cluster_version(snap) == '4.16.9'
+    assert preflight_cluster.cluster_version(snap) == '4.16.9'
 
 
 def test_acknowledgement_is_not_asked_when_nothing_is_requested():
@@ -651,7 +653,7 @@ def test_primary_egressips_record():
     snap = base_snapshot()
     snap['egressips'] = [egressip('legacy', ['192.168.10.200', '10.20.0.250'], [('192.168.10.200', 'ocp1-master-1')]),
                          egressip('other', ['192.168.10.201'])]
-    assert preflight.primary_egressips(snap) == [
+    assert preflight_egress.primary_egressips(snap) == [
         {'name': 'legacy', 'egress_ip': '192.168.10.200', 'node': 'ocp1-master-1', 'subnet': '192.168.10.0/24'},
         {'name': 'other', 'egress_ip': '192.168.10.201', 'node': None, 'subnet': '192.168.10.0/24'},
     ]
