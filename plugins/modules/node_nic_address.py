@@ -335,6 +335,8 @@ diff:
   sample: {before: {}, after: {egressip-ocp1-worker-0: {spec: {}}}}
 '''
 
+import random
+
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
@@ -417,7 +419,7 @@ def settle_claims(module, snapshot, limit=15):
         snapshot['nncps'] = kube.list_objects(module.k8s, kube.NNCPS)
 
 
-def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
+def claim_addresses(module, entries, networks, snapshot, plan, attempts=6, clock=None, jitter=random.random):
     """Make sure no other policy claimed the addresses of the policies just created, then activate them.
 
     Another writer ignoring the cluster lock may have allocated the same address from the same snapshot: the claim made
@@ -425,13 +427,22 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
     lose), a losing one of this run is re-planned and patched while still parked, and from then on yields its new
     address to any other holder (its creationTimestamp predates that claim). So an address is never configured on two
     nodes.
+
+    Two writers that lost together re-plan from the same list and would pick the same next address again and again (both
+    yielding, both lose): before re-planning each waits a random part of a growing backoff and lists again, so one of
+    them claims first and the other sees that claim.
     """
     params, k8s = module.params, module.k8s
+    clock = clock or parallel.Clock()
     created = [body['metadata']['name'] for body in plan['create']] + plan['reclaim']
     yielding = set(plan['reclaim'])   # re-allocated by this run: their timestamps say nothing of their new addresses
-    for _attempt in range(attempts):
+    for attempt in range(attempts):
         policies = kube.list_objects(k8s, kube.NNCPS)
         losers = nn.losing_claims(policies, created, yielding)
+        if losers:
+            clock.sleep(claim_backoff(params['wait_sleep'], attempt, jitter()))
+            policies = kube.list_objects(k8s, kube.NNCPS)
+            losers = nn.losing_claims(policies, created, yielding)
         if not losers:
             break
         current = dict((item['metadata']['name'], item) for item in policies)
@@ -457,6 +468,12 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=3):
     results, failures = parallel.run_parallel([lambda name=name: kube.patch(k8s, kube.NNCPS, name, nn.activation_patch(), False)
                                                for name in created])
     parallel.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy activation')
+
+
+def claim_backoff(wait_sleep, attempt, draw):
+    """Seconds to wait before re-planning a lost claim: a random part (draw in [0, 1)) of wait_sleep doubled per attempt,
+    at most 30 s."""
+    return min(30.0, max(0.2, float(wait_sleep)) * (2 ** attempt)) * draw
 
 
 def record_final_allocations(plan, policies):

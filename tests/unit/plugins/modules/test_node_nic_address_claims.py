@@ -1,0 +1,83 @@
+"""node_nic_address.claim_addresses: two writers that lost one address together must not keep colliding.
+
+Both re-plan from the same list, so without a random wait they pick the same next address, both yield and both lose
+again until the attempts run out (seen in CI with three writers at once).
+"""
+
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.modules import node_nic_address as module_under_test
+
+import pytest
+
+MAC = '00:50:56:aa:bb:01'
+
+
+def policy(node, address, stamp, parked=True):
+    item = nn.desired_policy(node, node, MAC, {4: address}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
+    item = nn.parked(item) if parked else item
+    item['metadata']['creationTimestamp'] = stamp
+    return item
+
+
+class FakeModule(object):
+    check_mode = False
+
+    def __init__(self):
+        self.params = {'wait_sleep': 1, 'route_metric': 200, 'interface_name': 'egressip0'}
+        self.k8s = object()
+        self.warnings = []
+
+    def warn(self, text):
+        self.warnings.append(text)
+
+
+class Clock(object):
+    def __init__(self):
+        self.slept = []
+
+    def sleep(self, seconds=None):
+        self.slept.append(seconds)
+
+
+def test_backoff_is_a_random_part_of_a_doubling_wait_with_a_ceiling():
+    assert module_under_test.claim_backoff(1, 0, 0.5) == 0.5
+    assert module_under_test.claim_backoff(1, 3, 0.5) == 4.0
+    assert module_under_test.claim_backoff(2, 10, 0.99) == pytest.approx(29.7)
+    assert module_under_test.claim_backoff(0, 0, 1.0) == 0.2, 'wait_sleep 0 still leaves the other writer a moment'
+
+
+def test_a_claim_the_other_writer_gave_up_during_the_wait_is_kept_without_re_planning(monkeypatch):
+    ours = policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z')
+    theirs = policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:01Z')   # same second: both lose
+    moved = policy('w-1', '10.20.0.11/24', '2026-12-01T20:00:01Z')    # the other writer re-planned first
+    lists = [[ours, theirs], [ours, moved], [ours, moved]]
+    patches = []
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: lists.pop(0))
+    monkeypatch.setattr(kube, 'patch', lambda k8s, kind, name, body, check: patches.append((name, body)) or {})
+    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: pytest.fail('re-planned a claim that stood'))
+    clock = Clock()
+    plan = {'create': [ours], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
+    module_under_test.claim_addresses(FakeModule(), [], None, {'nncps': []}, plan, clock=clock, jitter=lambda: 0.5)
+    assert clock.slept == [0.5]
+    assert patches == [('egressip-w-0', nn.activation_patch())]
+    assert plan['allocations'][0]['address'] == '10.20.0.10/24'
+
+
+def test_a_claim_that_keeps_losing_is_refused_parked_after_the_attempts(monkeypatch):
+    ours = policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z')
+    active = policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:00Z', parked=False)
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: [ours, active])
+    patches = []
+    monkeypatch.setattr(kube, 'patch', lambda k8s, kind, name, body, check: patches.append(name) or {})
+    replan = {'create': [ours], 'findings': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
+    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: replan)
+    clock = Clock()
+    plan = {'create': [ours], 'reclaim': [], 'allocations': list(replan['allocations'])}
+    with pytest.raises(Refused) as refused:
+        module_under_test.claim_addresses(FakeModule(), [{'node': 'w-0', 'mac': MAC}], None, {'nncps': []}, plan, attempts=3,
+                                          clock=clock, jitter=lambda: 1.0)
+    assert [item['id'] for item in refused.value.findings] == ['node_address_claim_conflict']
+    assert clock.slept == [1.0, 2.0, 4.0]
+    assert nn.activation_patch() not in patches and patches == ['egressip-w-0'] * 3, 'never activated, only re-parked'
