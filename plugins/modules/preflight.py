@@ -74,7 +74,7 @@ options:
         ClusterRole file (C(rbac/<playbook>.yml)) to bind; the cluster and vCenter are then not read.
       - Unset, no permission is checked.
     type: str
-    choices: [enable, verify, failover_drill, support_report, migrate, upgrade, disable, render]
+    choices: [enable, verify, failover_drill, support_report, migrate, upgrade, disable, render, guard]
   permissions_only:
     description:
       - Check only the permissions of O(permissions) (a read-only check before a playbook's first write); nothing else is read.
@@ -94,7 +94,7 @@ options:
         C(AuthorizationManager.HasPrivilegeOnEntities) for this session (docs/rbac.md lists them). A missing one is the error
         finding C(vcenter_privilege_missing). Needs O(datacenter) and O(cluster); unset, no privilege is checked.
     type: str
-    choices: [enable, verify, failover_drill, support_report, migrate, upgrade, disable, render]
+    choices: [enable, verify, failover_drill, support_report, migrate, upgrade, disable, render, guard]
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
   - ocp.egressip.egressip_network

@@ -21,12 +21,13 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 
-PLAYBOOKS = ('enable', 'verify', 'failover_drill', 'support_report', 'migrate', 'upgrade', 'disable', 'render')
+PLAYBOOKS = ('enable', 'verify', 'failover_drill', 'support_report', 'migrate', 'upgrade', 'disable', 'render', 'guard')
 ROLE_PREFIX = 'ocp-egressip-'
 NAMESPACES = {
     'machine_api': 'openshift-machine-api',
     'tuned': 'openshift-cluster-node-tuning-operator',
     'lock': None,  # the cluster lock's namespace (egressip_lock.namespace), given by the caller
+    'events': 'default',  # Events on cluster-scoped objects (the EgressIPs) live in default
 }
 SSAR_PATH = kube.path(kube.SELF_SUBJECT_ACCESS_REVIEWS)
 READ = ('get', 'list')
@@ -85,6 +86,9 @@ RULES = {
     'upgrade': _CLUSTER_READS + _LOCK + _PROBES + _WRITES,
     'disable': _CLUSTER_READS + _LOCK + _REMOVALS,
     'render': _CLUSTER_READS,
+    # a guard round: verify (its probe pods), then Events on the EgressIPs and the status ConfigMap beside the lock's Lease
+    'guard': _CLUSTER_READS + _PROBES + [('', 'events', ('create', 'patch'), 'events', None),
+                                         ('', 'configmaps', ('get', 'create', 'patch'), 'lock', None)],
 }
 
 

@@ -193,6 +193,8 @@ SCHEMA = {
     # the cluster lock of the writing playbooks (roles/cluster_lock, docs/reliability.md)
     'egressip_lock': _dict(namespace=_str(), name=_str(), lease_duration=_int(3, example=60), wait_timeout=_int(0, example=120),
                            progress_interval=_int(0, example=10), max_hold=_int(1, example=21600)),
+    # how the guard playbook records a round (roles/guard, docs/guard.md)
+    'egressip_guard': _dict(namespace=_str(), status_configmap=_str(), events=_bool(), instance=_str()),
 }
 
 

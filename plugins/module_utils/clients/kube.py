@@ -35,6 +35,7 @@ NODES = _kind('nodes', 'Node', '', 'v1', 'nodes')
 NAMESPACES = _kind('namespaces', 'Namespace', '', 'v1', 'namespaces')
 PODS = _kind('pods', 'Pod', '', 'v1', 'pods', namespaced=True)
 EVENTS = _kind('events', 'Event', '', 'v1', 'events', namespaced=True)
+CONFIGMAPS = _kind('configmaps', 'ConfigMap', '', 'v1', 'configmaps', namespaced=True)
 EGRESSIPS = _kind('egressips', 'EgressIP', 'k8s.ovn.org', 'v1', 'egressips', missing=(
     'EgressIP API (k8s.ovn.org/v1) not found on {host}: the cluster does not serve egressips.k8s.ovn.org, so its network plugin '
     'is not OVN-Kubernetes (check networks.config.openshift.io/cluster status.networkType).'))
@@ -61,7 +62,7 @@ NETWORK_OPERATOR = _kind('network_operator', 'Network', 'operator.openshift.io',
 CLUSTER_VERSION = _kind('cluster_version', 'ClusterVersion', 'config.openshift.io', 'v1', 'clusterversions', name='version')
 
 KINDS = dict((kind.key, kind) for kind in (
-    NODES, NAMESPACES, PODS, EVENTS, EGRESSIPS, NNCPS, NNCES, NNS, NMSTATES, TUNEDS, PROFILES, MACHINESETS, MACHINES,
+    NODES, NAMESPACES, PODS, EVENTS, CONFIGMAPS, EGRESSIPS, NNCPS, NNCES, NNS, NMSTATES, TUNEDS, PROFILES, MACHINESETS, MACHINES,
     MACHINECONFIGPOOLS, LEASES, SELF_SUBJECT_ACCESS_REVIEWS, INFRASTRUCTURE, NETWORK_CONFIG, NETWORK_OPERATOR, CLUSTER_VERSION))
 
 

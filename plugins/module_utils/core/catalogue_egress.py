@@ -367,4 +367,9 @@ EGRESSIP_CHECKS = {
         'title': 'A drilled node hosted no egress IP, so its failure moved nothing',
         'remedy': 'Nothing to do; choose nodes that host egress IPs (the default) to measure reassignment.',
     },
+    'guard_input_invalid': {
+        'severity': 'error',
+        'title': 'The guard was given something other than a verification result',
+        'remedy': 'Pass the registered result of ocp.egressip.egressip_verify as verification (the guard role does).',
+    },
 }
