@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 say() { printf '\n==> %s\n' "$*"; }
 
 # pandoc: the docsite's RST pages are converted from docs/*.md (scripts/docsite_rst.py)
-apt_packages=(golang-go golang-github-vmware-govmomi-dev openssl make git python3-venv shellcheck pandoc)
+# prometheus: its promtool checks and unit-tests the guard's alert rules (tests/unit/plugins/module_utils/test_guard_alerts.py)
+apt_packages=(golang-go golang-github-vmware-govmomi-dev openssl make git python3-venv shellcheck pandoc prometheus)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

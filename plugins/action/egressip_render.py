@@ -20,6 +20,8 @@ from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import permissions
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import guard_manifests as gm
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
@@ -58,6 +60,8 @@ def argument_spec():
         machinesets=dict(type='bool', default=True),
         machineset_labels=dict(type='bool', default=False),
         adopt=dict(type='bool', default=False),
+        guard=dict(type='dict', default={}),
+        guard_variables=dict(type='dict', default={}),
         allow_insufficient_capacity=dict(type='bool', default=False),
     )
     spec.update(k8s_argument_spec())
@@ -187,6 +191,29 @@ def plan_egressips(params, snapshot, addresses, labelled, network):
     return [egressip_plan.desired_object(entry) for entry in entries], findings + refusals
 
 
+def plan_guard(params):
+    """The in-cluster guard's manifests when params['guard']['enabled'] (plan/guard_manifests.py), or its refusals."""
+    guard = params.get('guard') or {}
+    if not guard.get('enabled'):
+        return [], []
+    findings = [catalogue_finding('guard_input_invalid', 'egressip_guard.in_cluster.%s %r %s: %s' % (key, value, problem, fix),
+                                  objects=[{'kind': 'option', 'name': 'egressip_guard.in_cluster.%s' % key}])
+                for key, value, problem, fix in gm.input_problems(guard)]
+    if findings:
+        return [], findings
+    in_cluster = dict((key, value) for key, value in guard.items() if key != 'enabled')
+    return gm.manifests(in_cluster, params.get('guard_variables') or {}, render.to_yaml, permissions.RULES['guard'], permissions.NAMESPACES), []
+
+
+GUARD_KINDS = {
+    'Namespace': 'guard: its namespace', 'ServiceAccount': 'guard: the account its rounds run as',
+    'ClusterRole': 'guard: what a round reads', 'ClusterRoleBinding': 'guard: binds the ClusterRole to its account',
+    'Role': 'guard: what a round writes in this namespace', 'RoleBinding': 'guard: binds the Role to its account',
+    'ConfigMap': 'guard: the variables a round reads', 'CronJob': 'guard: one round per schedule',
+    'PrometheusRule': 'guard: alerts (round failed, not succeeding, egress node unreachable)',
+}
+
+
 def describe(manifest):
     """One line per rendered file for the README."""
     kind, name = manifest['kind'], manifest['metadata']['name']
@@ -202,7 +229,7 @@ def describe(manifest):
                                        ('template label %s' % nn.EGRESS_ASSIGNABLE_LABEL, _has_template_label(manifest))) if present),
         'Network': lambda: 'partial: gatewayConfig.ipForwarding Global',
     }
-    return {'file': render.file_name(manifest), 'kind': kind, 'name': name, 'what': what.get(kind, lambda: '')()}
+    return {'file': render.file_name(manifest), 'kind': kind, 'name': name, 'what': what.get(kind, lambda: GUARD_KINDS.get(kind, ''))()}
 
 
 def _has_devices(manifest):
@@ -245,7 +272,11 @@ def build(params, snapshot):
     findings += found
     if errors(findings):
         raise Refused(findings)
-    manifests = egressips + policies + forwarding + plan_labels(params, rendered) + machinesets
+    guard, found = plan_guard(params)
+    findings += found
+    if errors(findings):
+        raise Refused(findings)
+    manifests = egressips + policies + forwarding + plan_labels(params, rendered) + machinesets + guard
     pending = [name for name in selected_names if name not in [entry['node'] for entry in entries]]
     nics = [{'node': item['node'], 'mac': item['mac'], 'interface': interfaces.get(item['node']),
              'address': ', '.join(addresses[item['node']])} for item in allocations]

@@ -102,6 +102,27 @@ options:
     description: Turn the capacity refusal into a warning (as M(ocp.egressip.egressip)).
     type: bool
     default: false
+  guard:
+    description:
+      - The in-cluster guard (C(egressip_guard.in_cluster), docs/guard.md). With C(enabled=true) the directory also holds
+        its Namespace, ServiceAccount, least-privilege ClusterRole and Roles with their bindings, the ConfigMap of the
+        variables a round reads (O(guard_variables)), the CronJob that runs one guard round per C(schedule) in C(image)
+        (the execution environment), and, with C(alerts) (default), the PrometheusRule of its alerts.
+      - Keys (all optional but C(image)) - C(enabled), C(namespace) (default C(ocp-egressip-guard)), C(schedule)
+        (default every minute), C(image), C(image_pull_secret), C(vcenter_secret) (the Secret with C(VMWARE_HOST),
+        C(VMWARE_USER), C(VMWARE_PASSWORD) that the user creates; default C(egressip-guard-vcenter), optional),
+        C(starting_deadline_seconds) (50), C(active_deadline_seconds) (300), C(successful_jobs_history_limit) (1),
+        C(failed_jobs_history_limit) (3), C(alerts) (true), C(platform_monitoring) (true - labels the namespace
+        C(openshift.io/cluster-monitoring=true) so that the platform Prometheus evaluates the alerts).
+    type: dict
+    default: {}
+  guard_variables:
+    description:
+      - The public variables the in-cluster guard's rounds read (C(egressip_objects), C(egressip_network),
+        C(egressip_vsphere), C(egressip_nodes), C(egressip_verify), C(egressip_acknowledge_unsupported)); other keys are
+        left out, and no credential is ever written.
+    type: dict
+    default: {}
 extends_documentation_fragment:
   - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
