@@ -10,6 +10,7 @@ Tests run in file order on one twin.
 """
 
 import pytest
+from kubernetes.client.exceptions import ApiException
 
 from twin.fixture import kube_writes
 
@@ -37,7 +38,15 @@ def enactment(twin, node, policy):
 
 
 def nns(twin, node):
-    return twin.custom_objects().get_cluster_custom_object(name=node, **NNS)
+    """The node's NodeNetworkState; the handler creates it shortly after it starts (as a real one does), so wait for it."""
+    def read():
+        try:
+            return twin.custom_objects().get_cluster_custom_object(name=node, **NNS)
+        except ApiException as error:
+            if error.status != 404:
+                raise
+            return None
+    return twin.wait_for(read, timeout=30, interval=0.2, what='the NodeNetworkState of %s' % node)
 
 
 def primary_mac(twin, node):

@@ -8,7 +8,9 @@ wrote about the same object is left alone.
 
 import json
 import os
+import shutil
 import sys
+import urllib.parse
 
 import pytest
 
@@ -100,3 +102,34 @@ def test_the_recovery_says_healthy_once(twin, run_playbook):
     quiet = run_playbook('playbooks/guard.yml', [VARIABLES_FILE])
     assert quiet.rc == 0, quiet
     assert len([item for item in events_of(twin) if item.metadata.name != 'payments.by-someone-else']) == 2, 'healthy stays quiet'
+
+
+SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
+
+
+@pytest.fixture
+def pod_service_account(twin):
+    """The token and CA where a Pod has them (the in-cluster CronJob's path); needs root, and the directory not in use."""
+    if os.path.exists(SERVICE_ACCOUNT_DIR) or os.geteuid() != 0:
+        pytest.skip('needs root and no %s on this machine (CI runs as root on a fresh machine)' % SERVICE_ACCOUNT_DIR)
+    os.makedirs(SERVICE_ACCOUNT_DIR)
+    try:
+        with open(os.path.join(SERVICE_ACCOUNT_DIR, 'token'), 'w', encoding='utf-8') as handle:
+            handle.write(twin.env['TWIN_KUBE_TOKEN'] + '\n')
+        shutil.copyfile(twin.env['TWIN_CA_FILE'], os.path.join(SERVICE_ACCOUNT_DIR, 'ca.crt'))
+        yield
+    finally:
+        shutil.rmtree('/var/run/secrets/kubernetes.io')
+        if not os.listdir('/var/run/secrets'):
+            os.rmdir('/var/run/secrets')
+
+
+def test_a_round_runs_with_the_pods_service_account_as_the_cronjob_does(twin, run_playbook, pod_service_account):
+    port = urllib.parse.urlsplit(twin.env['TWIN_KUBE_URL']).port
+    env = {'KUBECONFIG': None, 'K8S_AUTH_KUBECONFIG': None, 'KUBERNETES_SERVICE_HOST': '127.0.0.1', 'KUBERNETES_SERVICE_PORT': str(port)}
+    twin.reset_kube_requests()
+    run = run_playbook('playbooks/guard.yml', [VARIABLES_FILE], env=env)
+    assert run.rc == 0, run
+    assert 'Guard round: ok' in run.stdout, run
+    assert status(twin)[0] == 'ok'
+    assert twin.kube_requests()['requests'], 'the round talked to the twin'
