@@ -15,6 +15,15 @@ import urllib.request
 from twin import ctl
 
 
+def _call_json(url, method, body, context, headers=None):
+    """Send `body` (None: no body) as JSON to a twin-only endpoint; the decoded answer, None when it is empty."""
+    request = urllib.request.Request(url, method=method, headers={**(headers or {}), 'Content-Type': 'application/json'},
+                                     data=None if body is None else json.dumps(body).encode())
+    with urllib.request.urlopen(request, context=context, timeout=30) as response:  # nosec: loopback twin only
+        payload = response.read()
+    return json.loads(payload) if payload else None
+
+
 class Twin:
     """A running twin: settings, typed clients, request logs, fault injection."""
 
@@ -42,14 +51,8 @@ class Twin:
     # --- Kubernetes side -------------------------------------------------------------------
 
     def _kube(self, method, path, body=None):
-        request = urllib.request.Request(self.kube_state['url'] + path, method=method,
-                                         headers={'Authorization': 'Bearer %s' % self.kube_state['token'],
-                                                  'Content-Type': 'application/json'},
-                                         data=None if body is None else json.dumps(body).encode())
-        context = ssl.create_default_context(cafile=self.kube_state['ca_file'])
-        with urllib.request.urlopen(request, context=context, timeout=30) as response:  # nosec: loopback twin only
-            payload = response.read()
-        return json.loads(payload) if payload else None
+        return _call_json(self.kube_state['url'] + path, method, body, ssl.create_default_context(cafile=self.kube_state['ca_file']),
+                          {'Authorization': 'Bearer %s' % self.kube_state['token']})
 
     def kube_requests(self):
         """The emulator's request log: {'requests': [...], 'counts': {verb: n}, 'writes': n}."""
@@ -98,12 +101,8 @@ class Twin:
 
     def _vcsim(self, method, path, body=None):
         base = self.vcsim_state['url'].rsplit('/sdk', 1)[0]
-        request = urllib.request.Request(base + path, method=method, headers={'Content-Type': 'application/json'},
-                                         data=None if body is None else json.dumps(body).encode())
         context = ssl._create_unverified_context()  # pylint: disable=protected-access  # vcsim's self-signed certificate
-        with urllib.request.urlopen(request, context=context, timeout=30) as response:  # nosec: loopback twin only
-            payload = response.read()
-        return json.loads(payload) if payload else None
+        return _call_json(base + path, method, body, context)
 
     def inventory(self):
         """vcsim's live inventory (hosts, port groups, DVS, VMs and their NICs), read without SOAP."""

@@ -10,7 +10,7 @@ import copy
 from . import lease
 from . import schema as crschema
 from .errors import FieldError, bad_request, unconditional_update
-from .validation import metadata_errors, pod_errors, pod_update_errors
+from .validation import event_errors, metadata_errors, pod_errors, pod_update_errors
 
 # metadata the server owns: carried over from the stored object on update
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
@@ -115,6 +115,8 @@ def check(rtype, obj, old=None, version=None, field_validation=None, warnings=No
     elif rtype.key == lease.KEY:
         _report_unknown(lease.decode(obj), field_validation, warnings)
         errors.extend(lease.errors(obj))
+    elif rtype.key == "events":
+        errors.extend(event_errors(obj))
     elif rtype.key == "pods":
         errors.extend(pod_errors(obj))
         if old is not None:

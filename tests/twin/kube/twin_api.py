@@ -11,6 +11,22 @@ def _error(code, message):
     return Response(code, {"error": message})
 
 
+def _json_body(body):
+    """(the parsed JSON body, None), or (None, the 400 answer) when it is not JSON; an empty body is {}."""
+    try:
+        return json.loads(body or b"{}"), None
+    except ValueError as err:
+        return None, _error(400, "bad body: %s" % err)
+
+
+def _valid_reachable(spec):
+    return isinstance(spec.get("reachable"), bool)
+
+
+def _valid_tuned(spec):
+    return "fail" in spec and isinstance(spec["fail"], (str, type(None))) and isinstance(spec.get("applied", True), bool)
+
+
 class TwinApi:
     def __init__(self, store, request_log, faults, runner=None, tokens=None):
         self.store = store
@@ -58,10 +74,9 @@ class TwinApi:
 
     def _token(self, body):
         """{"user": name, "groups": [...]} or {"serviceaccount": "namespace/name"}: a bearer token authorized by RBAC."""
-        try:
-            spec = json.loads(body or b"{}")
-        except ValueError as err:
-            return _error(400, "bad body: %s" % err)
+        spec, error = _json_body(body)
+        if error is not None:
+            return error
         if not isinstance(spec, dict):
             return _error(400, 'body must be {"user": name, "groups": [...]} or {"serviceaccount": "namespace/name"}')
         account = spec.get("serviceaccount")
@@ -77,34 +92,33 @@ class TwinApi:
         return _error(503, "the twin's controllers are not running (started with --no-controllers, or twin.controllers "
                            "is not available): no reachability or wire simulation")
 
-    def _node(self, name, body):
+    def _node_request(self, name, body, valid, usage):
+        """(the body of a POST /_twin/<what>/<node>, None), or (None, the error): 503 without the controllers, 400 for a
+        body that is not a JSON object `valid` accepts (the message is `usage`), 404 for a node that does not exist."""
         if self.runner is None:
-            return self._no_runner()
-        try:
-            spec = json.loads(body or b"{}")
-        except ValueError as err:
-            return _error(400, "bad body: %s" % err)
-        if not isinstance(spec, dict) or not isinstance(spec.get("reachable"), bool):
-            return _error(400, 'body must be {"reachable": true|false}')
+            return None, self._no_runner()
+        spec, error = _json_body(body)
+        if error is not None:
+            return None, error
+        if not isinstance(spec, dict) or not valid(spec):
+            return None, _error(400, usage)
         if self.store.get("nodes", name) is None:
-            return _error(404, 'node "%s" not found' % name)
+            return None, _error(404, 'node "%s" not found' % name)
+        return spec, None
+
+    def _node(self, name, body):
+        spec, error = self._node_request(name, body, _valid_reachable, 'body must be {"reachable": true|false}')
+        if error is not None:
+            return error
         self.runner.set_reachable(name, spec["reachable"])
         return Response(200, {"node": name, "reachable": spec["reachable"]})
 
     def _tuned(self, name, body):
         """{"fail": "TuneD stderr line", "applied": true} makes TuneD on that node fail its next application (Degraded; Applied
         as given); {"fail": null} heals it."""
-        if self.runner is None:
-            return self._no_runner()
-        try:
-            spec = json.loads(body or b"{}")
-        except ValueError as err:
-            return _error(400, "bad body: %s" % err)
-        if not isinstance(spec, dict) or "fail" not in spec or not isinstance(spec["fail"], (str, type(None))) \
-                or not isinstance(spec.get("applied", True), bool):
-            return _error(400, 'body must be {"fail": "message"|null, "applied": true|false}')
-        if self.store.get("nodes", name) is None:
-            return _error(404, 'node "%s" not found' % name)
+        spec, error = self._node_request(name, body, _valid_tuned, 'body must be {"fail": "message"|null, "applied": true|false}')
+        if error is not None:
+            return error
         self.runner.set_tuned_failure(name, spec["fail"], spec.get("applied", True))
         return Response(200, {"node": name, "fail": spec["fail"], "applied": spec.get("applied", True)})
 

@@ -87,6 +87,57 @@ def pod_errors(pod):
     return errors
 
 
+def _qualified_name(value):
+    """IsQualifiedName: an optional DNS-subdomain prefix and '/', then a name of at most 63 characters."""
+    prefix, _slash, name = value.rpartition("/")
+    if _slash and (not prefix or len(prefix) > 253 or not _full(DNS1123_SUBDOMAIN, prefix)):
+        return False
+    return 0 < len(name) <= 63 and _full(QUALIFIED_NAME, name)
+
+
+# core/v1 Event limits (pkg/apis/core/validation/events.go)
+REPORTING_INSTANCE_LIMIT = ACTION_LIMIT = REASON_LIMIT = 128
+NOTE_LIMIT = 1024
+
+
+def event_errors(event):
+    """legacyValidateEvent, which every core/v1 Event create and update passes (pkg/apis/core/validation/events.go).
+
+    Without eventTime (an "old" Event, as kubectl, client-go's legacy recorder and most tools write them) the Event's
+    namespace must match involvedObject.namespace, and an object without a namespace (a Node, an EgressIP) takes its
+    Events in "" or "default". With eventTime, such an object's Events may be in "default" or "kube-system", and
+    reportingController (JSON reportingComponent), reportingInstance, action and reason are required, with limits.
+    """
+    namespace = (event.get("metadata") or {}).get("namespace") or ""
+    involved = event.get("involvedObject") or {}
+    involved_namespace = involved.get("namespace") or ""
+    errors = []
+    mismatch = FieldError("involvedObject.namespace", "invalid", "does not match event.namespace", involved_namespace)
+    if not event.get("eventTime"):
+        if not involved_namespace:
+            if namespace not in ("", "default"):
+                errors.append(mismatch)
+        elif namespace != involved_namespace:
+            errors.append(mismatch)
+        return errors
+    if not involved_namespace and namespace not in ("default", "kube-system"):
+        errors.append(mismatch)
+    controller = event.get("reportingComponent") or ""
+    if not controller:
+        errors.append(FieldError("reportingController", "required"))
+    elif not _qualified_name(controller):
+        errors.append(FieldError("reportingController", "invalid", QUALIFIED_MSG, controller))
+    for field, limit in (("reportingInstance", REPORTING_INSTANCE_LIMIT), ("action", ACTION_LIMIT), ("reason", REASON_LIMIT)):
+        value = event.get(field) or ""
+        if not value:
+            errors.append(FieldError(field, "required"))
+        elif len(value) > limit:
+            errors.append(FieldError(field, "invalid", "can have at most %d characters" % limit, ""))
+    if len(event.get("message") or "") > NOTE_LIMIT:
+        errors.append(FieldError("message", "invalid", "can have at most %d characters" % NOTE_LIMIT, ""))
+    return errors
+
+
 # fields of a pod spec an update may change (ValidatePodUpdate); spec.nodeName may go from
 # empty to set, which stands for the scheduler's pods/binding call
 _POD_MUTABLE = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")

@@ -1,19 +1,11 @@
 """Simulated NMState (DOMAIN.md section 8, kubernetes-nmstate): NNS, NNCP, NNCE."""
 
-import pytest
-
 from twin.controllers.hostnet import SlotMap, kernel_names
 from twin.controllers.nmstate import NNCE, NNCP, NNS
 from twin.controllers.testing import FakeCluster
 
 WORKER = "ocp1-worker-0"
-
-
-@pytest.fixture(name="cluster")
-def cluster_fixture():
-    cluster = FakeCluster()
-    cluster.settle()
-    return cluster
+# cluster: conftest.py (a settled FakeCluster)
 
 
 def _ethernet(cluster, node):

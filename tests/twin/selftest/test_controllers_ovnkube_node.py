@@ -2,20 +2,11 @@
 
 import json
 
-import pytest
-
 from twin.controllers import hostnet
 from twin.controllers.ovnkube_node import HOST_CIDRS, PRIMARY_IFADDR, SECONDARY_EGRESS_IPS
-from twin.controllers.testing import FakeCluster
 
 WORKER = "ocp1-worker-0"
-
-
-@pytest.fixture(name="cluster")
-def cluster_fixture():
-    cluster = FakeCluster()
-    cluster.settle()
-    return cluster
+# cluster: conftest.py (a settled FakeCluster)
 
 
 def _annotation(cluster, key, node=WORKER):

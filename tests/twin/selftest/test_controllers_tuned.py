@@ -129,6 +129,26 @@ def _forwarding_tuned(worker):
                   [{"profile": "egress-fw", "priority": 20, "match": [{"label": "kubernetes.io/hostname", "value": worker}]}])
 
 
+def _settle_past_the_delay(cluster, clock):
+    """Let the operator write the profiles, then TuneD apply them once its delay has passed."""
+    cluster.settle()
+    clock.advance(tuned.DEFAULT_DELAY)
+    cluster.settle()
+
+
+def _failing_application(worker_index, **failure):
+    """A cluster whose TuneD on one worker fails (set_tuned_failure with `failure`) to apply the forwarding profile created for
+    that worker: (cluster, worker, clock, the conditions of the worker's profile once the delay has passed)."""
+    cluster = FakeCluster()
+    worker = cluster.workers()[worker_index]
+    clock = _Clock(cluster)
+    cluster.settle()
+    cluster.runner.set_tuned_failure(worker, tuned.default_failure("ens224"), **failure)
+    cluster.store.create(tuned.RESOURCE, _forwarding_tuned(worker))
+    _settle_past_the_delay(cluster, clock)
+    return cluster, worker, clock, _conditions(_profile(cluster, worker))
+
+
 def test_one_profile_per_node_applied_from_the_start():
     cluster = FakeCluster()
     cluster.settle()
@@ -165,24 +185,13 @@ def test_a_changed_profile_is_applied_after_the_delay():
 
 
 def test_a_failing_application_is_degraded_with_the_daemon_message_and_forwards_nothing():
-    cluster = FakeCluster()
-    worker = cluster.workers()[1]
-    clock = _Clock(cluster)
-    cluster.settle()
-    cluster.runner.set_tuned_failure(worker, tuned.default_failure("ens224"))
-    cluster.store.create(tuned.RESOURCE, _forwarding_tuned(worker))
-    cluster.settle()
-    clock.advance(tuned.DEFAULT_DELAY)
-    cluster.settle()
-    conditions = _conditions(_profile(cluster, worker))
+    cluster, worker, clock, conditions = _failing_application(1)
     assert conditions["Degraded"]["status"] == "True" and conditions["Degraded"]["reason"] == "TunedError"
     assert conditions["Degraded"]["message"] == tuned.ERROR_PREFIX + tuned.default_failure("ens224")
     assert conditions["Applied"]["status"] == "True"  # TuneD still logs "static tuning from profile ... applied"
     assert not cluster.runner.tuned.forwarding([cluster.node(worker)], None)[worker].is_on("ens224")
     cluster.runner.set_tuned_failure(worker, None)
-    cluster.settle()
-    clock.advance(tuned.DEFAULT_DELAY)
-    cluster.settle()
+    _settle_past_the_delay(cluster, clock)
     assert _conditions(_profile(cluster, worker))["Degraded"]["status"] == "False"
     assert cluster.runner.tuned.forwarding([cluster.node(worker)], None)[worker].is_on("ens224")
 
@@ -199,9 +208,7 @@ def test_status_is_not_rewritten_when_nothing_it_reports_changed():
     current = cluster.store.get(tuned.RESOURCE, "egress-forwarding", namespace=NS)
     cluster.store.patch(tuned.RESOURCE, "egress-forwarding", {"spec": updated["spec"]}, namespace=NS)
     assert current["metadata"]["generation"] < cluster.store.get(tuned.RESOURCE, "egress-forwarding", namespace=NS)["metadata"]["generation"]
-    cluster.settle()
-    clock.advance(tuned.DEFAULT_DELAY)
-    cluster.settle()
+    _settle_past_the_delay(cluster, clock)
     after = _profile(cluster, worker)
     assert after["metadata"]["generation"] == before["metadata"]["generation"] + 1
     # same profile name, same conditions: updateTunedProfileStatus writes nothing, observedGeneration stays behind
@@ -209,15 +216,6 @@ def test_status_is_not_rewritten_when_nothing_it_reports_changed():
 
 
 def test_a_failure_without_the_applied_line_reports_applied_false():
-    cluster = FakeCluster()
-    worker = cluster.workers()[0]
-    clock = _Clock(cluster)
-    cluster.settle()
-    cluster.runner.set_tuned_failure(worker, tuned.default_failure("ens224"), applied=False)
-    cluster.store.create(tuned.RESOURCE, _forwarding_tuned(worker))
-    cluster.settle()
-    clock.advance(tuned.DEFAULT_DELAY)
-    cluster.settle()
-    conditions = _conditions(_profile(cluster, worker))
+    _cluster, _worker, _clock, conditions = _failing_application(0, applied=False)
     assert conditions["Applied"]["status"] == "False" and conditions["Applied"]["reason"] == "Failed"
     assert conditions["Applied"]["message"] == tuned.NOT_APPLIED_MESSAGE and conditions["Degraded"]["status"] == "True"

@@ -17,35 +17,13 @@ from kubernetes import client, config  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 from kubernetes.dynamic import DynamicClient  # noqa: E402
 
-from twin.kube.testing import Emulator  # noqa: E402
+from _kube import failure  # noqa: E402
 
 EIP = ("k8s.ovn.org", "v1", "egressips")
 NNCP = ("nmstate.io", "v1", "nodenetworkconfigurationpolicies")
 
 
-@pytest.fixture(scope="module")
-def emu(tmp_path_factory):
-    started = time.monotonic()
-    emulator = Emulator(tmp_path_factory.mktemp("kube"), "--no-controllers")
-    emulator.startup_seconds = time.monotonic() - started
-    yield emulator
-    assert emulator.stop() == 0, "SIGTERM must stop the emulator cleanly"
-
-
-@pytest.fixture(scope="module")
-def api(emu):
-    return config.new_client_from_config(config_file=emu.kubeconfig)
-
-
-@pytest.fixture(scope="module")
-def core(api):
-    return client.CoreV1Api(api)
-
-
-@pytest.fixture(scope="module")
-def custom(api):
-    return client.CustomObjectsApi(api)
-
+# emu, api, core, custom: conftest.py
 
 @pytest.fixture(scope="module")
 def dyn(api, tmp_path_factory):
@@ -56,13 +34,6 @@ def dyn(api, tmp_path_factory):
 def namespace(core):
     core.create_namespace({"metadata": {"name": "selftest"}})
     return "selftest"
-
-
-def failure(call, *args, **kwargs):
-    """(HTTP status, parsed Status body) of a call that must fail."""
-    with pytest.raises(ApiException) as info:
-        call(*args, **kwargs)
-    return info.value.status, json.loads(info.value.body)
 
 
 def egressip(name, ips=("192.168.20.10",), **spec):
@@ -211,15 +182,52 @@ def test_create_in_missing_namespace_is_not_found(core):
     assert body["details"] == {"kind": "namespaces", "name": "no-such-ns"}
 
 
-def test_events_with_generate_name_and_field_selector(core, namespace):
+def _namespaces_of_a_cluster(core):
+    """default and kube-system, which every cluster has (the bare emulator of these tests starts empty)."""
+    existing = set(item.metadata.name for item in core.list_namespace().items)
+    for name in ("default", "kube-system"):
+        if name not in existing:
+            core.create_namespace({"metadata": {"name": name}})
+
+
+def test_events_with_generate_name_and_field_selector(core):
+    # an EgressIP is cluster-scoped: its Events live in "default" (legacyValidateEvent, below)
+    _namespaces_of_a_cluster(core)
     event = {"metadata": {"generateName": "egressip-"}, "type": "Warning", "reason": "NoMatchingNodeFound",
              "message": "no assignable nodes", "involvedObject": {"kind": "EgressIP", "name": "eip-a"}}
-    created = core.create_namespaced_event(namespace, event)
+    created = core.create_namespaced_event("default", event)
     assert created.metadata.name.startswith("egressip-") and len(created.metadata.name) == len("egressip-") + 5
-    core.create_namespaced_event(namespace, dict(event, involvedObject={"kind": "EgressIP", "name": "eip-b"}))
-    found = core.list_namespaced_event(namespace, field_selector="involvedObject.name=eip-a,involvedObject.kind=EgressIP")
+    core.create_namespaced_event("default", dict(event, involvedObject={"kind": "EgressIP", "name": "eip-b"}))
+    found = core.list_namespaced_event("default", field_selector="involvedObject.name=eip-a,involvedObject.kind=EgressIP")
     assert [e.involved_object.name for e in found.items] == ["eip-a"]
     assert len(core.list_event_for_all_namespaces(field_selector="reason=NoMatchingNodeFound").items) == 2
+
+
+def test_events_follow_legacy_validate_event(core, namespace):
+    """pkg/apis/core/validation/events.go legacyValidateEvent: the Event's namespace must match its object's."""
+    _namespaces_of_a_cluster(core)
+    cluster_scoped = {"metadata": {"name": "eip-c.1"}, "reason": "Observed", "type": "Normal", "message": "m",
+                      "involvedObject": {"kind": "EgressIP", "name": "eip-c"}}
+    with pytest.raises(ApiException) as refused:
+        core.create_namespaced_event(namespace, cluster_scoped)
+    assert refused.value.status == 422
+    cause = json.loads(refused.value.body)["details"]["causes"][0]
+    assert (cause["field"], cause["message"]) == ("involvedObject.namespace", 'Invalid value: "": does not match event.namespace')
+    mismatched = dict(cluster_scoped, metadata={"name": "pod.1"}, involvedObject={"kind": "Pod", "name": "p", "namespace": "other"})
+    with pytest.raises(ApiException) as refused:
+        core.create_namespaced_event(namespace, mismatched)
+    assert refused.value.status == 422
+    core.create_namespaced_event(namespace, dict(mismatched, involvedObject={"kind": "Pod", "name": "p", "namespace": namespace}))
+    # a "new" Event (eventTime set) needs reportingController (reportingComponent in core/v1), reportingInstance and action
+    new_style = dict(cluster_scoped, metadata={"name": "eip-c.2"}, eventTime="2026-12-03T07:00:00.000000Z")
+    with pytest.raises(ApiException) as refused:
+        core.create_namespaced_event("default", new_style)
+    assert refused.value.status == 422
+    causes = [(cause["field"], cause["message"]) for cause in json.loads(refused.value.body)["details"]["causes"]]
+    for field in ("reportingController", "reportingInstance", "action"):
+        assert (field, "Required value") in causes, causes
+    core.create_namespaced_event("kube-system", dict(new_style, reportingComponent="ocp.egressip/guard", reportingInstance="pod-1",
+                                                     action="Verify"))
 
 
 def test_list_shape(emu, core, namespace):

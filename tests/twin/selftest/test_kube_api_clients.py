@@ -6,7 +6,6 @@ PATH (TWIN_KUBECTL names another binary). These tests skip only when no kubectl 
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -14,37 +13,15 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from kubernetes import client, config  # noqa: E402
+from kubernetes import client  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
-from twin.kube.testing import Emulator  # noqa: E402
+from _kube import KUBECTL, NO_KUBECTL, failure  # noqa: E402
 
 EIP = ("k8s.ovn.org", "v1", "egressips")
-KUBECTL = os.environ.get("TWIN_KUBECTL") or shutil.which("kubectl")
-NO_KUBECTL = "kubectl is not installed (scripts/bootstrap.sh installs Debian's kubernetes-client)"
 
 
-@pytest.fixture(scope="module")
-def emu(tmp_path_factory):
-    emulator = Emulator(tmp_path_factory.mktemp("kube"), "--no-controllers")
-    yield emulator
-    assert emulator.stop() == 0
-
-
-@pytest.fixture(scope="module")
-def api(emu):
-    return config.new_client_from_config(config_file=emu.kubeconfig)
-
-
-@pytest.fixture(scope="module")
-def core(api):
-    return client.CoreV1Api(api)
-
-
-@pytest.fixture(scope="module")
-def custom(api):
-    return client.CustomObjectsApi(api)
-
+# emu, api, core, custom: conftest.py
 
 @pytest.fixture
 def kubectl(emu, tmp_path):
@@ -58,12 +35,6 @@ def kubectl(emu, tmp_path):
                               text=True, timeout=60, check=False)
         return done.returncode, done.stdout, done.stderr
     return run
-
-
-def failure(call, *args, **kwargs):
-    with pytest.raises(ApiException) as info:
-        call(*args, **kwargs)
-    return info.value.status, json.loads(info.value.body)
 
 
 def egressip(name, ips=("192.168.20.10",)):

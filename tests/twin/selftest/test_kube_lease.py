@@ -16,33 +16,20 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from kubernetes import client, config  # noqa: E402
-from kubernetes.client.rest import ApiException  # noqa: E402
+from kubernetes import client  # noqa: E402
 
-from twin.kube.testing import Emulator  # noqa: E402
+from _kube import failure  # noqa: E402
 
 NS = "lease-selftest"
 UTC = datetime.timezone.utc
 
 
-@pytest.fixture(scope="module")
-def emu(tmp_path_factory):
-    emulator = Emulator(tmp_path_factory.mktemp("kube"), "--no-controllers")
-    yield emulator
-    assert emulator.stop() == 0
-
+# emu, api, core: conftest.py
 
 @pytest.fixture(scope="module")
-def coordination(emu):
-    api = config.new_client_from_config(config_file=emu.kubeconfig)
-    client.CoreV1Api(api).create_namespace({"metadata": {"name": NS}})
+def coordination(api, core):
+    core.create_namespace({"metadata": {"name": NS}})
     return client.CoordinationV1Api(api)
-
-
-def failure(call, *args, **kwargs):
-    with pytest.raises(ApiException) as info:
-        call(*args, **kwargs)
-    return info.value.status, json.loads(info.value.body)
 
 
 def lease_body(name, holder="writer-a", duration=15, **spec):

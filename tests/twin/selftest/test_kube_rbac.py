@@ -7,7 +7,6 @@ all-powerful. Messages are compared with the exact text k8s.io/apiserver respons
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -16,26 +15,20 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from kubernetes import client, config  # noqa: E402
-from kubernetes.client.rest import ApiException  # noqa: E402
 
 from twin.kube import authz  # noqa: E402
-from twin.kube.testing import Emulator  # noqa: E402
+from _kube import KUBECTL, NO_KUBECTL, failure  # noqa: E402
 
-KUBECTL = os.environ.get("TWIN_KUBECTL") or shutil.which("kubectl")
 RBAC = "rbac.authorization.k8s.io"
 SA_USER = "system:serviceaccount:ops:runner"
 
 
-@pytest.fixture(scope="module")
-def emu(tmp_path_factory):
-    emulator = Emulator(tmp_path_factory.mktemp("kube"), "--no-controllers")
-    yield emulator
-    assert emulator.stop() == 0
-
+# emu, api: conftest.py
 
 @pytest.fixture(scope="module")
-def admin(emu):
-    return config.new_client_from_config(config_file=emu.kubeconfig)
+def admin(api):
+    """The client on the emulator's admin token, which RBAC never restricts."""
+    return api
 
 
 @pytest.fixture(scope="module")
@@ -68,12 +61,6 @@ def roles(emu, admin):
 @pytest.fixture(scope="module")
 def runner(roles):
     return config.new_client_from_config(config_file=roles)
-
-
-def failure(call, *args, **kwargs):
-    with pytest.raises(ApiException) as info:
-        call(*args, **kwargs)
-    return info.value.status, json.loads(info.value.body)
 
 
 def test_a_request_no_rule_allows_is_403_with_the_apiservers_message(runner):
@@ -156,7 +143,7 @@ def test_rule_allows_follows_evaluation_helpers():
     assert not authz.rule_allows(path, {"verbs": ["get"], "apiGroups": ["*"], "resources": ["*"]})  # resource rules never match paths
 
 
-@pytest.mark.skipif(not KUBECTL, reason="kubectl is not installed (scripts/bootstrap.sh installs Debian's kubernetes-client)")
+@pytest.mark.skipif(not KUBECTL, reason=NO_KUBECTL)
 def test_kubectl_auth_can_i_and_forbidden_output(roles, tmp_path):
     env = dict(os.environ, KUBECONFIG=roles, HOME=str(tmp_path))
 

@@ -977,24 +977,30 @@ def test_new_dvportgroup_starts_at_version_zero(fresh_twin):
     assert (pg.config.numPorts, pg.config.configVersion) == (4, '1')
 
 
-def test_overridden_methods_keep_session_log_and_faults(fresh_twin):
-    """The methods the twin implements still need a session, are logged, and take injected faults."""
-    pg = _dvpg(fresh_twin.si)
-    moid = pg._moId  # pylint: disable=protected-access
-    envelope = ('<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/">'
-                '<soapenv:Body><ReconfigureDVPortgroup_Task xmlns="urn:vim25"><_this type="DistributedVirtualPortgroup">%s</_this>'
-                '<spec><configVersion>0</configVersion><numPorts>99</numPorts></spec></ReconfigureDVPortgroup_Task>'
-                '</soapenv:Body></soapenv:Envelope>' % moid)
+def _soap_without_session(twin, call, namespaces=''):
+    """POST a SOAP envelope with `call` in its body (and `namespaces` declared on the envelope) to the twin's /sdk without a
+    session cookie, after clearing the request log: vcsim must answer NotAuthenticated (HTTP 500)."""
+    envelope = ('<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"'
+                '%s><soapenv:Body>%s</soapenv:Body></soapenv:Envelope>' % (namespaces, call))
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE  # the twin's self-signed certificate, loopback only
-    request = urllib.request.Request(fresh_twin.state['url'], data=envelope.encode(), method='POST',
+    request = urllib.request.Request(twin.state['url'], data=envelope.encode(), method='POST',
                                      headers={'Content-Type': 'text/xml; charset=utf-8', 'SOAPAction': 'urn:vim25/8.0'})
-    fresh_twin.http('DELETE', '/_twin/requests')
+    twin.http('DELETE', '/_twin/requests')
     with pytest.raises(urllib.error.HTTPError) as excinfo:
         urllib.request.urlopen(request, context=context, timeout=30)  # pylint: disable=consider-using-with
     assert excinfo.value.code == 500
     assert b'NotAuthenticated' in excinfo.value.read()
+
+
+def test_overridden_methods_keep_session_log_and_faults(fresh_twin):
+    """The methods the twin implements still need a session, are logged, and take injected faults."""
+    pg = _dvpg(fresh_twin.si)
+    moid = pg._moId  # pylint: disable=protected-access
+    _soap_without_session(fresh_twin, '<ReconfigureDVPortgroup_Task xmlns="urn:vim25"><_this type="DistributedVirtualPortgroup">%s'
+                          '</_this><spec><configVersion>0</configVersion><numPorts>99</numPorts></spec>'
+                          '</ReconfigureDVPortgroup_Task>' % moid)
     assert pg.config.numPorts == 8
 
     status, _payload = fresh_twin.http('POST', '/_twin/faults', {'method': 'ReconfigureDVPortgroup_Task', 'this': moid,
@@ -1254,22 +1260,11 @@ def test_nic_reconfigure_needs_a_session(fresh_twin):
     """A NIC hot-add without a session is NotAuthenticated (vcsim's answer), logged, and takes no MAC."""
     vm = by_name(fresh_twin.si, vim.VirtualMachine, 'ocp1-worker-0')
     moid = vm._moId  # pylint: disable=protected-access
-    envelope = ('<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"'
-                ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><soapenv:Body><ReconfigVM_Task xmlns="urn:vim25">'
-                '<_this type="VirtualMachine">%s</_this><spec><deviceChange><operation>add</operation>'
-                '<device xsi:type="VirtualVmxnet3"><key>-1</key><backing xsi:type="VirtualEthernetCardNetworkBackingInfo">'
-                '<deviceName>VM Network</deviceName></backing></device></deviceChange></spec></ReconfigVM_Task>'
-                '</soapenv:Body></soapenv:Envelope>' % moid)
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE  # the twin's self-signed certificate, loopback only
-    request = urllib.request.Request(fresh_twin.state['url'], data=envelope.encode(), method='POST',
-                                     headers={'Content-Type': 'text/xml; charset=utf-8', 'SOAPAction': 'urn:vim25/8.0'})
-    fresh_twin.http('DELETE', '/_twin/requests')
-    with pytest.raises(urllib.error.HTTPError) as excinfo:
-        urllib.request.urlopen(request, context=context, timeout=30)  # pylint: disable=consider-using-with
-    assert excinfo.value.code == 500
-    assert b'NotAuthenticated' in excinfo.value.read()
+    _soap_without_session(fresh_twin, '<ReconfigVM_Task xmlns="urn:vim25"><_this type="VirtualMachine">%s</_this><spec><deviceChange>'
+                          '<operation>add</operation><device xsi:type="VirtualVmxnet3"><key>-1</key>'
+                          '<backing xsi:type="VirtualEthernetCardNetworkBackingInfo"><deviceName>VM Network</deviceName>'
+                          '</backing></device></deviceChange></spec></ReconfigVM_Task>' % moid,
+                          namespaces=' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"')
     assert fresh_twin.requests()['requests'] == [{'method': 'ReconfigVM_Task', 'this': moid, 'status': 500}]
     assert len(nics(vm)) == 1
     assert _add_nics(vm, _new_nic())[0].macAddress == '00:50:56:80:00:%02x' % len(VMS)

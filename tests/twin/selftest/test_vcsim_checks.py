@@ -235,14 +235,20 @@ def _nic_on_portgroup(vm, name):
     reconfigure(vm, vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='add', device=card)]))
 
 
-def test_vmotion_to_a_host_without_the_portgroup_is_refused(checks_twin):
-    si = checks_twin.si
-    vm = by_name(si, vim.VirtualMachine, 'ocp1-master-1')
+def _vm_with_a_nic_on_a_new_portgroup(si, vm_name, portgroup, other_hosts_with_it=0):
+    """(vm, its host, the other hosts) once `portgroup` is on the VM's host and the first `other_hosts_with_it` other hosts,
+    and the VM has a connected NIC on it."""
+    vm = by_name(si, vim.VirtualMachine, vm_name)
     home = vm.runtime.host
     others = [host for host in objects(si, vim.HostSystem) if host != home]
-    _portgroup_on(home, 'ocp-vmotion-check')
-    _portgroup_on(others[0], 'ocp-vmotion-check')
-    _nic_on_portgroup(vm, 'ocp-vmotion-check')
+    for host in [home] + others[:other_hosts_with_it]:
+        _portgroup_on(host, portgroup)
+    _nic_on_portgroup(vm, portgroup)
+    return vm, home, others
+
+
+def test_vmotion_to_a_host_without_the_portgroup_is_refused(checks_twin):
+    vm, home, others = _vm_with_a_nic_on_a_new_portgroup(checks_twin.si, 'ocp1-master-1', 'ocp-vmotion-check', 1)
     label = nics(vm)[-1].deviceInfo.label
     for move in (lambda: vm.RelocateVM_Task(vim.vm.RelocateSpec(host=others[1])),
                  lambda: vm.MigrateVM_Task(host=others[1], priority='defaultPriority')):
@@ -259,12 +265,7 @@ def test_vmotion_to_a_host_without_the_portgroup_is_refused(checks_twin):
 
 
 def test_vmotion_with_the_nic_disconnected_or_powered_off_goes_ahead(checks_twin):
-    si = checks_twin.si
-    vm = by_name(si, vim.VirtualMachine, 'ocp1-master-2')
-    home = vm.runtime.host
-    others = [host for host in objects(si, vim.HostSystem) if host != home]
-    _portgroup_on(home, 'ocp-vmotion-warn')
-    _nic_on_portgroup(vm, 'ocp-vmotion-warn')
+    vm, _home, others = _vm_with_a_nic_on_a_new_portgroup(checks_twin.si, 'ocp1-master-2', 'ocp-vmotion-warn')
     device = nics(vm)[1]
     device.connectable.connected = False
     reconfigure(vm, vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='edit', device=device)]))

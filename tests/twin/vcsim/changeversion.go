@@ -178,16 +178,8 @@ var taskRef = regexp.MustCompile(`<returnval type="Task">([^<]+)</returnval>`)
 // serveReconfig handles every ReconfigVM_Task of a known VM within a session; it returns
 // false (having written nothing) otherwise, and vcsim answers.
 func (t *twin) serveReconfig(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	m, err := simulator.UnmarshalBody(types.TypeFunc(), body)
-	if err != nil {
-		return false
-	}
-	req, ok := m.Body.(*types.ReconfigVM_Task)
-	if !ok {
-		return false
-	}
-	vm, ok := simulator.Map.Get(req.This).(*simulator.VirtualMachine)
-	if !ok || !t.authenticated(r) {
+	req, vm := vmCall[types.ReconfigVM_Task](t, r, body, nil) // checks.go
+	if vm == nil {
 		return false
 	}
 	c := vmVersions
@@ -200,40 +192,36 @@ func (t *twin) serveReconfig(w http.ResponseWriter, r *http.Request, body []byte
 	var current string
 	simulator.Map.WithLock(vm, func() { current = vm.Config.ChangeVersion })
 	if !c.ignore && req.Spec.ChangeVersion != "" && req.Spec.ChangeVersion != current {
-		var task *simulator.Task
-		simulator.Map.WithLock(vm, func() {
-			task = simulator.CreateTask(vm, "reconfigVm", func(*simulator.Task) (types.AnyType, types.BaseMethodFault) {
-				return nil, &types.ConcurrentAccess{}
-			})
-			task.Run()
-		})
 		// vCenter's wording for a concurrent modification (pyvmomi issue #538); vcsim would say "*types.ConcurrentAccess"
-		simulator.Map.WithLock(task, func() {
-			if task.Info.Error != nil {
-				task.Info.Error.LocalizedMessage = "Cannot complete operation due to concurrent modification by another operation."
-			}
-		})
-		writeSOAPBody(w, &methods.ReconfigVM_TaskBody{Res: &types.ReconfigVM_TaskResponse{Returnval: task.Self}})
+		task := failedTask(vm, "reconfigVm", &types.ConcurrentAccess{}, // checks.go
+			"Cannot complete operation due to concurrent modification by another operation.")
+		writeSOAPBody(w, &methods.ReconfigVM_TaskBody{Res: &types.ReconfigVM_TaskResponse{Returnval: task}})
 		return true
 	}
-	rec := httptest.NewRecorder()
-	if !t.serveNICSpec(rec, r, body) {
-		t.inner.ServeHTTP(rec, r)
-	}
-	if rec.Code == http.StatusOK && taskSucceeded(rec.Body.Bytes()) {
+	rec := t.recorded(t.serveNICSpec, r, body)
+	if taskSucceeded(rec) {
 		simulator.Map.WithLock(vm, func() { vm.Config.ChangeVersion = c.next() })
 	}
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
+	copyRecorded(w, rec) // pages.go
 	return true
 }
 
-// taskSucceeded reads the task a ReconfigVM_Task answer names (vcsim runs it within the call).
-func taskSucceeded(answer []byte) bool {
-	match := taskRef.FindSubmatch(answer)
+// recorded is the answer of serve (serveNICSpec, serveReconfig), or vcsim's to the request as
+// sent where serve leaves it to vcsim, held so that the twin acts on it before the caller sees it.
+func (t *twin) recorded(serve func(http.ResponseWriter, *http.Request, []byte) bool, r *http.Request, body []byte) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	if !serve(rec, r, body) {
+		t.inner.ServeHTTP(rec, r)
+	}
+	return rec
+}
+
+// taskSucceeded reads the task a recorded ReconfigVM_Task answer names (vcsim runs it within the call).
+func taskSucceeded(rec *httptest.ResponseRecorder) bool {
+	if rec.Code != http.StatusOK {
+		return false
+	}
+	match := taskRef.FindSubmatch(rec.Body.Bytes())
 	if match == nil {
 		return false
 	}

@@ -31,7 +31,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 
 	"github.com/vmware/govmomi/simulator"
@@ -142,17 +141,28 @@ func failedTask(entity mo.Reference, name string, fault types.BaseMethodFault, m
 	return task.Self
 }
 
-func (t *twin) serveCheckedReconfig(w http.ResponseWriter, r *http.Request, body []byte) bool {
+// vmCall decodes a SOAP call of type T on a virtual machine. It returns the request and the VM
+// only when the body decodes as a T that accept takes (nil: any), its _this is a VM and the caller
+// has a session; otherwise nil, and vcsim answers the call (with its own fault, if any).
+func vmCall[T any](t *twin, r *http.Request, body []byte, accept func(*T) bool) (*T, *simulator.VirtualMachine) {
 	m, err := simulator.UnmarshalBody(types.TypeFunc(), body)
 	if err != nil {
-		return false
+		return nil, nil
 	}
-	req, ok := m.Body.(*types.ReconfigVM_Task)
-	if !ok {
-		return false
+	req, ok := m.Body.(*T)
+	if !ok || (accept != nil && !accept(req)) {
+		return nil, nil
 	}
-	vm, ok := simulator.Map.Get(req.This).(*simulator.VirtualMachine)
+	vm, ok := simulator.Map.Get(m.This).(*simulator.VirtualMachine)
 	if !ok || !t.authenticated(r) {
+		return nil, nil
+	}
+	return req, vm
+}
+
+func (t *twin) serveCheckedReconfig(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	req, vm := vmCall[types.ReconfigVM_Task](t, r, body, nil)
+	if vm == nil {
 		return false // vcsim answers its own fault
 	}
 	mine, other := beginReconfig(vm)
@@ -171,11 +181,8 @@ func (t *twin) serveCheckedReconfig(w http.ResponseWriter, r *http.Request, body
 		writeSOAPBody(w, &methods.ReconfigVM_TaskBody{Res: &types.ReconfigVM_TaskResponse{Returnval: task}})
 		return true
 	}
-	rec := httptest.NewRecorder()
-	if !t.serveReconfig(rec, r, body) {
-		t.inner.ServeHTTP(rec, r)
-	}
-	if rec.Code == http.StatusOK && taskSucceeded(rec.Body.Bytes()) {
+	rec := t.recorded(t.serveReconfig, r, body) // changeversion.go
+	if taskSucceeded(rec) {
 		outcome = nil
 	}
 	syncConnected(vm.Self)
@@ -215,10 +222,7 @@ func nicCountAfter(vm *simulator.VirtualMachine, changes []types.BaseVirtualDevi
 
 // serveCreateVM: the MACs as macs.go completes them, then the new (powered-off) VM's devices disconnected.
 func (t *twin) serveCreateVM(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	rec := httptest.NewRecorder()
-	if !t.serveNICSpec(rec, r, body) {
-		t.inner.ServeHTTP(rec, r)
-	}
+	rec := t.recorded(t.serveNICSpec, r, body)
 	syncAllConnected()
 	copyRecorded(w, rec)
 	return true
@@ -340,16 +344,8 @@ func networkFault(vm *simulator.VirtualMachine, hostRef types.ManagedObjectRefer
 }
 
 func (t *twin) serveCheckedRelocate(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	m, err := simulator.UnmarshalBody(types.TypeFunc(), body)
-	if err != nil {
-		return false
-	}
-	req, ok := m.Body.(*types.RelocateVM_Task)
-	if !ok || req.Spec.Host == nil {
-		return false
-	}
-	vm, ok := simulator.Map.Get(req.This).(*simulator.VirtualMachine)
-	if !ok || !t.authenticated(r) {
+	req, vm := vmCall(t, r, body, func(req *types.RelocateVM_Task) bool { return req.Spec.Host != nil })
+	if vm == nil {
 		return false
 	}
 	fault, msg := networkFault(vm, *req.Spec.Host)

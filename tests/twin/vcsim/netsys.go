@@ -65,14 +65,28 @@ func networkSystemOf(obj mo.Reference) *simulator.HostNetworkSystem {
 	return nil
 }
 
+// networkHosts lists the hosts that have a HostNetworkSystem, in no particular order.
+func networkHosts() []*simulator.HostSystem {
+	var hosts []*simulator.HostSystem
+	for _, e := range simulator.Map.All("HostSystem") {
+		if h, ok := e.(*simulator.HostSystem); ok && h.ConfigManager.NetworkSystem != nil {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+// twinNetworkSystemOf returns the twin's HostNetworkSystem of a host from networkHosts, or
+// nil before installNetworkSystems has replaced vcsim's.
+func twinNetworkSystemOf(h *simulator.HostSystem) *twinNetworkSystem {
+	s, _ := simulator.Map.Get(*h.ConfigManager.NetworkSystem).(*twinNetworkSystem)
+	return s
+}
+
 // installNetworkSystems replaces every host's HostNetworkSystem with the twin's. It runs
 // once at start-up, before the inventory is built and before the server listens.
 func installNetworkSystems() {
-	for _, e := range simulator.Map.All("HostSystem") {
-		h, ok := e.(*simulator.HostSystem)
-		if !ok || h.ConfigManager.NetworkSystem == nil {
-			continue
-		}
+	for _, h := range networkHosts() {
 		ns, ok := simulator.Map.Get(*h.ConfigManager.NetworkSystem).(*simulator.HostNetworkSystem)
 		if !ok {
 			continue
@@ -86,12 +100,7 @@ func installNetworkSystems() {
 // start-up ("VM Network"): vcsim 0.24 leaves it empty, a real vCenter lists the hosts
 // that have a port group of that name. It runs once, before the server listens.
 func syncStandardNetworks() {
-	var hosts []*simulator.HostSystem
-	for _, e := range simulator.Map.All("HostSystem") {
-		if h, ok := e.(*simulator.HostSystem); ok && h.ConfigManager.NetworkSystem != nil {
-			hosts = append(hosts, h)
-		}
-	}
+	hosts := networkHosts()
 	sort.Slice(hosts, func(i, j int) bool { return naturalLess(hosts[i].Name, hosts[j].Name) })
 	for _, h := range hosts {
 		ns := networkSystemOf(simulator.Map.Get(*h.ConfigManager.NetworkSystem))
@@ -116,23 +125,9 @@ func (s *twinNetworkSystem) AddPortGroup(ctx *simulator.Context, req *types.AddP
 	body := &methods.AddPortGroupBody{}
 	spec := req.Portgrp
 
-	if spec.Name == "" {
-		body.Fault_ = simulator.Fault("", &types.InvalidArgument{InvalidProperty: "name"}) // as vcsim
-		return body
-	}
-	if f := checkVlanID(spec.VlanId); f != nil {
+	vs, f := s.checkPortGroupSpec(spec, true)
+	if f != nil {
 		body.Fault_ = f
-		return body
-	}
-	if s.portgroupIndex(spec.Name) >= 0 {
-		body.Fault_ = simulator.Fault(fmt.Sprintf("The specified key, name, or identifier '%s' already exists.", spec.Name),
-			&types.AlreadyExists{Name: spec.Name})
-		return body
-	}
-	vs := s.vswitchIndex(spec.VswitchName)
-	if vs < 0 {
-		body.Fault_ = simulator.Fault(fmt.Sprintf("The object or item referred to could not be found: virtual switch '%s'.", spec.VswitchName),
-			&types.NotFound{})
 		return body
 	}
 
@@ -156,28 +151,13 @@ func (s *twinNetworkSystem) UpdatePortGroup(ctx *simulator.Context, req *types.U
 
 	i := s.portgroupIndex(req.PgName)
 	if i < 0 {
-		body.Fault_ = simulator.Fault(fmt.Sprintf("The object or item referred to could not be found: port group '%s'.", req.PgName),
-			&types.NotFound{})
-		return body
-	}
-	if spec.Name == "" {
-		body.Fault_ = simulator.Fault("", &types.InvalidArgument{InvalidProperty: "name"})
-		return body
-	}
-	if f := checkVlanID(spec.VlanId); f != nil {
-		body.Fault_ = f
+		body.Fault_ = notFound("port group", req.PgName)
 		return body
 	}
 	renamed := spec.Name != req.PgName
-	if renamed && s.portgroupIndex(spec.Name) >= 0 {
-		body.Fault_ = simulator.Fault(fmt.Sprintf("The specified key, name, or identifier '%s' already exists.", spec.Name),
-			&types.AlreadyExists{Name: spec.Name})
-		return body
-	}
-	vs := s.vswitchIndex(spec.VswitchName)
-	if vs < 0 {
-		body.Fault_ = simulator.Fault(fmt.Sprintf("The object or item referred to could not be found: virtual switch '%s'.", spec.VswitchName),
-			&types.NotFound{})
+	vs, f := s.checkPortGroupSpec(spec, renamed)
+	if f != nil {
+		body.Fault_ = f
 		return body
 	}
 
@@ -208,8 +188,7 @@ func (s *twinNetworkSystem) RemovePortGroup(ctx *simulator.Context, req *types.R
 
 	i := s.portgroupIndex(req.PgName)
 	if i < 0 {
-		body.Fault_ = simulator.Fault(fmt.Sprintf("The object or item referred to could not be found: port group '%s'.", req.PgName),
-			&types.NotFound{})
+		body.Fault_ = notFound("port group", req.PgName)
 		return body
 	}
 	h := s.hostSystem()
@@ -239,6 +218,34 @@ func (s *twinNetworkSystem) RemovePortGroup(ctx *simulator.Context, req *types.R
 }
 
 // --- helpers on the network system (called with its lock held) -------------------------
+
+// checkPortGroupSpec makes the checks AddPortGroup and UpdatePortGroup share, in this order: a
+// name (InvalidArgument, as vcsim), a VLAN ID in 0-4095 (InvalidArgument), a name no port group of
+// this host has yet (AlreadyExists; only when isNew: adding, or renaming), and an existing vSwitch
+// (NotFound). It returns the vSwitch's index in networkInfo.vswitch.
+func (s *twinNetworkSystem) checkPortGroupSpec(spec types.HostPortGroupSpec, isNew bool) (int, *soap.Fault) {
+	if spec.Name == "" {
+		return -1, simulator.Fault("", &types.InvalidArgument{InvalidProperty: "name"}) // as vcsim
+	}
+	if f := checkVlanID(spec.VlanId); f != nil {
+		return -1, f
+	}
+	if isNew && s.portgroupIndex(spec.Name) >= 0 {
+		return -1, simulator.Fault(fmt.Sprintf("The specified key, name, or identifier '%s' already exists.", spec.Name),
+			&types.AlreadyExists{Name: spec.Name})
+	}
+	vs := s.vswitchIndex(spec.VswitchName)
+	if vs < 0 {
+		return -1, notFound("virtual switch", spec.VswitchName)
+	}
+	return vs, nil
+}
+
+// notFound is the host's NotFound fault for a missing item: kind is "port group", "virtual switch"
+// or "physical NIC".
+func notFound(kind, name string) *soap.Fault {
+	return simulator.Fault(fmt.Sprintf("The object or item referred to could not be found: %s '%s'.", kind, name), &types.NotFound{})
+}
 
 func checkVlanID(id int32) *soap.Fault {
 	if id < 0 || id > 4095 {
@@ -319,14 +326,23 @@ func (s *twinNetworkSystem) vswitchPolicy(name string) *types.HostNetworkPolicy 
 }
 
 // setNetworkInfo stores the new switch and port group lists (fresh slices: vcsim's
-// initial networkInfo.portgroup shares its array with host.config.network.portgroup),
-// tells property collectors, and mirrors the port groups into the host's
-// config.network.portgroup (and the port group keys of the vSwitches listed there), which
-// on a real host report the same port groups as networkInfo.
+// initial networkInfo.portgroup shares its array with host.config.network.portgroup) and
+// mirrors the port groups into the host's config.network (publishNetworkInfo).
 func (s *twinNetworkSystem) setNetworkInfo(vswitches []types.HostVirtualSwitch, portgroups []types.HostPortGroup) {
 	info := *s.NetworkInfo
 	info.Vswitch = vswitches
 	info.Portgroup = portgroups
+	s.publishNetworkInfo(info, func(network *types.HostNetworkInfo) {
+		network.Portgroup = append([]types.HostPortGroup(nil), portgroups...)
+	})
+}
+
+// publishNetworkInfo stores info as networkInfo, tells property collectors, and mirrors it
+// into the host's config.network, which on a real host reports the same switches, port
+// groups and physical NICs: mirror sets what changed on a copy of config.network, then the
+// port group keys of the vSwitches listed there follow its port groups. Called with the
+// network system's lock held.
+func (s *twinNetworkSystem) publishNetworkInfo(info types.HostNetworkInfo, mirror func(network *types.HostNetworkInfo)) {
 	s.NetworkInfo = &info
 	simulator.Map.Update(s, []types.PropertyChange{{Name: "networkInfo", Val: s.NetworkInfo}})
 
@@ -339,11 +355,11 @@ func (s *twinNetworkSystem) setNetworkInfo(vswitches []types.HostVirtualSwitch, 
 			return
 		}
 		network := *h.Config.Network
-		network.Portgroup = append([]types.HostPortGroup(nil), portgroups...)
+		mirror(&network)
 		network.Vswitch = append([]types.HostVirtualSwitch(nil), network.Vswitch...)
 		for i := range network.Vswitch {
 			var keys []string
-			for _, pg := range portgroups {
+			for _, pg := range network.Portgroup {
 				if pg.Spec.VswitchName == network.Vswitch[i].Name {
 					keys = append(keys, "key-vim.host.PortGroup-"+pg.Spec.Name)
 				}
@@ -409,14 +425,12 @@ func joinStandardNetwork(h *simulator.HostSystem, name string) {
 	netMu.Lock()
 	defer netMu.Unlock()
 
-	dc := datacenterOf(h)
+	dc, n := standardNetworkOf(h, name)
 	if dc == nil {
 		return
 	}
-	n := findStandardNetwork(dc, name)
 	if n == nil {
-		n = createStandardNetwork(dc, name)
-		if n == nil {
+		if n = createStandardNetwork(dc, name); n == nil {
 			return
 		}
 	}
@@ -427,17 +441,12 @@ func joinStandardNetwork(h *simulator.HostSystem, name string) {
 			simulator.Map.Update(h, []types.PropertyChange{{Name: "network", Val: list}})
 		}
 	})
-	if h.Parent != nil {
-		parent := simulator.Map.Get(*h.Parent)
-		if cr := computeResourceOf(parent); cr != nil {
-			simulator.Map.WithLock(parent, func() {
-				if simulator.FindReference(cr.Network, n.Self) == nil {
-					list := append(append([]types.ManagedObjectReference(nil), cr.Network...), n.Self)
-					simulator.Map.Update(parent, []types.PropertyChange{{Name: "network", Val: list}})
-				}
-			})
+	withComputeResource(h, func(parent mo.Reference, cr *mo.ComputeResource) {
+		if simulator.FindReference(cr.Network, n.Self) == nil {
+			list := append(append([]types.ManagedObjectReference(nil), cr.Network...), n.Self)
+			simulator.Map.Update(parent, []types.PropertyChange{{Name: "network", Val: list}})
 		}
-	}
+	})
 }
 
 // leaveStandardNetwork removes host h from the Network named after the port group it no
@@ -448,11 +457,7 @@ func leaveStandardNetwork(h *simulator.HostSystem, name string) {
 	netMu.Lock()
 	defer netMu.Unlock()
 
-	dc := datacenterOf(h)
-	if dc == nil {
-		return
-	}
-	n := findStandardNetwork(dc, name)
+	dc, n := standardNetworkOf(h, name)
 	if n == nil {
 		return
 	}
@@ -466,24 +471,40 @@ func leaveStandardNetwork(h *simulator.HostSystem, name string) {
 			simulator.Map.Update(h, []types.PropertyChange{{Name: "network", Val: withoutRef(h.Network, n.Self)}})
 		}
 	})
-	if h.Parent != nil {
-		parent := simulator.Map.Get(*h.Parent)
-		if cr := computeResourceOf(parent); cr != nil {
-			simulator.Map.WithLock(parent, func() {
-				if simulator.FindReference(cr.Network, n.Self) == nil {
-					return
-				}
-				for _, other := range cr.Host {
-					if simulator.FindReference(remaining, other) != nil {
-						return // another host of this compute resource still has it
-					}
-				}
-				simulator.Map.Update(parent, []types.PropertyChange{{Name: "network", Val: withoutRef(cr.Network, n.Self)}})
-			})
+	withComputeResource(h, func(parent mo.Reference, cr *mo.ComputeResource) {
+		if simulator.FindReference(cr.Network, n.Self) == nil {
+			return
 		}
-	}
+		for _, other := range cr.Host {
+			if simulator.FindReference(remaining, other) != nil {
+				return // another host of this compute resource still has it
+			}
+		}
+		simulator.Map.Update(parent, []types.PropertyChange{{Name: "network", Val: withoutRef(cr.Network, n.Self)}})
+	})
 	if len(remaining) == 0 && !networkUsedByVM(n.Self) {
 		destroyStandardNetwork(dc, n)
+	}
+}
+
+// standardNetworkOf returns host h's datacenter (nil: none) and the datacenter's standard
+// Network named name (nil: none).
+func standardNetworkOf(h *simulator.HostSystem, name string) (*simulator.Datacenter, *mo.Network) {
+	dc := datacenterOf(h)
+	if dc == nil {
+		return nil, nil
+	}
+	return dc, findStandardNetwork(dc, name)
+}
+
+// withComputeResource calls f with host h's compute resource (its cluster) locked, if it has one.
+func withComputeResource(h *simulator.HostSystem, f func(parent mo.Reference, cr *mo.ComputeResource)) {
+	if h.Parent == nil {
+		return
+	}
+	parent := simulator.Map.Get(*h.Parent)
+	if cr := computeResourceOf(parent); cr != nil {
+		simulator.Map.WithLock(parent, func() { f(parent, cr) })
 	}
 }
 

@@ -96,11 +96,7 @@ func (t *twin) serveOverride(w http.ResponseWriter, r *http.Request, body []byte
 		if rec.Code == http.StatusOK {
 			repair(t, this)
 		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(rec.Body.Bytes())
+		copyRecorded(w, rec)
 		return true
 	}
 	if method == "ReconfigVM_Task" && t.serveReconfig(w, r, body) {
@@ -191,18 +187,35 @@ func writeSOAPBody(w http.ResponseWriter, res soap.HasFault) {
 	_, _ = w.Write(out.Bytes())
 }
 
-// lookup returns the registry object of a request's _this, or the fault vcsim's
-// dispatcher would answer (ManagedObjectNotFound, or MethodNotFound for another type).
-func lookup(m *simulator.Method, kind string) (mo.Reference, *soap.Fault) {
+// lookup returns the registry object of a request's _this as vcsim's type T, or the fault
+// vcsim's dispatcher would answer (ManagedObjectNotFound, or MethodNotFound for another type).
+func lookup[T mo.Reference](m *simulator.Method, kind string) (T, *soap.Fault) {
+	var none T
 	obj := simulator.Map.Get(m.This)
 	if obj == nil {
-		return nil, simulator.Fault(fmt.Sprintf("managed object not found: %s", m.This), &types.ManagedObjectNotFound{Obj: m.This})
+		return none, simulator.Fault(fmt.Sprintf("managed object not found: %s", m.This), &types.ManagedObjectNotFound{Obj: m.This})
 	}
 	if m.This.Type != kind {
-		return nil, simulator.Fault(fmt.Sprintf("%s does not implement: %s", m.This, m.Name),
+		return none, simulator.Fault(fmt.Sprintf("%s does not implement: %s", m.This, m.Name),
 			&types.MethodNotFound{Receiver: m.This, Method: m.Name})
 	}
-	return obj, nil
+	typed, ok := obj.(T)
+	if !ok {
+		return none, simulator.Fault("", &types.MethodNotFound{Receiver: m.This, Method: m.Name})
+	}
+	return typed, nil
+}
+
+// runLockedTask creates a vcsim task on obj whose outcome is apply's fault (nil: success), and
+// runs it with obj locked, as vcsim's dispatcher locks the object for the duration of a call.
+func runLockedTask(obj mo.Reference, name string, apply func() types.BaseMethodFault) types.ManagedObjectReference {
+	var task types.ManagedObjectReference
+	simulator.Map.WithLock(obj, func() {
+		task = simulator.CreateTask(obj, name, func(*simulator.Task) (types.AnyType, types.BaseMethodFault) {
+			return nil, apply()
+		}).Run()
+	})
+	return task
 }
 
 // --- ReconfigureDVPortgroup_Task ---------------------------------------------------------
@@ -231,22 +244,12 @@ func lookup(m *simulator.Method, kind string) (mo.Reference, *soap.Fault) {
 func (t *twin) reconfigureDVPortgroup(m *simulator.Method) soap.HasFault {
 	body := &methods.ReconfigureDVPortgroup_TaskBody{}
 	req := m.Body.(*types.ReconfigureDVPortgroup_Task)
-	obj, fault := lookup(m, "DistributedVirtualPortgroup")
+	pg, fault := lookup[*simulator.DistributedVirtualPortgroup](m, "DistributedVirtualPortgroup")
 	if fault != nil {
 		body.Fault_ = fault
 		return body
 	}
-	pg, ok := obj.(*simulator.DistributedVirtualPortgroup)
-	if !ok {
-		body.Fault_ = simulator.Fault("", &types.MethodNotFound{Receiver: m.This, Method: m.Name})
-		return body
-	}
-	var task types.ManagedObjectReference
-	simulator.Map.WithLock(pg, func() {
-		task = simulator.CreateTask(pg, "reconfigureDvPortgroup", func(*simulator.Task) (types.AnyType, types.BaseMethodFault) {
-			return nil, applyDVPortgroupSpec(pg, &req.Spec)
-		}).Run()
-	})
+	task := runLockedTask(pg, "reconfigureDvPortgroup", func() types.BaseMethodFault { return applyDVPortgroupSpec(pg, &req.Spec) })
 	body.Res = &types.ReconfigureDVPortgroup_TaskResponse{Returnval: task}
 	return body
 }
@@ -268,25 +271,15 @@ func applyDVPortgroupSpec(pg *simulator.DistributedVirtualPortgroup, spec *types
 	}
 	cfg.Name = name
 
-	if spec.NumPorts != 0 {
-		cfg.NumPorts = spec.NumPorts
-	}
-	if spec.PortNameFormat != "" {
-		cfg.PortNameFormat = spec.PortNameFormat
-	}
+	setIfSet(&cfg.NumPorts, spec.NumPorts)
+	setIfSet(&cfg.PortNameFormat, spec.PortNameFormat)
 	if spec.DefaultPortConfig != nil {
 		merged := reflect.ValueOf(&cfg.DefaultPortConfig).Elem()
 		overlayValue(merged, reflect.ValueOf(spec.DefaultPortConfig))
 	}
-	if spec.Description != "" {
-		cfg.Description = spec.Description
-	}
-	if spec.Type != "" {
-		cfg.Type = spec.Type
-	}
-	if spec.BackingType != "" {
-		cfg.BackingType = spec.BackingType
-	}
+	setIfSet(&cfg.Description, spec.Description)
+	setIfSet(&cfg.Type, spec.Type)
+	setIfSet(&cfg.BackingType, spec.BackingType)
 	if spec.Scope != nil {
 		cfg.Scope = spec.Scope
 	}
@@ -297,24 +290,12 @@ func applyDVPortgroupSpec(pg *simulator.DistributedVirtualPortgroup, spec *types
 	if spec.VendorSpecificConfig != nil {
 		cfg.VendorSpecificConfig = spec.VendorSpecificConfig
 	}
-	if spec.AutoExpand != nil {
-		cfg.AutoExpand = spec.AutoExpand
-	}
-	if spec.VmVnicNetworkResourcePoolKey != "" {
-		cfg.VmVnicNetworkResourcePoolKey = spec.VmVnicNetworkResourcePoolKey
-	}
-	if spec.TransportZoneUuid != "" {
-		cfg.TransportZoneUuid = spec.TransportZoneUuid
-	}
-	if spec.TransportZoneName != "" {
-		cfg.TransportZoneName = spec.TransportZoneName
-	}
-	if spec.LogicalSwitchUuid != "" {
-		cfg.LogicalSwitchUuid = spec.LogicalSwitchUuid
-	}
-	if spec.SegmentId != "" {
-		cfg.SegmentId = spec.SegmentId
-	}
+	setIfSet(&cfg.AutoExpand, spec.AutoExpand)
+	setIfSet(&cfg.VmVnicNetworkResourcePoolKey, spec.VmVnicNetworkResourcePoolKey)
+	setIfSet(&cfg.TransportZoneUuid, spec.TransportZoneUuid)
+	setIfSet(&cfg.TransportZoneName, spec.TransportZoneName)
+	setIfSet(&cfg.LogicalSwitchUuid, spec.LogicalSwitchUuid)
+	setIfSet(&cfg.SegmentId, spec.SegmentId)
 	cfg.ConfigVersion = nextVersion(cfg.ConfigVersion)
 
 	// Ports: "Setting this number larger than the number of existing ports in the
@@ -358,6 +339,14 @@ func applyDVPortgroupSpec(pg *simulator.DistributedVirtualPortgroup, spec *types
 		}
 	}
 	return nil
+}
+
+// setIfSet sets *dst to v unless v is unset (the zero value: empty string, zero, nil pointer).
+func setIfSet[T comparable](dst *T, v T) {
+	var unset T
+	if v != unset {
+		*dst = v
+	}
 }
 
 // duplicateName returns another entity of that name in the port group's folder (the
@@ -448,26 +437,16 @@ func (t *twin) versionNewPortgroups() {
 func (t *twin) migrateVM(m *simulator.Method) soap.HasFault {
 	body := &methods.MigrateVM_TaskBody{}
 	req := m.Body.(*types.MigrateVM_Task)
-	obj, fault := lookup(m, "VirtualMachine")
+	vm, fault := lookup[*simulator.VirtualMachine](m, "VirtualMachine")
 	if fault != nil {
 		body.Fault_ = fault
-		return body
-	}
-	vm, ok := obj.(*simulator.VirtualMachine)
-	if !ok {
-		body.Fault_ = simulator.Fault("", &types.MethodNotFound{Receiver: m.This, Method: m.Name})
 		return body
 	}
 	if failed := migrateNetworkCheck(vm, req); failed != nil { // checks.go
 		body.Res = &types.MigrateVM_TaskResponse{Returnval: *failed}
 		return body
 	}
-	var task types.ManagedObjectReference
-	simulator.Map.WithLock(vm, func() {
-		task = simulator.CreateTask(vm, "migrateVm", func(*simulator.Task) (types.AnyType, types.BaseMethodFault) {
-			return nil, migrate(vm, req)
-		}).Run()
-	})
+	task := runLockedTask(vm, "migrateVm", func() types.BaseMethodFault { return migrate(vm, req) })
 	t.reconcileVM(vm.Self)
 	body.Res = &types.MigrateVM_TaskResponse{Returnval: task}
 	return body

@@ -38,14 +38,9 @@ const pnicKeyPrefix = "key-vim.host.PhysicalNic-"
 // the server listens.
 func seedUplinks() {
 	uplink := map[string]string{"vSwitch0": "vmnic0", secondVswitch: "vmnic1"}
-	for _, e := range simulator.Map.All("HostSystem") {
-		h, ok := e.(*simulator.HostSystem)
-		if !ok || h.ConfigManager.NetworkSystem == nil {
-			continue
-		}
-		obj := simulator.Map.Get(*h.ConfigManager.NetworkSystem)
-		s, ok := obj.(*twinNetworkSystem)
-		if !ok || s.NetworkInfo == nil {
+	for _, h := range networkHosts() {
+		s := twinNetworkSystemOf(h)
+		if s == nil || s.NetworkInfo == nil {
 			continue
 		}
 		var pnics []types.PhysicalNic
@@ -59,7 +54,7 @@ func seedUplinks() {
 				template[vs.Name] = vs
 			}
 		})
-		simulator.Map.WithLock(obj, func() {
+		simulator.Map.WithLock(s, func() {
 			vswitches := append([]types.HostVirtualSwitch(nil), s.NetworkInfo.Vswitch...)
 			for i := range vswitches {
 				vs := &vswitches[i]
@@ -96,35 +91,15 @@ func bridgeKeys(bridge types.BaseHostVirtualSwitchBridge) []string {
 }
 
 // setUplinkState stores the vSwitches and physical NICs in networkInfo and mirrors them into the
-// host's config.network (port group keys of the vSwitches as config.network lists them), as a real
-// host reports the same switches in both. Called with the network system's lock held.
+// host's config.network (publishNetworkInfo), as a real host reports the same switches in both.
+// Called with the network system's lock held.
 func (s *twinNetworkSystem) setUplinkState(vswitches []types.HostVirtualSwitch, pnics []types.PhysicalNic) {
 	info := *s.NetworkInfo
 	info.Vswitch = vswitches
 	info.Pnic = pnics
-	s.NetworkInfo = &info
-	simulator.Map.Update(s, []types.PropertyChange{{Name: "networkInfo", Val: s.NetworkInfo}})
-	h := s.hostSystem()
-	if h == nil {
-		return
-	}
-	simulator.Map.WithLock(h, func() {
-		if h.Config == nil || h.Config.Network == nil {
-			return
-		}
-		network := *h.Config.Network
+	s.publishNetworkInfo(info, func(network *types.HostNetworkInfo) {
 		network.Pnic = append([]types.PhysicalNic(nil), pnics...)
-		network.Vswitch = append([]types.HostVirtualSwitch(nil), vswitches...)
-		for i := range network.Vswitch {
-			var keys []string
-			for _, pg := range network.Portgroup {
-				if pg.Spec.VswitchName == network.Vswitch[i].Name {
-					keys = append(keys, "key-vim.host.PortGroup-"+pg.Spec.Name)
-				}
-			}
-			network.Vswitch[i].Portgroup = keys
-		}
-		simulator.Map.Update(h, []types.PropertyChange{{Name: "config.network", Val: &network}})
+		network.Vswitch = vswitches // copied before the port group keys are set
 	})
 }
 
@@ -132,8 +107,7 @@ func (s *twinNetworkSystem) UpdateVirtualSwitch(ctx *simulator.Context, req *typ
 	body := &methods.UpdateVirtualSwitchBody{}
 	i := s.vswitchIndex(req.VswitchName)
 	if i < 0 {
-		body.Fault_ = simulator.Fault(fmt.Sprintf("The object or item referred to could not be found: virtual switch '%s'.", req.VswitchName),
-			&types.NotFound{})
+		body.Fault_ = notFound("virtual switch", req.VswitchName)
 		return body
 	}
 	known := map[string]bool{}
@@ -142,8 +116,7 @@ func (s *twinNetworkSystem) UpdateVirtualSwitch(ctx *simulator.Context, req *typ
 	}
 	for _, device := range bridgeDevices(req.Spec.Bridge) {
 		if !known[device] {
-			body.Fault_ = simulator.Fault(fmt.Sprintf("The object or item referred to could not be found: physical NIC '%s'.", device),
-				&types.NotFound{})
+			body.Fault_ = notFound("physical NIC", device)
 			return body
 		}
 		for j, other := range s.NetworkInfo.Vswitch {
@@ -178,18 +151,16 @@ func contains(list []string, s string) bool {
 
 // setLinkState pulls (or plugs back) the cable of one physical NIC of a host.
 func setLinkState(hostName, device string, up bool) error {
-	for _, e := range simulator.Map.All("HostSystem") {
-		h, ok := e.(*simulator.HostSystem)
-		if !ok || h.Name != hostName || h.ConfigManager.NetworkSystem == nil {
+	for _, h := range networkHosts() {
+		if h.Name != hostName {
 			continue
 		}
-		obj := simulator.Map.Get(*h.ConfigManager.NetworkSystem)
-		s, ok := obj.(*twinNetworkSystem)
-		if !ok {
+		s := twinNetworkSystemOf(h)
+		if s == nil {
 			return fmt.Errorf("host %s has no network system", hostName)
 		}
 		var err error
-		simulator.Map.WithLock(obj, func() {
+		simulator.Map.WithLock(s, func() {
 			pnics := append([]types.PhysicalNic(nil), s.NetworkInfo.Pnic...)
 			for i := range pnics {
 				if pnics[i].Device != device {
