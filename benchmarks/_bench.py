@@ -200,3 +200,123 @@ def machine():
     except OSError:
         info['cpu'] = None
     return info
+
+
+# What every benchmark's run.py shares: the two phases of one way on one twin, the options, the loop over sizes and
+# repetitions, the summary of one way and phase, and the ours-versus-peers table.
+
+PHASES = ('apply', 'noop')
+
+
+def phase_name(phase):
+    return 'first apply' if phase == 'apply' else 'no-op rerun'
+
+
+def add_options(parser, output, repeat=3, peers=True):
+    """The options every benchmark takes (`peers`: also --peer-venv and --markdown, for the ours-versus-peers ones)."""
+    parser.add_argument('--repeat', type=int, default=repeat, help='repetitions per size; the table shows the median')
+    if peers:
+        parser.add_argument('--peer-venv', default=DEFAULT_PEER_VENV, help=PEER_VENV_HELP)
+    parser.add_argument('--hosts', type=int, default=3)
+    parser.add_argument('--keep-twin', action='store_true', help='keep the twins\' state directories (logs) in $TMPDIR')
+    parser.add_argument('--timeout', type=int, default=1800, help='seconds one ansible-playbook run may take')
+    parser.add_argument('--output', default=output)
+    if peers:
+        parser.add_argument('--markdown', help='also write the Markdown table to this file')
+    parser.add_argument('--table', action='store_true', help='only print the table of the results already in --output')
+
+
+def run_phases(way, size, rep, run_phase, details):
+    """The first apply, then the no-op rerun unless the apply failed: {phase: result}.
+
+    `run_phase(phase)` runs one and returns its result (run_playbook's); `details(result)` is what the progress line
+    says after the times.
+    """
+    results = {}
+    for phase in PHASES:
+        result = results[phase] = run_phase(phase)
+        print('[bench] %-8s %-5s N=%-3d rep %d: rc=%s %.1f s (CPU %.1f s client + %.1f s twin), %s%s'
+              % (way, phase, size, rep, result['rc'], result['seconds'], result['cpu_client'], result['cpu_twin'],
+                 details(result), ('  ERROR ' + result['error']) if 'error' in result else ''), flush=True)
+        if result['rc'] != 0:
+            break
+    return results
+
+
+def run_sizes(args, data, sizes, ways, bench_way, summary):
+    """Every size, every repetition, each way on a fresh twin (`bench_way(way, size, rep)`), the repetitions
+    alternating which way goes first; `data['results'][size]` gets the runs and `summary(runs, size)`, written to
+    --output after every repetition. Returns data['results']."""
+    results = data.setdefault('results', {})
+    for size in sizes:
+        runs = []
+        for rep in range(args.repeat):
+            order = list(ways) if rep % 2 == 0 else list(reversed(ways))
+            runs.append(dict((way, bench_way(way, size, rep)) for way in order))
+            results[str(size)] = {'runs': runs, 'median': summary(runs, size)}
+            write_json(args.output, data)
+    return results
+
+
+def begin(output, log_dir):
+    """Before the first run: the folders of --output and of the logs; the results so far (with what this machine is) and
+    the vcsim binary."""
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+    os.makedirs(log_dir, exist_ok=True)
+    data = read_json(output)
+    data['machine'] = machine()
+    return data, ctl.build_vcsim()
+
+
+def print_table(table, markdown_path=None):
+    print(table)
+    if markdown_path:
+        with open(markdown_path, 'w', encoding='utf-8') as handle:
+            handle.write(table)
+
+
+def summarize(runs, fields):
+    """{way: {phase: summary}} of the repetitions: the medians of the times, rc, changed, load and errors of each way and
+    phase that ran at least once, and what `fields(done)` adds (the request counts a benchmark shows)."""
+    out = {}
+    for way in sorted(set(way for run in runs for way in run)):
+        out[way] = {}
+        for phase in PHASES:
+            done = [run[way][phase] for run in runs if phase in run.get(way, {})]
+            if done:
+                out[way][phase] = dict({
+                    'seconds': median_of(done),
+                    'seconds_all': [run['seconds'] for run in done],
+                    'cpu': median_cpu(done),
+                    'cpu_client': median_of(done, 'cpu_client'),
+                    'cpu_twin': median_of(done, 'cpu_twin'),
+                    'kube_requests': same_or_range([run['kube']['total'] for run in done]),
+                    'changed': same_or_range([run['changed'] for run in done]),
+                    'rc': same_or_range([run['rc'] for run in done]),
+                    'load_1min': [min(run['load_before'][0] for run in done), max(run['load_before'][0] for run in done)],
+                    'errors': sorted(set(run['error'] for run in done if 'error' in run)),
+                }, **fields(done))
+    return out
+
+
+def versus_table(results, what, columns, cells):
+    """The Markdown table of ours against the peers: a row per size and phase both ways ran; `what` names the sizes
+    (nodes, VMs), `columns` the request columns and `cells(ours, peers)` gives their values."""
+    lines = ['| %s | run | ours: s | peers: s | speed-up (per repetition) | ours: CPU s, client + twin | peers: CPU s, client + twin '
+             '| client CPU ratio | %s | changed (ours / peers) | load (1 min) |' % (what, ' | '.join(columns)),
+             '| ---: | --- |%s ---: | --- |' % (' ---: |' * (6 + len(columns)))]
+    for size in sorted(results, key=int):
+        runs, med = results[size]['runs'], results[size]['median']
+        for phase in PHASES:
+            ours, peers = med.get('ours', {}).get(phase), med.get('peers', {}).get(phase)
+            if not ours or not peers:
+                continue
+            ratios = sorted(ratio(run['peers'][phase]['seconds'], run['ours'][phase]['seconds'])
+                            for run in runs if phase in run.get('ours', {}) and phase in run.get('peers', {}))
+            loads = ours['load_1min'] + peers['load_1min']
+            lines.append('| %s | %s | %s | %s | %sx (%s) | %s | %s | %sx | %s | %s / %s | %.1f-%.1f |' % (
+                size, phase_name(phase), ours['seconds'], peers['seconds'],
+                ratio(peers['seconds'], ours['seconds']), ', '.join('%s' % value for value in ratios),
+                cpu_text(ours), cpu_text(peers), ratio(peers['cpu_client'], ours['cpu_client']),
+                ' | '.join('%s' % cell for cell in cells(ours, peers)), ours['changed'], peers['changed'], min(loads), max(loads)))
+    return '\n'.join(lines) + '\n'

@@ -8,11 +8,13 @@
   its result dict.
 - `run_playbook(playbook, extra_vars=None, check=False, diff=False, env=None)`: runs
   ansible-playbook with this collection on the collections path; returns a `PlaybookRun`.
+- `closed_port` (unit tests too): a TCP port on 127.0.0.1 that nothing listens on, for "cannot reach" cases.
 """
 
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -36,8 +38,19 @@ for path in (COLLECTIONS_DIR, TESTS_DIR):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+# the helper modules beside the integration tests assert too: pytest explains their failures as it does a test's
+pytest.register_assert_rewrite('_by_hand', '_egress_cluster', '_prepare', '_render_setup', '_twin_reads', '_vsphere_objects')
+
 from twin import ctl  # noqa: E402  pylint: disable=wrong-import-position
 from twin.fixture import Twin  # noqa: E402  pylint: disable=wrong-import-position
+
+
+@pytest.fixture
+def closed_port():
+    """A TCP port on 127.0.0.1 that nothing listens on: bound to get a free one, then closed, so a connection is refused."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope='session')

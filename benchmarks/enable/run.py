@@ -31,7 +31,6 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import _bench  # noqa: E402  pylint: disable=wrong-import-position
 
-PHASES = ('apply', 'noop')
 NETWORK = {'cidr': '10.20.0.0/22', 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.3.199', 'route_metric': 200}
 EGRESS_IPS = ['10.20.3.250', '10.20.3.251']
 
@@ -91,45 +90,28 @@ def bench_way(way, root, size, rep, args, binary, log_dir):
     """One fresh twin: the first apply and the no-op rerun of one checkout."""
     twin = _bench.start_twin('bench-enable-twin-', workers=size, masters=3, hosts=args.hosts, binary=binary, nns_refresh=2.0)
     try:
-        results = {}
-        for phase in PHASES:
+        def run(phase):
             result = run_phase(twin, root, args, '%s-%s-%d-r%d' % (way, phase, size, rep), log_dir)
             if phase == 'apply':
                 result['outcome'] = outcome(twin)
-            results[phase] = result
+            return result
+
+        def details(result):
             roles = ', '.join('%s %.1f' % (role.rsplit('.', 1)[-1], seconds) for role, seconds in
                               sorted(result['times']['roles'].items(), key=lambda item: -item[1])[:6])
-            print('[bench] %-8s %-5s N=%-3d rep %d: rc=%s %.1f s (CPU %.1f s client + %.1f s twin), %d Kubernetes requests '
-                  '(%d writes), %d vCenter calls, changed=%s, load %s; roles: %s%s'
-                  % (way, phase, size, rep, result['rc'], result['seconds'], result['cpu_client'], result['cpu_twin'],
-                     result['kube']['total'], result['kube']['writes'], result['vcenter']['total'], result['changed'],
-                     result['load_before'][0], roles, ('  ERROR ' + result['error']) if 'error' in result else ''), flush=True)
-            if result['rc'] != 0:
-                break
-        return results
+            return ('%d Kubernetes requests (%d writes), %d vCenter calls, changed=%s, load %s; roles: %s'
+                    % (result['kube']['total'], result['kube']['writes'], result['vcenter']['total'], result['changed'],
+                       result['load_before'][0], roles))
+        return _bench.run_phases(way, size, rep, run, details)
     finally:
         _bench.stop_twin(twin, keep=args.keep_twin)
 
 
-def summary(runs):
-    out = {}
-    for way in sorted(set(way for run in runs for way in run)):
-        out[way] = {}
-        for phase in PHASES:
-            done = [run[way][phase] for run in runs if phase in run.get(way, {})]
-            if done:
-                out[way][phase] = {
-                    'seconds': _bench.median_of(done), 'seconds_all': [run['seconds'] for run in done],
-                    'cpu_client': _bench.median_of(done, 'cpu_client'), 'cpu_twin': _bench.median_of(done, 'cpu_twin'),
-                    'kube_requests': _bench.same_or_range([run['kube']['total'] for run in done]),
-                    'kube_writes': _bench.same_or_range([run['kube']['writes'] for run in done]),
-                    'vcenter_calls': _bench.same_or_range([run['vcenter']['total'] for run in done]),
-                    'changed': _bench.same_or_range([run['changed'] for run in done]),
-                    'rc': _bench.same_or_range([run['rc'] for run in done]),
-                    'load_1min': [min(run['load_before'][0] for run in done), max(run['load_before'][0] for run in done)],
-                    'roles': done[0]['times']['roles'],
-                }
-    return out
+def summary(runs, size=None):  # pylint: disable=unused-argument
+    return _bench.summarize(runs, lambda done: {
+        'kube_writes': _bench.same_or_range([run['kube']['writes'] for run in done]),
+        'vcenter_calls': _bench.same_or_range([run['vcenter']['total'] for run in done]),
+        'roles': done[0]['times']['roles']})
 
 
 def markdown(results):
@@ -137,11 +119,11 @@ def markdown(results):
              '| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |']
     for size in sorted(results, key=int):
         for way, phases in sorted(results[size]['median'].items()):
-            for phase in PHASES:
+            for phase in _bench.PHASES:
                 row = phases.get(phase)
                 if row:
                     lines.append('| %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s-%s |' % (
-                        size, way, 'first apply' if phase == 'apply' else 'no-op rerun', row['seconds'], row['cpu_client'],
+                        size, way, _bench.phase_name(phase), row['seconds'], row['cpu_client'],
                         row['cpu_twin'], row['kube_requests'], row['kube_writes'], row['vcenter_calls'], row['changed'],
                         row['load_1min'][0], row['load_1min'][1]))
     return '\n'.join(lines) + '\n'
@@ -150,14 +132,9 @@ def markdown(results):
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
     parser.add_argument('--nodes', '--sizes', type=int, nargs='+', default=[50, 200, 500])
-    parser.add_argument('--repeat', type=int, default=1, help='repetitions per size; the table shows the median')
     parser.add_argument('--ways', nargs='+', choices=('baseline', 'ours'), default=['ours'])
     parser.add_argument('--baseline', help='the checkout measured as `baseline`')
-    parser.add_argument('--hosts', type=int, default=3)
-    parser.add_argument('--keep-twin', action='store_true', help='keep the twins\' state directories (logs) in $TMPDIR')
-    parser.add_argument('--timeout', type=int, default=1800, help='seconds one ansible-playbook run may take')
-    parser.add_argument('--output', default=os.path.join(HERE, 'results.json'))
-    parser.add_argument('--table', action='store_true', help='only print the table of the results already in --output')
+    _bench.add_options(parser, os.path.join(HERE, 'results.json'), repeat=1, peers=False)
     args = parser.parse_args(argv)
     if 'baseline' in args.ways and not args.baseline:
         parser.error('--ways baseline needs --baseline <checkout>')
@@ -166,23 +143,14 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    data = _bench.read_json(args.output)
-    results = data.setdefault('results', {})
     if args.table:
-        print(markdown(results))
+        print(markdown(_bench.read_json(args.output).get('results', {})))
         return 0
     log_dir = os.path.join(_bench.REPO, 'reports', 'bench-enable-logs')
-    os.makedirs(log_dir, exist_ok=True)
-    binary = _bench.ctl.build_vcsim()
-    data['machine'] = _bench.machine()
+    data, binary = _bench.begin(args.output, log_dir)
     roots = {'ours': _bench.REPO, 'baseline': args.baseline}
-    for size in args.nodes:
-        runs = []
-        for rep in range(args.repeat):
-            order = args.ways if rep % 2 == 0 else list(reversed(args.ways))
-            runs.append(dict((way, bench_way(way, roots[way], size, rep, args, binary, log_dir)) for way in order))
-            results[str(size)] = {'runs': runs, 'median': summary(runs)}
-            _bench.write_json(args.output, data)
+    results = _bench.run_sizes(args, data, args.nodes, args.ways,
+                               lambda way, size, rep: bench_way(way, roots[way], size, rep, args, binary, log_dir), summary)
     print(markdown(results))
     return 0
 

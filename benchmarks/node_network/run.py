@@ -33,7 +33,6 @@ sys.path.insert(0, os.path.dirname(HERE))
 import _bench  # noqa: E402  pylint: disable=wrong-import-position
 
 WAYS = {'ours': 'ours.yml', 'peers': 'peers.yml'}
-PHASES = ('apply', 'noop')
 PORTGROUP = 'bench-egress'
 CIDR, PREFIX, GATEWAY, FIRST = '10.20.0.0/23', 23, '10.20.0.1', 10
 LABEL = 'k8s.ovn.org/egress-assignable'
@@ -124,91 +123,44 @@ def bench_way(way, size, rep, args, binary, log_dir):
         nics = prepare_nics(twin, workers, timeout=args.prepare_timeout)
         print('[bench] N=%d: %d NICs prepared in %.1f s (not timed)' % (size, len(nics), time.monotonic() - started), flush=True)
         variables = ours_vars(nics) if way == 'ours' else peer_vars(nics, args.peer_wait)
-        results = {}
-        for phase in PHASES:
-            label = '%s-%s-%d-r%d' % (way, phase, size, rep)
+
+        def run_phase(phase):
             result = _bench.run_playbook(twin, args.peer_venv, os.path.join(HERE, WAYS[way]), variables,
-                                         os.path.join(log_dir, label + '.log'), args.timeout)
+                                         os.path.join(log_dir, '%s-%s-%d-r%d.log' % (way, phase, size, rep)), args.timeout)
             if phase == 'apply':
                 result['outcome'] = outcome(twin, nics)
-            results[phase] = result
-            print('[bench] %-5s %-5s N=%-3d rep %d: rc=%s %.1f s (CPU %.1f s client + %.1f s twin), %d Kubernetes requests '
-                  '(%.2f per node, %d writes), changed=%s, load %s%s%s'
-                  % (way, phase, size, rep, result['rc'], result['seconds'], result['cpu_client'], result['cpu_twin'],
-                     result['kube']['total'], result['kube']['total'] / float(size), result['kube']['writes'], result['changed'],
-                     result['load_before'][0], (' outcome %s' % result['outcome']) if 'outcome' in result else '',
-                     ('  ERROR ' + result['error']) if 'error' in result else ''), flush=True)
-            if result['rc'] != 0:
-                break
-        return results
+            return result
+
+        return _bench.run_phases(way, size, rep, run_phase, lambda result: (
+            '%d Kubernetes requests (%.2f per node, %d writes), changed=%s, load %s%s'
+            % (result['kube']['total'], result['kube']['total'] / float(size), result['kube']['writes'], result['changed'],
+               result['load_before'][0], (' outcome %s' % result['outcome']) if 'outcome' in result else '')))
     finally:
         _bench.stop_twin(twin, keep=args.keep_twin)
 
 
 def summary(runs, size):
-    out = {}
-    for way in WAYS:
-        out[way] = {}
-        for phase in PHASES:
-            done = [run[way][phase] for run in runs if phase in run.get(way, {})]
-            if not done:
-                continue
-            total = _bench.same_or_range([run['kube']['total'] for run in done])
-            out[way][phase] = {
-                'seconds': _bench.median_of(done),
-                'seconds_all': [run['seconds'] for run in done],
-                'cpu': _bench.median_cpu(done),
-                'cpu_client': _bench.median_of(done, 'cpu_client'),
-                'cpu_twin': _bench.median_of(done, 'cpu_twin'),
-                'kube_requests': total,
-                'kube_per_node': round(total / float(size), 2) if isinstance(total, int) else [round(value / float(size), 2) for value in total],
+    def fields(done):
+        total = _bench.same_or_range([run['kube']['total'] for run in done])
+        return {'kube_per_node': round(total / float(size), 2) if isinstance(total, int) else [round(value / float(size), 2) for value in total],
                 'kube_by_kind': done[0]['kube']['by_kind'],
                 'kube_writes': _bench.same_or_range([run['kube']['writes'] for run in done]),
-                'changed': _bench.same_or_range([run['changed'] for run in done]),
-                'rc': _bench.same_or_range([run['rc'] for run in done]),
-                'outcome': done[0].get('outcome'),
-                'load_1min': [min(run['load_before'][0] for run in done), max(run['load_before'][0] for run in done)],
-                'errors': sorted(set(run['error'] for run in done if 'error' in run)),
-            }
-    return out
+                'outcome': done[0].get('outcome')}
+    return _bench.summarize(runs, fields)
 
 
 def markdown(results):
-    lines = ['| nodes | run | ours: s | peers: s | speed-up (per repetition) | ours: CPU s, client + twin | peers: CPU s, client + twin | client CPU ratio '
-             '| ours: API requests (per node) | peers: API requests (per node) | changed (ours / peers) | load (1 min) |',
-             '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |']
-    for size in sorted(results, key=int):
-        runs, med = results[size]['runs'], results[size]['median']
-        for phase in PHASES:
-            ours, peers = med['ours'].get(phase), med['peers'].get(phase)
-            if not ours or not peers:
-                continue
-            ratios = sorted(_bench.ratio(run['peers'][phase]['seconds'], run['ours'][phase]['seconds'])
-                            for run in runs if phase in run['ours'] and phase in run['peers'])
-            loads = ours['load_1min'] + peers['load_1min']
-            lines.append('| %s | %s | %s | %s | %sx (%s) | %s | %s | %sx | %s (%s) | %s (%s) | %s / %s | %.1f-%.1f |' % (
-                size, 'first apply' if phase == 'apply' else 'no-op rerun', ours['seconds'], peers['seconds'],
-                _bench.ratio(peers['seconds'], ours['seconds']), ', '.join('%s' % value for value in ratios),
-                _bench.cpu_text(ours), _bench.cpu_text(peers), _bench.ratio(peers['cpu_client'], ours['cpu_client']),
-                ours['kube_requests'], ours['kube_per_node'], peers['kube_requests'], peers['kube_per_node'],
-                ours['changed'], peers['changed'], min(loads), max(loads)))
-    return '\n'.join(lines) + '\n'
+    return _bench.versus_table(results, 'nodes', ('ours: API requests (per node)', 'peers: API requests (per node)'), lambda ours, peers: (
+        '%s (%s)' % (ours['kube_requests'], ours['kube_per_node']), '%s (%s)' % (peers['kube_requests'], peers['kube_per_node'])))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
     parser.add_argument('--nodes', '--sizes', type=int, nargs='+', default=[50, 200])
-    parser.add_argument('--repeat', type=int, default=3, help='repetitions per size; the table shows the median')
-    parser.add_argument('--peer-venv', default=_bench.DEFAULT_PEER_VENV, help=_bench.PEER_VENV_HELP)
     parser.add_argument('--peer-wait', action='store_true', help='the peers wait for each policy to be Available')
     parser.add_argument('--ways', nargs='+', choices=sorted(WAYS), default=sorted(WAYS))
-    parser.add_argument('--hosts', type=int, default=3)
-    parser.add_argument('--keep-twin', action='store_true', help='keep the twins\' state directories (logs) in $TMPDIR')
-    parser.add_argument('--timeout', type=int, default=1800, help='seconds one ansible-playbook run may take')
     parser.add_argument('--prepare-timeout', type=int, default=300, help='seconds to wait for the NICs to show in NodeNetworkState')
-    parser.add_argument('--output', default=os.path.join(_bench.REPO, 'reports', 'bench-node-network.json'))
-    parser.add_argument('--markdown', help='also write the Markdown table to this file')
-    parser.add_argument('--table', action='store_true', help='only print the table of the results already in --output')
+    _bench.add_options(parser, os.path.join(_bench.REPO, 'reports', 'bench-node-network.json'))
     args = parser.parse_args(argv)
     if args.table:
         results = _bench.read_json(args.output).get('results', {})
@@ -217,29 +169,12 @@ def main(argv=None):
         print(markdown(results))
         return 0
     _bench.check_peer_venv(parser, args.peer_venv)
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     log_dir = os.path.join(os.path.dirname(os.path.abspath(args.output)), 'bench-node-network-logs')
-    os.makedirs(log_dir, exist_ok=True)
-    binary = _bench.ctl.build_vcsim()
-    data = _bench.read_json(args.output)
-    data['machine'] = _bench.machine()
+    data, binary = _bench.begin(args.output, log_dir)
     data['peer_wait'] = args.peer_wait
-    results = data.setdefault('results', {})
-    for size in args.nodes:
-        runs = []
-        for rep in range(args.repeat):
-            order = [way for way in sorted(WAYS) if way in args.ways]
-            run = {}
-            for way in (order if rep % 2 == 0 else list(reversed(order))):
-                run[way] = bench_way(way, size, rep, args, binary, log_dir)
-            runs.append(run)
-            results[str(size)] = {'runs': runs, 'median': summary(runs, size)}
-            _bench.write_json(args.output, data)
-    table = markdown(results)
-    print(table)
-    if args.markdown:
-        with open(args.markdown, 'w', encoding='utf-8') as handle:
-            handle.write(table)
+    results = _bench.run_sizes(args, data, args.nodes, [way for way in sorted(WAYS) if way in args.ways],
+                               lambda way, size, rep: bench_way(way, size, rep, args, binary, log_dir), summary)
+    _bench.print_table(markdown(results), args.markdown)
     return 0
 
 

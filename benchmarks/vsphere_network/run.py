@@ -28,7 +28,6 @@ sys.path.insert(0, os.path.dirname(HERE))
 import _bench  # noqa: E402  pylint: disable=wrong-import-position
 
 WAYS = {'ours': 'ours.yml', 'peers': 'peers.yml'}
-PHASES = ('apply', 'noop')
 
 
 def ours_vars(size):  # pylint: disable=unused-argument
@@ -46,78 +45,30 @@ def bench_way(way, size, rep, args, binary, log_dir):
     """One fresh twin: first apply, then the no-op rerun, of one way."""
     twin = _bench.start_twin('bench-vsphere-twin-', workers=size, masters=3, hosts=args.hosts, binary=binary)
     try:
-        results = {}
-        for phase in PHASES:
-            label = '%s-%s-%d-r%d' % (way, phase, size, rep)
-            variables = ours_vars(size) if way == 'ours' else peer_vars(size)
-            result = _bench.run_playbook(twin, args.peer_venv, os.path.join(HERE, WAYS[way]), variables,
-                                         os.path.join(log_dir, label + '.log'), args.timeout)
-            results[phase] = result
-            print('[bench] %-5s %-5s N=%-3d rep %d: rc=%s %.1f s (CPU %.1f s client + %.1f s twin), %d vCenter requests, '
-                  '%d Kubernetes requests, changed=%s, load %s%s'
-                  % (way, phase, size, rep, result['rc'], result['seconds'], result['cpu_client'], result['cpu_twin'],
-                     result['vcenter']['total'], result['kube']['total'], result['changed'], result['load_before'][0],
-                     ('  ERROR ' + result['error']) if 'error' in result else ''), flush=True)
-            if result['rc'] != 0:
-                break
-        return results
+        variables = ours_vars(size) if way == 'ours' else peer_vars(size)
+        return _bench.run_phases(way, size, rep, lambda phase: _bench.run_playbook(
+            twin, args.peer_venv, os.path.join(HERE, WAYS[way]), variables,
+            os.path.join(log_dir, '%s-%s-%d-r%d.log' % (way, phase, size, rep)), args.timeout), lambda result: (
+            '%d vCenter requests, %d Kubernetes requests, changed=%s, load %s'
+            % (result['vcenter']['total'], result['kube']['total'], result['changed'], result['load_before'][0])))
     finally:
         _bench.stop_twin(twin, keep=args.keep_twin)
 
 
-def summary(runs):
+def summary(runs, size=None):  # pylint: disable=unused-argument
     """Median seconds per way and phase, request counts (equal in every repetition), load range."""
-    out = {}
-    for way in WAYS:
-        out[way] = {}
-        for phase in PHASES:
-            done = [run[way][phase] for run in runs if phase in run[way]]
-            out[way][phase] = {
-                'seconds': _bench.median_of(done),
-                'seconds_all': [run['seconds'] for run in done],
-                'cpu': _bench.median_cpu(done),
-                'cpu_client': _bench.median_of(done, 'cpu_client'),
-                'cpu_twin': _bench.median_of(done, 'cpu_twin'),
-                'vcenter_requests': _bench.same_or_range([run['vcenter']['total'] for run in done]),
-                'kube_requests': _bench.same_or_range([run['kube']['total'] for run in done]),
-                'changed': _bench.same_or_range([run['changed'] for run in done]),
-                'rc': _bench.same_or_range([run['rc'] for run in done]),
-                'load_1min': [min(run['load_before'][0] for run in done), max(run['load_before'][0] for run in done)] if done else None,
-                'errors': sorted(set(run['error'] for run in done if 'error' in run)),
-            }
-    return out
+    return _bench.summarize(runs, lambda done: {'vcenter_requests': _bench.same_or_range([run['vcenter']['total'] for run in done])})
 
 
 def markdown(results):
-    lines = ['| VMs | run | ours: s | peers: s | speed-up (per repetition) | ours: CPU s, client + twin | peers: CPU s, client + twin | client CPU ratio '
-             '| ours: vCenter requests | peers: vCenter requests | changed (ours / peers) | load (1 min) |',
-             '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |']
-    for size in sorted(results, key=int):
-        runs, med = results[size]['runs'], results[size]['median']
-        for phase in PHASES:
-            ours, peers = med['ours'][phase], med['peers'][phase]
-            ratios = sorted(_bench.ratio(run['peers'][phase]['seconds'], run['ours'][phase]['seconds'])
-                            for run in runs if phase in run['ours'] and phase in run['peers'])
-            loads = (ours['load_1min'] or []) + (peers['load_1min'] or []) or [0.0]
-            lines.append('| %s | %s | %s | %s | %sx (%s) | %s | %s | %sx | %s | %s | %s / %s | %.1f-%.1f |' % (
-                size, 'first apply' if phase == 'apply' else 'no-op rerun', ours['seconds'], peers['seconds'],
-                _bench.ratio(peers['seconds'], ours['seconds']), ', '.join('%s' % value for value in ratios),
-                _bench.cpu_text(ours), _bench.cpu_text(peers), _bench.ratio(peers['cpu_client'], ours['cpu_client']),
-                ours['vcenter_requests'], peers['vcenter_requests'], ours['changed'], peers['changed'], min(loads), max(loads)))
-    return '\n'.join(lines) + '\n'
+    return _bench.versus_table(results, 'VMs', ('ours: vCenter requests', 'peers: vCenter requests'),
+                               lambda ours, peers: (ours['vcenter_requests'], peers['vcenter_requests']))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
     parser.add_argument('--sizes', '--vms', type=int, nargs='+', default=[10, 50, 200])
-    parser.add_argument('--repeat', type=int, default=3, help='repetitions per size; the table shows the median')
-    parser.add_argument('--peer-venv', default=_bench.DEFAULT_PEER_VENV, help=_bench.PEER_VENV_HELP)
-    parser.add_argument('--hosts', type=int, default=3)
-    parser.add_argument('--keep-twin', action='store_true', help='keep the twins\' state directories (logs) in $TMPDIR')
-    parser.add_argument('--timeout', type=int, default=1800, help='seconds one ansible-playbook run may take')
-    parser.add_argument('--output', default=os.path.join(_bench.REPO, 'reports', 'bench-vsphere-network.json'))
-    parser.add_argument('--markdown', help='also write the Markdown table to this file')
-    parser.add_argument('--table', action='store_true', help='only print the table of the results already in --output')
+    _bench.add_options(parser, os.path.join(_bench.REPO, 'reports', 'bench-vsphere-network.json'))
     args = parser.parse_args(argv)
     if args.table:
         results = _bench.read_json(args.output).get('results', {})
@@ -126,29 +77,12 @@ def main(argv=None):
         print(markdown(results))
         return 0
     _bench.check_peer_venv(parser, args.peer_venv)
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     log_dir = os.path.join(os.path.dirname(os.path.abspath(args.output)), 'bench-vsphere-network-logs')
-    os.makedirs(log_dir, exist_ok=True)
-    binary = _bench.ctl.build_vcsim()
-    data = _bench.read_json(args.output)
-    data['machine'] = _bench.machine()
-    results = dict((size, value) for size, value in data.get('results', {}).items() if 'runs' in value)
-    data['results'] = results
-    for size in args.sizes:
-        runs = []
-        for rep in range(args.repeat):
-            order = list(WAYS) if rep % 2 == 0 else list(reversed(list(WAYS)))
-            run = {}
-            for way in order:
-                run[way] = bench_way(way, size, rep, args, binary, log_dir)
-            runs.append(run)
-            results[str(size)] = {'runs': runs, 'median': summary(runs)}
-            _bench.write_json(args.output, data)
-    table = markdown(results)
-    print(table)
-    if args.markdown:
-        with open(args.markdown, 'w', encoding='utf-8') as handle:
-            handle.write(table)
+    data, binary = _bench.begin(args.output, log_dir)
+    data['results'] = dict((size, value) for size, value in data.get('results', {}).items() if 'runs' in value)
+    results = _bench.run_sizes(args, data, args.sizes, list(WAYS),
+                               lambda way, size, rep: bench_way(way, size, rep, args, binary, log_dir), summary)
+    _bench.print_table(markdown(results), args.markdown)
     return 0
 
 

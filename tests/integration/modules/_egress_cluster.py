@@ -14,6 +14,8 @@ import json
 from pyVim.task import WaitForTask
 from pyVmomi import vim
 
+import _vsphere_objects as vo
+
 CIDR = '10.20.0.0/24'
 NETWORK = {'cidr': CIDR, 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99', 'route_metric': 200}
 PORTGROUP = {'name': 'ocp-egress-120', 'switch_type': 'standard', 'switch': 'vSwitch1', 'vlan_id': 120}
@@ -36,34 +38,20 @@ def vsphere_options(twin, portgroup=None):
             'vsphere': {'validate_certs': False}}
 
 
-def _content(twin):
-    return twin.vsphere().RetrieveContent()
-
-
-def _objects(twin, kind):
-    content = _content(twin)
-    view = content.viewManager.CreateContainerView(content.rootFolder, [kind], True)
-    try:
-        return list(view.view)
-    finally:
-        view.DestroyView()
+inventory_vm = vo.inventory_vm
 
 
 def vm_object(twin, name):
-    return next(vm for vm in _objects(twin, vim.VirtualMachine) if vm.name == name)
+    return vo.find(twin, vim.VirtualMachine, name)
 
 
 def host_object(twin, name):
-    return next(host for host in _objects(twin, vim.HostSystem) if host.name == name)
-
-
-def inventory_vm(twin, name):
-    return next(vm for vm in twin.inventory()['vms'] if vm['name'] == name)
+    return vo.find(twin, vim.HostSystem, name)
 
 
 def add_portgroup(twin, hosts=None):
     """The standard port group on vSwitch1 of the given hosts (default: every host)."""
-    for host in _objects(twin, vim.HostSystem):
+    for host in vo.objects(twin, vim.HostSystem):
         if hosts is not None and host.name not in hosts:
             continue
         spec = vim.host.PortGroup.Specification(name=PORTGROUP['name'], vlanId=PORTGROUP['vlan_id'], vswitchName=PORTGROUP['switch'],
@@ -72,14 +60,9 @@ def add_portgroup(twin, hosts=None):
 
 
 def add_distributed_portgroup(twin):
-    """The distributed port group on DSwitch1 (every host of the cluster is a member); returns its key and switch UUID."""
-    dvs = next(item for item in _objects(twin, vim.DistributedVirtualSwitch) if item.name == DISTRIBUTED_PORTGROUP['switch'])
-    port = vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
-        vlan=vim.dvs.VmwareDistributedVirtualSwitch.VlanIdSpec(vlanId=DISTRIBUTED_PORTGROUP['vlan_id'], inherited=False))
-    WaitForTask(dvs.AddDVPortgroup_Task([vim.dvs.DistributedVirtualPortgroup.ConfigSpec(
-        name=DISTRIBUTED_PORTGROUP['name'], type='earlyBinding', numPorts=8, defaultPortConfig=port)]))
-    portgroup = next(item for item in _objects(twin, vim.dvs.DistributedVirtualPortgroup) if item.name == DISTRIBUTED_PORTGROUP['name'])
-    return {'key': portgroup.key, 'switch_uuid': dvs.uuid}
+    """The distributed port group on DSwitch1 (every host of the cluster is a member); returns it with its key and switch UUID."""
+    return vo.add_distributed_portgroup(twin, DISTRIBUTED_PORTGROUP['name'], vlan=DISTRIBUTED_PORTGROUP['vlan_id'],
+                                        switch=DISTRIBUTED_PORTGROUP['switch'])
 
 
 def remove_portgroup(twin, host_name):
@@ -93,7 +76,7 @@ def add_nic(twin, node, distributed=None):
         backing = vim.vm.device.VirtualEthernetCard.DistributedVirtualPortBackingInfo(
             port=vim.dvs.PortConnection(portgroupKey=distributed['key'], switchUuid=distributed['switch_uuid']))
     else:
-        network = next(item for item in _objects(twin, vim.Network) if item.name == PORTGROUP['name'])
+        network = vo.find(twin, vim.Network, PORTGROUP['name'])
         backing = vim.vm.device.VirtualEthernetCard.NetworkBackingInfo(deviceName=PORTGROUP['name'], network=network)
     nic = vim.vm.device.VirtualVmxnet3(key=-101, backing=backing,
                                        connectable=vim.vm.device.VirtualDevice.ConnectInfo(connected=True, startConnected=True))

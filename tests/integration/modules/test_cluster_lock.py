@@ -15,9 +15,10 @@ import pytest
 
 from twin.fixture import kube_writes
 
+import _twin_reads as reads
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 COLLECTIONS_DIR = os.path.join(REPO_ROOT, '.build')
-NAMESPACE = 'openshift-machine-api'
 
 
 def _env(twin):
@@ -51,16 +52,6 @@ def lock(twin, tmp_path, check=False, **args):
     return _result(_start(twin, tmp_path, args, check=check))
 
 
-def read_lease(twin, name):
-    from kubernetes import client  # pylint: disable=import-outside-toplevel
-    try:
-        return client.CoordinationV1Api(twin.api_client()).read_namespaced_lease(name, NAMESPACE)
-    except client.exceptions.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
-
-
 def warnings(result):
     """The warning texts (ansible-core 2.19 returns each as a WarningSummary with the text in event.msg)."""
     return [item if isinstance(item, str) else (item.get('event') or {}).get('msg', '') for item in result.get('warnings') or []]
@@ -83,7 +74,7 @@ def test_three_writers_at_once_hold_it_one_at_a_time(twin, tmp_path):
             if got['_rc'] != 0:
                 return
             start = time.monotonic()
-            holder = read_lease(twin, name).spec.holder_identity
+            holder = reads.lease(twin, name).spec.holder_identity
             time.sleep(1.0)  # the writes of this writer would happen here
             intervals[identity] = (start, time.monotonic(), holder)
             released = lock(twin, tmp_path, state='released', name=name, holder=identity)
@@ -104,7 +95,7 @@ def test_three_writers_at_once_hold_it_one_at_a_time(twin, tmp_path):
     spans = sorted(intervals.values())
     assert all(earlier[1] <= later[0] for earlier, later in zip(spans, spans[1:])), spans
     assert sum(1 for r in results.values() if r['waited_seconds'] >= 0.9) == 2, 'two of the three waited for the first'
-    final = read_lease(twin, name)
+    final = reads.lease(twin, name)
     assert final.spec.holder_identity is None
     assert final.spec.lease_transitions == 2, 'created by the first, taken over twice'
 
@@ -125,7 +116,7 @@ def test_the_loser_fails_naming_the_holder_and_since_when(twin, tmp_path):
     waiting = lock(twin, tmp_path, name=name, holder='bob@laptop/run-2', wait_timeout=2, poll_interval=0.5)
     assert waiting['_rc'] != 0 and 2 <= time.monotonic() - started < 30, waiting
     assert waiting['waited_seconds'] >= 2 and 'waited 2 s' in waiting['msg'], waiting
-    assert read_lease(twin, name).spec.holder_identity == 'alice@bastion/run-1'
+    assert reads.lease(twin, name).spec.holder_identity == 'alice@bastion/run-1'
 
 
 def test_renewal_follows_the_run_and_a_killed_runs_lease_expires(twin, tmp_path):
@@ -137,7 +128,7 @@ def test_renewal_follows_the_run_and_a_killed_runs_lease_expires(twin, tmp_path)
         assert first['_rc'] == 0 and first['acquired'], first
         renewer = _start(twin, tmp_path, dict(state='held', name=name, holder='killed-run', lease_duration=3, owner=owner))
         time.sleep(4.5)  # longer than the lease: only the renewal keeps it
-        renewed = read_lease(twin, name)
+        renewed = reads.lease(twin, name)
         assert renewed.spec.holder_identity == 'killed-run'
         assert renewed.spec.renew_time > renewed.spec.acquire_time
         blocked = lock(twin, tmp_path, name=name, holder='next-run', wait_timeout=0)
@@ -153,7 +144,7 @@ def test_renewal_follows_the_run_and_a_killed_runs_lease_expires(twin, tmp_path)
     taken = lock(twin, tmp_path, name=name, holder='next-run', wait_timeout=30, poll_interval=0.3)
     assert taken['_rc'] == 0 and taken['acquired'] and taken['previous_holder'] == 'killed-run', taken
     assert time.monotonic() - started < 10, 'the lease expired 3 s after the last renewal'
-    after = read_lease(twin, name)
+    after = reads.lease(twin, name)
     assert after.spec.holder_identity == 'next-run' and after.spec.lease_transitions == 1
 
 
@@ -165,7 +156,7 @@ def test_renewal_ends_when_the_lock_is_released(twin, tmp_path):
     assert lock(twin, tmp_path, state='released', name=name, holder='run-r')['released']
     stopped = _result(renewer, timeout=30)
     assert stopped['_rc'] == 0 and stopped['stopped'] == 'released', stopped
-    assert read_lease(twin, name).spec.holder_identity is None
+    assert reads.lease(twin, name).spec.holder_identity is None
 
 
 def test_check_mode_takes_no_lock_and_reports_a_held_one(twin, tmp_path):
@@ -173,7 +164,7 @@ def test_check_mode_takes_no_lock_and_reports_a_held_one(twin, tmp_path):
     twin.reset_kube_requests()
     free = lock(twin, tmp_path, check=True, name=name, holder='checker')
     assert free['_rc'] == 0 and not free['acquired'] and free['changed'], free
-    assert twin.kube_requests()['writes'] == 0 and read_lease(twin, name) is None
+    assert twin.kube_requests()['writes'] == 0 and reads.lease(twin, name) is None
     assert lock(twin, tmp_path, name=name, holder='writer', playbook='enable')['acquired']
     twin.reset_kube_requests()
     held = lock(twin, tmp_path, check=True, name=name, holder='checker', wait_timeout=60)
@@ -182,7 +173,7 @@ def test_check_mode_takes_no_lock_and_reports_a_held_one(twin, tmp_path):
     assert 'held by writer' in held['findings'][0]['message'], held
     assert any('cluster_lock_held' in text for text in warnings(held)), held
     assert twin.kube_requests()['writes'] == 0
-    assert read_lease(twin, name).spec.holder_identity == 'writer'
+    assert reads.lease(twin, name).spec.holder_identity == 'writer'
 
 
 def test_release_is_idempotent_and_never_frees_another_holders_lock(twin, tmp_path):
@@ -191,7 +182,7 @@ def test_release_is_idempotent_and_never_frees_another_holders_lock(twin, tmp_pa
     other = lock(twin, tmp_path, state='released', name=name, holder='someone-else')
     assert other['_rc'] == 0 and not other['changed'] and not other['released'], other
     assert [f['id'] for f in other['findings']] == ['cluster_lock_lost']
-    assert read_lease(twin, name).spec.holder_identity == 'owner'
+    assert reads.lease(twin, name).spec.holder_identity == 'owner'
     first = lock(twin, tmp_path, state='released', name=name, holder='owner')
     assert first['changed'] and first['released'] and first['diff'] == {'before': {'holder': 'owner'}, 'after': {'holder': None}}
     twin.reset_kube_requests()
@@ -200,7 +191,7 @@ def test_release_is_idempotent_and_never_frees_another_holders_lock(twin, tmp_pa
     assert twin.kube_requests()['writes'] == 0
     again = lock(twin, tmp_path, name=name, holder='owner')
     # a holding after a release is a transition (client-go leader election counts a holder change from none too)
-    assert again['acquired'] and read_lease(twin, name).spec.lease_transitions == 1
+    assert again['acquired'] and reads.lease(twin, name).spec.lease_transitions == 1
 
 
 def test_reacquiring_in_the_same_run_keeps_the_lock(twin, tmp_path):
@@ -225,7 +216,7 @@ def test_bad_options_fail_before_any_request(twin, tmp_path, args, message):
 def test_without_ansible_playbook_and_holder_it_refuses(twin, tmp_path):
     result = lock(twin, tmp_path, name='anonymous')
     assert result['_rc'] != 0 and result['msg'].startswith('[cluster_lock_owner_unknown]'), result
-    assert read_lease(twin, 'anonymous') is None
+    assert reads.lease(twin, 'anonymous') is None
 
 
 def test_a_missing_namespace_is_named(twin, tmp_path):

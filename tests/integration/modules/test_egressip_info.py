@@ -5,7 +5,6 @@ label nodes, add NICs and create EgressIP objects.
 """
 
 import json
-import socket
 
 import pytest
 from pyVim.task import WaitForTask
@@ -152,11 +151,8 @@ def test_untrusted_api_certificate(twin, run_module):
     assert 'K8S_AUTH_SSL_CA_CERT' in msg
 
 
-def test_unreachable_api(twin, run_module):
-    sock = socket.socket()
-    sock.bind(('127.0.0.1', 0))
-    url = 'https://127.0.0.1:%d' % sock.getsockname()[1]
-    sock.close()
+def test_unreachable_api(twin, run_module, closed_port):
+    url = 'https://127.0.0.1:%d' % closed_port
     msg = failed(run_module(MODULE, {}, env=token_env(twin, host=url)), twin)
     assert msg.startswith('list egressips.k8s.ovn.org (GET %s/apis/k8s.ovn.org/v1/egressips?limit=500) failed: cannot reach the Kubernetes API at %s'
                           % (url, url))

@@ -15,40 +15,29 @@ from pyVmomi import vim
 
 from twin.fixture import kube_writes, vcsim_writes
 
+import _vsphere_objects as vo
+
 PORTGROUP = 'ocp-egress-ms'
 NAMESPACE = 'openshift-machine-api'
 GROUP, VERSION = 'machine.openshift.io', 'v1beta1'
 WORKERS = {'node-role.kubernetes.io/worker': ''}
 
 
-def find(si, vim_type, name):
-    content = si.RetrieveContent()
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vim_type], True)
-    try:
-        return next(obj for obj in view.view if obj.name == name)
-    finally:
-        view.DestroyView()
-
-
 @pytest.fixture(scope='module')
 def portgroup(twin):
-    si = twin.vsphere()
-    dvs = find(si, vim.DistributedVirtualSwitch, 'DSwitch1')
-    WaitForTask(dvs.AddDVPortgroup_Task([vim.dvs.DistributedVirtualPortgroup.ConfigSpec(name=PORTGROUP, type='earlyBinding', numPorts=8)]))
-    pg = find(si, vim.dvs.DistributedVirtualPortgroup, PORTGROUP)
-    return {'key': pg.key, 'switch_uuid': dvs.uuid}
+    return vo.add_distributed_portgroup(twin, PORTGROUP)
 
 
 def remove_egress_nic(twin, portgroup, vm_name):
     """Take the VM's NIC on the port group out in vCenter (what vsphere_vm_nic state=absent does), with plain pyVmomi."""
-    vm = find(twin.vsphere(), vim.VirtualMachine, vm_name)
+    vm = vo.find(twin, vim.VirtualMachine, vm_name)
     [nic] = [device for device in vm.config.hardware.device if isinstance(device, vim.vm.device.VirtualEthernetCard)
              and getattr(getattr(device.backing, 'port', None), 'portgroupKey', None) == portgroup['key']]
     WaitForTask(vm.ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='remove', device=nic)])))
 
 
 def add_egress_nic(twin, portgroup, vm_name):
-    vm = find(twin.vsphere(), vim.VirtualMachine, vm_name)
+    vm = vo.find(twin, vim.VirtualMachine, vm_name)
     backing = vim.vm.device.VirtualEthernetCard.DistributedVirtualPortBackingInfo(
         port=vim.dvs.PortConnection(portgroupKey=portgroup['key'], switchUuid=portgroup['switch_uuid']))
     nic = vim.vm.device.VirtualVmxnet3(key=-1, backing=backing)

@@ -9,6 +9,8 @@ import pytest
 
 from twin.fixture import kube_writes, lock_writes, vcsim_writes
 
+import _twin_reads as reads
+
 TWIN_OPTIONS = {'workers': 3}
 LEASE = 'leases.coordination.k8s.io'
 WORKER = 'ocp1-worker-0'
@@ -29,19 +31,9 @@ WRITERS = {
 }
 
 
-def lease(twin, name='egressip-lock'):
-    from kubernetes import client  # pylint: disable=import-outside-toplevel
-    try:
-        return client.CoordinationV1Api(twin.api_client()).read_namespaced_lease(name, 'openshift-machine-api')
-    except client.exceptions.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
-
-
 def next_transitions(twin):
     """leaseTransitions after one more holder: a new Lease starts at 0."""
-    current = lease(twin)
+    current = reads.lease(twin)
     return current.spec.lease_transitions + 1 if current else 0
 
 
@@ -70,7 +62,7 @@ def test_a_direct_call_waits_for_the_holder_then_fails_naming_it_with_zero_write
     assert 'since %s' % alice_holds_it['lock']['acquire_time'] in result['msg'] and 'lock_timeout=2' in result['msg'], result['msg']
     assert waited >= 2, 'it waited lock_timeout before failing'
     assert twin.kube_requests()['writes'] == 0 and not vcsim_writes(twin), 'nothing written, not even the Lease'
-    assert lease(twin).spec.holder_identity == 'alice@bastion/run-1'
+    assert reads.lease(twin).spec.holder_identity == 'alice@bastion/run-1'
 
 
 @pytest.mark.parametrize('name', ['egress_nodes', 'vsphere_portgroup'])
@@ -92,7 +84,7 @@ def test_a_direct_call_with_no_holder_takes_the_lease_before_its_first_write_and
     writes = [entry['resource'] for entry in twin.kube_requests()['requests']
               if entry['verb'] in ('create', 'update', 'patch', 'delete') and 200 <= entry.get('code', 0) < 300]
     assert writes[0] == LEASE and writes[-1] == LEASE and writes.count(LEASE) == 2 and kube_writes(twin) >= 1, writes
-    after = lease(twin)
+    after = reads.lease(twin)
     assert after.spec.holder_identity is None and after.spec.lease_transitions == expected, 'taken once, then released'
     twin.reset_kube_requests()
     again = run_module('egressip', EGRESSIP)
@@ -107,7 +99,7 @@ def test_the_module_is_named_while_it_holds_the_lease_and_a_failed_run_releases_
     writer = threading.Thread(target=lambda: outcome.update(run_module('egressip', args)))
     writer.start()
     try:
-        holder = twin.wait_for(lambda: (lease(twin).spec.holder_identity or '') if writer.is_alive() else 'ended', timeout=60,
+        holder = twin.wait_for(lambda: (reads.lease(twin).spec.holder_identity or '') if writer.is_alive() else 'ended', timeout=60,
                                what='egressip holding the cluster lock')
         assert '/egressip-' in holder, holder
         loser = run_module('cluster_lock', {'holder': 'bob@laptop/run-2', 'wait_timeout': 0})
@@ -116,7 +108,7 @@ def test_the_module_is_named_while_it_holds_the_lease_and_a_failed_run_releases_
         writer.join(120)
         twin.clear_kube_faults()
     assert outcome['_rc'] != 0, 'the write failed'
-    assert lease(twin).spec.holder_identity is None, 'released although the run failed'
+    assert reads.lease(twin).spec.holder_identity is None, 'released although the run failed'
 
 
 PLAYBOOK = '''
@@ -152,7 +144,7 @@ def test_under_a_playbook_that_holds_the_lease_the_modules_take_no_second_lock(t
     path.write_text(PLAYBOOK)
     run = run_playbook(str(path))
     assert run.rc == 0, run  # lock_timeout 0: a module not recognising its run's lock would fail at once
-    after = lease(twin)
+    after = reads.lease(twin)
     assert after.spec.holder_identity is None and after.spec.lease_transitions == expected, 'taken once, by the playbook'
     assert run.changed == 1, 'the port group was created under the playbook\'s lock (the lock tasks never count as changed)'
 

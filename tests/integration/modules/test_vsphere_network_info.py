@@ -1,7 +1,6 @@
 """vsphere_network_info against the twin: inventory, VM selection, constant request cost, every bad input."""
 
 import json
-import socket
 
 import pytest
 
@@ -32,14 +31,6 @@ def failed(result, twin=None):
         for secret in (twin.vcsim_state['password'], twin.kube_state['token']):
             assert secret not in output and secret not in result['_stderr']
     return result['msg']
-
-
-def closed_port():
-    sock = socket.socket()
-    sock.bind(('127.0.0.1', 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 def vms_by_role(twin, role):
@@ -175,10 +166,9 @@ def test_wrong_vcenter_password(twin, run_module):
     assert result['pyvmomi_version']
 
 
-def test_unreachable_vcenter(twin, run_module):
-    port = closed_port()
-    msg = failed(run_module(MODULE, args(twin), env={'VMWARE_PORT': str(port)}), twin)
-    assert msg == 'Cannot reach vCenter 127.0.0.1:%d: Connection refused (check hostname, port and firewall)' % port
+def test_unreachable_vcenter(twin, run_module, closed_port):
+    msg = failed(run_module(MODULE, args(twin), env={'VMWARE_PORT': str(closed_port)}), twin)
+    assert msg == 'Cannot reach vCenter 127.0.0.1:%d: Connection refused (check hostname, port and firewall)' % closed_port
 
 
 def test_the_vcenter_certificate_is_checked_against_the_ca_bundle(twin, run_module):

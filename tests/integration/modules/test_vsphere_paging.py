@@ -6,8 +6,8 @@ Every VM, host and port group must still be read, in a number of calls that grow
 """
 
 import pytest
-from pyVim.task import WaitForTask
-from pyVmomi import vim
+
+import _vsphere_objects as vo
 
 TWIN_OPTIONS = {'workers': 5, 'hosts': 3, 'vcsim_max_objects': 2}
 PORTGROUP = 'ocp-egress-140'
@@ -20,16 +20,7 @@ def ok(result):
 
 @pytest.fixture(scope='module')
 def portgroup(twin):
-    si = twin.vsphere()
-    content = si.RetrieveContent()
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.DistributedVirtualSwitch], True)
-    dvs = next(item for item in view.view if item.name == 'DSwitch1')
-    view.DestroyView()
-    WaitForTask(dvs.AddDVPortgroup_Task([vim.dvs.DistributedVirtualPortgroup.ConfigSpec(
-        name=PORTGROUP, type='earlyBinding', numPorts=16, autoExpand=True,
-        defaultPortConfig=vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
-            vlan=vim.dvs.VmwareDistributedVirtualSwitch.VlanIdSpec(vlanId=140, inherited=False)))]))
-    return next(pg for item in twin.inventory()['dvs'] for pg in item['portgroups'] if pg['name'] == PORTGROUP)
+    return vo.add_distributed_portgroup(twin, PORTGROUP, vlan=140, ports=16, auto_expand=True)
 
 
 def test_network_info_reads_every_vm_and_host_over_pages(twin, run_module):

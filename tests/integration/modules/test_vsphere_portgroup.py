@@ -10,18 +10,11 @@ from pyVmomi import vim
 
 from twin.fixture import vcsim_writes
 
+import _vsphere_objects as vo
+
 HOSTS = ['DC0_C0_H0', 'DC0_C0_H1', 'DC0_C0_H2']
 DVPG = 'ocp-egress-dv'
 STDPG = 'ocp-egress-std'
-
-
-def find(si, vim_type, name):
-    content = si.RetrieveContent()
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vim_type], True)
-    try:
-        return next(obj for obj in view.view if obj.name == name)
-    finally:
-        view.DestroyView()
 
 
 def distributed(**extra):
@@ -36,6 +29,16 @@ def standard(**extra):
     return args
 
 
+def refused_writing_nothing(twin, run_module, args, words):
+    """Bad input: the run fails, its message has every one of `words`, and nothing is written in vCenter."""
+    twin.reset_vcsim_requests()
+    result = run_module('vsphere_portgroup', args)
+    assert failed(result), result
+    for word in words:
+        assert word in result['msg'], result['msg']
+    assert vcsim_writes(twin) == {}
+
+
 def dv_portgroup(twin, name=DVPG):
     return next((pg for dvs in twin.inventory()['dvs'] for pg in dvs['portgroups'] if pg['name'] == name), None)
 
@@ -45,7 +48,7 @@ def host_portgroups(twin, name=STDPG):
 
 
 def dv_config(twin, name=DVPG):
-    return find(twin.vsphere(), vim.dvs.DistributedVirtualPortgroup, name).config
+    return vo.find(twin, vim.dvs.DistributedVirtualPortgroup, name).config
 
 
 def failed(result):
@@ -80,8 +83,7 @@ def test_distributed_create_then_rerun_unchanged(twin, run_module):
 
 
 def test_distributed_hand_made_settings_are_kept(twin, run_module):
-    si = twin.vsphere()
-    pg = find(si, vim.dvs.DistributedVirtualPortgroup, DVPG)
+    pg = vo.find(twin, vim.dvs.DistributedVirtualPortgroup, DVPG)
     config = pg.config
     port = config.defaultPortConfig
     port.securityPolicy = vim.dvs.VmwareDistributedVirtualSwitch.SecurityPolicy(
@@ -121,22 +123,17 @@ def test_distributed_options_the_user_sets_are_changed(twin, run_module):
     ({'datacenter': 'DCX'}, ['datacenter=DCX', 'DC0']),
 ])
 def test_distributed_bad_input_writes_nothing(twin, run_module, extra, words):
-    twin.reset_vcsim_requests()
-    result = run_module('vsphere_portgroup', distributed(**extra))
-    assert failed(result), result
-    for word in words:
-        assert word in result['msg'], result['msg']
-    assert vcsim_writes(twin) == {}
+    refused_writing_nothing(twin, run_module, distributed(**extra), words)
 
 
 def attach_nic(twin, vm_name, backing):
-    vm = find(twin.vsphere(), vim.VirtualMachine, vm_name)
+    vm = vo.find(twin, vim.VirtualMachine, vm_name)
     nic = vim.vm.device.VirtualVmxnet3(key=-1, backing=backing)
     WaitForTask(vm.ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='add', device=nic)])))
 
 
 def detach_nics(twin, vm_name, predicate):
-    vm = find(twin.vsphere(), vim.VirtualMachine, vm_name)
+    vm = vo.find(twin, vim.VirtualMachine, vm_name)
     changes = [vim.vm.device.VirtualDeviceSpec(operation='remove', device=device) for device in vm.config.hardware.device
                if isinstance(device, vim.vm.device.VirtualEthernetCard) and predicate(device)]
     WaitForTask(vm.ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=changes)))
@@ -181,7 +178,7 @@ def test_standard_check_mode_writes_nothing(twin, run_module):
 
 
 def test_standard_host_without_the_vswitch_refused_on_all_hosts(twin, run_module):
-    system = find(twin.vsphere(), vim.HostSystem, 'DC0_C0_H2').configManager.networkSystem
+    system = vo.find(twin, vim.HostSystem, 'DC0_C0_H2').configManager.networkSystem
     system.RemoveVirtualSwitch(vswitchName='vSwitch1')
     try:
         twin.reset_vcsim_requests()
@@ -216,7 +213,7 @@ def test_standard_rerun_unchanged_at_constant_cost(twin, run_module):
 
 
 def test_standard_one_host_drifted_is_updated_alone(twin, run_module):
-    system = find(twin.vsphere(), vim.HostSystem, 'DC0_C0_H1').configManager.networkSystem
+    system = vo.find(twin, vim.HostSystem, 'DC0_C0_H1').configManager.networkSystem
     spec = next(pg.spec for pg in system.networkInfo.portgroup if pg.spec.name == STDPG)
     spec.vlanId = 7
     system.UpdatePortGroup(pgName=STDPG, portgrp=spec)
@@ -234,7 +231,7 @@ def test_standard_security_only_when_set(twin, run_module):
     result = run_module('vsphere_portgroup', standard(security={'mac_changes': False}))
     assert result['changed'] is True
     for host in HOSTS:
-        system = find(twin.vsphere(), vim.HostSystem, host).configManager.networkSystem
+        system = vo.find(twin, vim.HostSystem, host).configManager.networkSystem
         spec = next(pg.spec for pg in system.networkInfo.portgroup if pg.spec.name == STDPG)
         assert spec.policy.security.macChanges is False
         assert spec.policy.security.allowPromiscuous is None and spec.vlanId == 120
@@ -250,12 +247,7 @@ def test_standard_security_only_when_set(twin, run_module):
     ({'switch': 'vSwitch0'}, ['vsphere_portgroup_on_other_vswitch', 'vSwitch1']),
 ])
 def test_standard_bad_input_writes_nothing(twin, run_module, extra, words):
-    twin.reset_vcsim_requests()
-    result = run_module('vsphere_portgroup', standard(**extra))
-    assert failed(result), result
-    for word in words:
-        assert word in result['msg'], result['msg']
-    assert vcsim_writes(twin) == {}
+    refused_writing_nothing(twin, run_module, standard(**extra), words)
 
 
 def test_standard_absent_refused_while_a_vm_uses_it_then_removed(twin, run_module):

@@ -13,32 +13,20 @@ from pyVmomi import vim
 
 from twin.fixture import kube_writes, vcsim_writes
 
+import _vsphere_objects as vo
+
 TWIN_OPTIONS = {'workers': 5}
 PORTGROUP = 'ocp-egress-120'
 WORKERS = ['ocp1-worker-%d' % i for i in range(5)]
 WORKER_SELECTOR = {'node-role.kubernetes.io/worker': ''}
 
 
-def find(si, vim_type, name):
-    content = si.RetrieveContent()
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vim_type], True)
-    try:
-        return next(obj for obj in view.view if obj.name == name)
-    finally:
-        view.DestroyView()
-
-
 @pytest.fixture(scope='module')
 def portgroup(twin):
     """The egress distributed port group on DSwitch1, made with plain pyVmomi (test arrangement)."""
-    si = twin.vsphere()
-    spec = vim.dvs.DistributedVirtualPortgroup.ConfigSpec(
-        name=PORTGROUP, type='earlyBinding', numPorts=8, autoExpand=True,
-        defaultPortConfig=vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
-            vlan=vim.dvs.VmwareDistributedVirtualSwitch.VlanIdSpec(vlanId=120, inherited=False)))
-    WaitForTask(find(si, vim.DistributedVirtualSwitch, 'DSwitch1').AddDVPortgroup_Task([spec]))
+    portgroup = vo.add_distributed_portgroup(twin, PORTGROUP, vlan=120, auto_expand=True)
     twin.reset_vcsim_requests()
-    return next(pg for dvs in twin.inventory()['dvs'] for pg in dvs['portgroups'] if pg['name'] == PORTGROUP)
+    return portgroup
 
 
 def vm_nics(twin, name, portgroup=None):
@@ -54,8 +42,7 @@ def args(**extra):
 
 def add_nics(twin, vm_name, count, network='VM Network'):
     """Add plain NICs by hand (test arrangement for the limit and ambiguity cases)."""
-    si = twin.vsphere()
-    vm = find(si, vim.VirtualMachine, vm_name)
+    vm = vo.find(twin, vim.VirtualMachine, vm_name)
     changes = []
     for index in range(count):
         if isinstance(network, dict):
@@ -108,7 +95,7 @@ def test_create_one_connected_vmxnet3_nic_per_worker(twin, run_module, portgroup
     # what Machine API compares (machineset_network takes these entries as its vms option): NICs after the run
     for name in WORKERS:
         assert by_node[name]['nic_count'] == 2
-        assert by_node[name]['instance_uuid'] == find(twin.vsphere(), vim.VirtualMachine, name).config.instanceUuid.lower()
+        assert by_node[name]['instance_uuid'] == vo.find(twin, vim.VirtualMachine, name).config.instanceUuid.lower()
 
 
 def portgroup_switch_uuid(twin):
@@ -251,8 +238,7 @@ def test_failed_task_for_one_vm_others_complete_and_rerun_converges(twin, run_mo
 
 
 def remove_portgroup_nics(twin, vm_name, portgroup):
-    si = twin.vsphere()
-    vm = find(si, vim.VirtualMachine, vm_name)
+    vm = vo.find(twin, vim.VirtualMachine, vm_name)
     changes = [vim.vm.device.VirtualDeviceSpec(operation='remove', device=device) for device in vm.config.hardware.device
                if isinstance(device, vim.vm.device.VirtualEthernetCard)
                and getattr(getattr(device.backing, 'port', None), 'portgroupKey', None) == portgroup['key']]
@@ -261,8 +247,7 @@ def remove_portgroup_nics(twin, vm_name, portgroup):
 
 
 def test_powered_off_vm_gets_a_nic_connected_at_power_on(twin, run_module, portgroup):
-    si = twin.vsphere()
-    vm = find(si, vim.VirtualMachine, 'ocp1-master-0')
+    vm = vo.find(twin, vim.VirtualMachine, 'ocp1-master-0')
     remove_portgroup_nics(twin, 'ocp1-master-0', portgroup)
     # make room under the 10-NIC limit: drop the hand-made NICs on VM Network but the first
     extra = [device for device in vm.config.hardware.device if isinstance(device, vim.vm.device.VirtualEthernetCard)][1:]
@@ -280,8 +265,7 @@ def test_powered_off_vm_gets_a_nic_connected_at_power_on(twin, run_module, portg
 
 
 def test_disconnected_nic_is_connected_again(twin, run_module, portgroup):
-    si = twin.vsphere()
-    vm = find(si, vim.VirtualMachine, 'ocp1-worker-4')
+    vm = vo.find(twin, vim.VirtualMachine, 'ocp1-worker-4')
     device = next(device for device in vm.config.hardware.device if isinstance(device, vim.vm.device.VirtualEthernetCard)
                   and getattr(getattr(device.backing, 'port', None), 'portgroupKey', None) == portgroup['key'])
     device.connectable.connected = False

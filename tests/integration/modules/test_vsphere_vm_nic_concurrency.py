@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from pyVim.task import WaitForTask
-from pyVmomi import vim
+import _twin_reads as reads
+import _vsphere_objects as vo
 
 TWIN_OPTIONS = {'workers': 4}
 WORKERS = ['ocp1-worker-%d' % i for i in range(4)]
@@ -25,22 +25,11 @@ COLLECTIONS_DIR = os.path.join(REPO_ROOT, '.build')  # as tests/conftest.py lays
 
 
 def _portgroup(twin, name, vlan):
-    si = twin.vsphere()
-    content = si.RetrieveContent()
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.DistributedVirtualSwitch], True)
-    dvs = next(item for item in view.view if item.name == 'DSwitch1')
-    view.DestroyView()
-    spec = vim.dvs.DistributedVirtualPortgroup.ConfigSpec(
-        name=name, type='earlyBinding', numPorts=8, autoExpand=True,
-        defaultPortConfig=vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
-            vlan=vim.dvs.VmwareDistributedVirtualSwitch.VlanIdSpec(vlanId=vlan, inherited=False)))
-    WaitForTask(dvs.AddDVPortgroup_Task([spec]))
-    return next(pg for item in twin.inventory()['dvs'] for pg in item['portgroups'] if pg['name'] == name)
+    return vo.add_distributed_portgroup(twin, name, vlan=vlan, auto_expand=True)
 
 
 def _nics_on(twin, name, portgroup):
-    vm = next(item for item in twin.inventory()['vms'] if item['name'] == name)
-    return [nic for nic in vm['nics'] if nic['portgroup_key'] == portgroup['key']]
+    return [nic for nic in vo.inventory_vm(twin, name)['nics'] if nic['portgroup_key'] == portgroup['key']]
 
 
 def _run_at_once(twin, tmp_path, network, shared_lock=False):
@@ -133,6 +122,5 @@ def test_three_writers_sharing_the_cluster_lock_write_one_after_the_other(twin, 
     assert sorted(result['changed'] for result in results) == [False, False, True], 'the first holder added every NIC'
     assert twin.vcsim_requests()['counts']['ReconfigVM_Task'] == len(WORKERS), 'no stale write: the others read after it'
     assert not [item for result in results for item in result['findings']]
-    from kubernetes import client  # pylint: disable=import-outside-toplevel
-    lease = client.CoordinationV1Api(twin.api_client()).read_namespaced_lease('egressip-lock', 'openshift-machine-api')
-    assert lease.spec.holder_identity is None and lease.spec.lease_transitions == 2, 'taken by each run in turn, released by the last'
+    lease = reads.lease(twin)
+    assert lease is not None and lease.spec.holder_identity is None and lease.spec.lease_transitions == 2, 'taken by each run in turn, released by the last'

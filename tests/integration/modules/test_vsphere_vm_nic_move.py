@@ -12,6 +12,8 @@ from pyVmomi import vim
 
 from twin.fixture import kube_writes, vcsim_writes
 
+import _vsphere_objects as vo
+
 TWIN_OPTIONS = {'workers': 3}
 WORKERS = ['ocp1-worker-%d' % i for i in range(3)]
 SELECTOR = {'node-role.kubernetes.io/worker': ''}
@@ -21,16 +23,11 @@ MACHINE_API = dict(group='machine.openshift.io', version='v1beta1', namespace='o
 
 
 def _dvs(twin):
-    content = twin.vsphere().RetrieveContent()
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.DistributedVirtualSwitch], True)
-    try:
-        return next(item for item in view.view if item.name == 'DSwitch1')
-    finally:
-        view.DestroyView()
+    return vo.find(twin, vim.DistributedVirtualSwitch, 'DSwitch1')
 
 
 def _add_portgroup(twin, name):
-    WaitForTask(_dvs(twin).AddDVPortgroup_Task([vim.dvs.DistributedVirtualPortgroup.ConfigSpec(name=name, type='earlyBinding', numPorts=8)]))
+    vo.add_distributed_portgroup(twin, name)
 
 
 def _key(twin, name):
@@ -159,10 +156,7 @@ def test_a_port_group_renamed_in_vcenter_is_found_by_machineset_network_itself(t
 
 def test_a_second_nic_already_on_the_target_is_refused_nothing_written(twin, run_module):
     _add_portgroup(twin, C)
-    content = twin.vsphere().RetrieveContent()
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.VirtualMachine], True)
-    vm = next(item for item in view.view if item.name == WORKERS[0])
-    view.DestroyView()
+    vm = vo.find(twin, vim.VirtualMachine, WORKERS[0])
     switch_uuid = next(dvs['uuid'] for dvs in twin.inventory()['dvs'] if dvs['name'] == 'DSwitch1')
     backing = vim.vm.device.VirtualEthernetCard.DistributedVirtualPortBackingInfo(
         port=vim.dvs.PortConnection(portgroupKey=_key(twin, C), switchUuid=switch_uuid))

@@ -6,8 +6,8 @@ reconfigure_overlap, default fail): a run that sent two at once to one VM would 
 """
 
 import pytest
-from pyVim.task import WaitForTask
-from pyVmomi import vim
+
+import _vsphere_objects as vo
 
 TWIN_OPTIONS = {'workers': 4}
 PORTGROUP = 'ocp-egress-150'
@@ -15,16 +15,7 @@ PORTGROUP = 'ocp-egress-150'
 
 @pytest.fixture(scope='module')
 def portgroup(twin):
-    si = twin.vsphere()
-    content = si.RetrieveContent()
-    view = content.viewManager.CreateContainerView(content.rootFolder, [vim.DistributedVirtualSwitch], True)
-    dvs = next(item for item in view.view if item.name == 'DSwitch1')
-    view.DestroyView()
-    WaitForTask(dvs.AddDVPortgroup_Task([vim.dvs.DistributedVirtualPortgroup.ConfigSpec(
-        name=PORTGROUP, type='earlyBinding', numPorts=16, autoExpand=True,
-        defaultPortConfig=vim.dvs.VmwareDistributedVirtualSwitch.VmwarePortConfigPolicy(
-            vlan=vim.dvs.VmwareDistributedVirtualSwitch.VlanIdSpec(vlanId=150, inherited=False)))]))
-    return next(pg for item in twin.inventory()['dvs'] for pg in item['portgroups'] if pg['name'] == PORTGROUP)
+    return vo.add_distributed_portgroup(twin, PORTGROUP, vlan=150, ports=16, auto_expand=True)
 
 
 @pytest.fixture

@@ -18,9 +18,15 @@ What an administrator does with vCenter and `oc`, done with plain pyVmomi and th
 """
 
 import json
+import os
+import sys
 
 from pyVim.task import WaitForTask
 from pyVmomi import vim
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
+import _twin_reads as reads  # noqa: E402  pylint: disable=wrong-import-position
+import _vsphere_objects as vo  # noqa: E402  pylint: disable=wrong-import-position
 
 PORTGROUP = 'egress-vlan120'
 VLAN = 120
@@ -45,34 +51,21 @@ TUNED = dict(group='tuned.openshift.io', version='v1', plural='tuneds', namespac
 FORWARDING_PROFILE = '[main]\nsummary=egress forwarding (made by hand)\ninclude=openshift-node\n\n[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n'
 
 
-def _objects(twin, kind):
-    content = twin.vsphere().RetrieveContent()
-    view = content.viewManager.CreateContainerView(content.rootFolder, [kind], True)
-    try:
-        return list(view.view)
-    finally:
-        view.DestroyView()
-
-
-def _inventory_vm(twin, name):
-    return next(vm for vm in twin.inventory()['vms'] if vm['name'] == name)
-
-
 def add_portgroup(twin):
-    for host in _objects(twin, vim.HostSystem):
+    for host in vo.objects(twin, vim.HostSystem):
         spec = vim.host.PortGroup.Specification(name=PORTGROUP, vlanId=VLAN, vswitchName='vSwitch1', policy=vim.host.NetworkPolicy())
         host.configManager.networkSystem.AddPortGroup(portgrp=spec)
 
 
 def add_nic(twin, node):
-    before = set(nic['mac'] for nic in _inventory_vm(twin, node)['nics'])
-    network = next(item for item in _objects(twin, vim.Network) if item.name == PORTGROUP)
+    before = set(nic['mac'] for nic in vo.inventory_vm(twin, node)['nics'])
+    network = vo.find(twin, vim.Network, PORTGROUP)
     backing = vim.vm.device.VirtualEthernetCard.NetworkBackingInfo(deviceName=PORTGROUP, network=network)
     nic = vim.vm.device.VirtualVmxnet3(key=-101, backing=backing,
                                        connectable=vim.vm.device.VirtualDevice.ConnectInfo(connected=True, startConnected=True))
-    vm = next(item for item in _objects(twin, vim.VirtualMachine) if item.name == node)
+    vm = vo.find(twin, vim.VirtualMachine, node)
     WaitForTask(vm.ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='add', device=nic)])))
-    return next(item['mac'] for item in _inventory_vm(twin, node)['nics'] if item['mac'] not in before)
+    return next(item['mac'] for item in vo.inventory_vm(twin, node)['nics'] if item['mac'] not in before)
 
 
 def kernel_name(twin, node, mac):
@@ -114,13 +107,7 @@ def host_cidrs(twin, node):
     return json.loads(annotations.get('k8s.ovn.org/host-cidrs') or '[]')
 
 
-def assignments(twin):
-    """{(object, ip): node} over every EgressIP object."""
-    result = {}
-    for item in twin.custom_objects().list_cluster_custom_object(**EGRESSIPS)['items']:
-        for entry in (item.get('status') or {}).get('items') or []:
-            result[(item['metadata']['name'], entry['egressIP'])] = entry['node']
-    return result
+assignments = reads.assignments  # {(object, ip): node} over every EgressIP object
 
 
 def all_host_cidrs(twin):
@@ -137,8 +124,26 @@ def align_machines(twin):
         twin.custom_objects().replace_namespaced_custom_object(name=machine['metadata']['name'], body=machine, **MACHINES)
 
 
+def migrate_vars(out, **extra):
+    """The variables of playbooks/migrate.yml writing its files to the folder `out`."""
+    return dict({'migrate_dest': str(out), 'migrate_acknowledge_unsupported': True}, **extra)
+
+
+def adoption_rerun(twin, run_playbook, out, hand_made):
+    """migrate with migrate_adopt once more, after the adoption: nothing changed, nothing written, not one egress IP moved
+    from where `hand_made` (what prepare returned) saw it. Returns the run."""
+    reads.reset_requests(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=migrate_vars(out, migrate_adopt=True))
+    assert run.rc == 0, run
+    assert run.changed == 0, run
+    reads.assert_nothing_written(twin)
+    assert assignments(twin) == hand_made['assignments']
+    return run
+
+
 def prepare(twin, machines=True):
-    """Configure the egress network by hand; returns once every egress IP is assigned."""
+    """Configure the egress network by hand; once every egress IP is assigned, returns what a test compares after a run:
+    {'assignments': assignments(twin), 'host_cidrs': all_host_cidrs(twin)}."""
     add_portgroup(twin)
     for index, node in enumerate(EGRESS_NODES):
         mac = add_nic(twin, node)
@@ -158,3 +163,4 @@ def prepare(twin, machines=True):
             body={'apiVersion': 'k8s.ovn.org/v1', 'kind': 'EgressIP', 'metadata': {'name': name}, 'spec': spec}, **EGRESSIPS)
     wanted = sum(len(spec['egressIPs']) for spec in OBJECTS.values())
     twin.wait_for(lambda: len(assignments(twin)) == wanted, timeout=30, what='every egress IP made by hand to be assigned')
+    return {'assignments': assignments(twin), 'host_cidrs': all_host_cidrs(twin)}

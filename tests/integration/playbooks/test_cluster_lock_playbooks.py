@@ -15,11 +15,13 @@ import yaml
 
 from twin.fixture import kube_writes, lock_writes, vcsim_writes
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
+import _twin_reads as reads  # noqa: E402  pylint: disable=wrong-import-position
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 COLLECTIONS_DIR = os.path.join(REPO_ROOT, '.build')
 with open(os.path.join(REPO_ROOT, 'examples', 'twin-cluster.yml'), encoding='utf-8') as handle:
     TWIN_VARS = yaml.safe_load(handle)
-LEASE = ('egressip-lock', 'openshift-machine-api')
 
 pytestmark = pytest.mark.slow
 
@@ -46,18 +48,8 @@ def _finish(proc, timeout=900):
     return proc.returncode, out
 
 
-def _lease(twin):
-    from kubernetes import client  # pylint: disable=import-outside-toplevel
-    try:
-        return client.CoordinationV1Api(twin.api_client()).read_namespaced_lease(*LEASE)
-    except client.exceptions.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
-
-
 def _holder(twin):
-    lease = _lease(twin)
+    lease = reads.lease(twin)
     return lease and lease.spec.holder_identity
 
 
@@ -72,7 +64,7 @@ def test_check_mode_takes_no_lock(twin):
     code, out = _finish(_start(twin, _variables(), '--check'))
     assert code == 0, out[-4000:]
     assert twin.kube_requests()['writes'] == 0 and not vcsim_writes(twin), 'not even the Lease is written'
-    assert _lease(twin) is None
+    assert reads.lease(twin) is None
 
 
 def test_two_enables_at_once_write_one_after_the_other_and_a_third_fails_naming_the_holder(twin):
@@ -92,7 +84,7 @@ def test_two_enables_at_once_write_one_after_the_other_and_a_third_fails_naming_
     code, out = _finish(second)
     assert code == 0, out[-6000:]
     assert _recap_changed(out) == 0, 'the second run waited for the first, then found nothing left to do'
-    lease = _lease(twin)
+    lease = reads.lease(twin)
     assert lease.spec.holder_identity is None, 'the last run released it'
     assert lease.spec.lease_transitions == 1, 'created by the first run, taken over by the second'
     for vm in twin.inventory()['vms']:
@@ -101,7 +93,7 @@ def test_two_enables_at_once_write_one_after_the_other_and_a_third_fails_naming_
 
 
 def test_verify_takes_the_lock_only_to_remediate(twin):
-    transitions = _lease(twin).spec.lease_transitions
+    transitions = reads.lease(twin).spec.lease_transitions
     for remediate in (False, True):
         variables = _variables()
         variables['egressip_verify'] = dict(variables['egressip_verify'], remediate=remediate)
@@ -110,14 +102,14 @@ def test_verify_takes_the_lock_only_to_remediate(twin):
         assert code == 0, out[-4000:]
         # taken and released (and renewed every 2 s while verify runs), or not written at all
         assert (lock_writes(twin) >= 2) if remediate else (lock_writes(twin) == 0), (remediate, lock_writes(twin))
-    lease = _lease(twin)
+    lease = reads.lease(twin)
     assert lease.spec.holder_identity is None and lease.spec.lease_transitions == transitions + 1
 
 
 def test_a_killed_runs_lock_expires_and_the_next_run_takes_it_over(twin):
     killed = _start(twin, _variables(), new_session=True)  # its own process group, as in a terminal or AAP
     holder = twin.wait_for(lambda: _holder(twin), timeout=120, what='the run holding the cluster lock')
-    before = _lease(twin).spec.lease_transitions
+    before = reads.lease(twin).spec.lease_transitions
     os.kill(killed.pid, signal.SIGKILL)
     killed.communicate(timeout=60)
     assert _holder(twin) == holder, 'the Lease still names the killed run: nobody else writes meanwhile'
@@ -126,7 +118,7 @@ def test_a_killed_runs_lock_expires_and_the_next_run_takes_it_over(twin):
     code, out = _finish(_start(twin, _variables(wait_timeout=300)))
     assert code == 0, out[-6000:]
     assert time.monotonic() - started < 300
-    lease = _lease(twin)
+    lease = reads.lease(twin)
     assert lease.spec.holder_identity is None and lease.spec.lease_transitions == before + 1, 'taken over from the killed run'
     assert lock_writes(twin) >= 2 and kube_writes(twin) == twin.kube_requests()['writes'] - lock_writes(twin)
 

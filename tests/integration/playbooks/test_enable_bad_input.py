@@ -17,24 +17,28 @@ with open(os.path.join(REPO_ROOT, 'examples', 'twin-cluster.yml'), encoding='utf
 pytestmark = pytest.mark.slow
 
 
+def _parent(variables, path):
+    """What the dotted path (list indexes as digits) ends in: the dict or list holding its last key, and that key."""
+    keys = [int(key) if key.isdigit() else key for key in path.split('.')]
+    target = variables
+    for key in keys[:-1]:
+        target = target[key]
+    return target, keys[-1]
+
+
 def _set(path, value):
-    """A mutation of the variables file: set the dotted path (list indexes as digits) to value."""
+    """A mutation of the variables file: set the dotted path to value."""
     def mutate(variables):
-        keys = path.split('.')
-        target = variables
-        for key in keys[:-1]:
-            target = target[int(key)] if key.isdigit() else target[key]
-        target[int(keys[-1]) if keys[-1].isdigit() else keys[-1]] = value
+        target, key = _parent(variables, path)
+        target[key] = value
     return mutate
 
 
 def _rename(path, new_key):
+    """A mutation of the variables file: the key the dotted path ends in renamed to new_key."""
     def mutate(variables):
-        keys = path.split('.')
-        target = variables
-        for key in keys[:-1]:
-            target = target[int(key)] if key.isdigit() else target[key]
-        target[new_key] = target.pop(keys[-1])
+        target, key = _parent(variables, path)
+        target[new_key] = target.pop(key)
     return mutate
 
 

@@ -8,12 +8,16 @@ worker-0's egress NIC by hand and run enable once (a new NIC, the policy follows
 
 import copy
 import os
+import sys
 
 import pytest
 import yaml
 
 from pyVim.task import WaitForTask
 from pyVmomi import vim
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
+import _vsphere_objects as vo  # noqa: E402  pylint: disable=wrong-import-position
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 with open(os.path.join(REPO_ROOT, 'examples', 'twin-cluster.yml'), encoding='utf-8') as handle:
@@ -28,17 +32,8 @@ MACHINE_API = dict(group='machine.openshift.io', version='v1beta1', namespace='o
 pytestmark = pytest.mark.slow
 
 
-def _objects(twin, kind):
-    content = twin.vsphere().RetrieveContent()
-    view = content.viewManager.CreateContainerView(content.rootFolder, [kind], True)
-    try:
-        return list(view.view)
-    finally:
-        view.DestroyView()
-
-
 def _nics(twin, name):
-    return next(vm for vm in twin.inventory()['vms'] if vm['name'] == name)['nics']
+    return vo.inventory_vm(twin, name)['nics']
 
 
 def _egress_nics(twin):
@@ -67,7 +62,7 @@ def _machine_api(twin, plural):
 
 def _rename_portgroup(twin):
     """Rename the standard port group on every host (same VLAN and vSwitch), as an administrator in vCenter would."""
-    for host in _objects(twin, vim.HostSystem):
+    for host in vo.objects(twin, vim.HostSystem):
         spec = vim.host.PortGroup.Specification(name=NEW, vlanId=120, vswitchName='vSwitch1', policy=vim.host.NetworkPolicy())
         host.configManager.networkSystem.UpdatePortGroup(pgName=OLD, portgrp=spec)
 
@@ -112,7 +107,7 @@ def test_a_second_run_after_the_rename_changes_nothing(twin, run_playbook, enabl
 def test_an_egress_nic_removed_by_hand_is_added_again_in_one_run_and_the_node_keeps_its_address(twin, run_playbook, enabled):
     node = WORKERS[0]
     old_mac = enabled['nics'][node][0][1]
-    vm = next(item for item in _objects(twin, vim.VirtualMachine) if item.name == node)
+    vm = vo.find(twin, vim.VirtualMachine, node)
     nic = next(device for device in vm.config.hardware.device
                if isinstance(device, vim.vm.device.VirtualEthernetCard) and device.macAddress.lower() == old_mac)
     WaitForTask(vm.ReconfigVM_Task(vim.vm.ConfigSpec(deviceChange=[vim.vm.device.VirtualDeviceSpec(operation='remove', device=nic)])))

@@ -9,25 +9,30 @@ deletes the hand-made NMState policies (check mode first), moves nothing, and mi
 
 import copy
 import json
+import os
+import sys
 
 import pytest
 import yaml
 
-from twin.fixture import kube_writes, vcsim_writes
-
-import _by_hand as bh  # pylint: disable=wrong-import-order
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
+import _by_hand as bh  # noqa: E402  pylint: disable=wrong-import-order,wrong-import-position
+import _twin_reads as reads  # noqa: E402  pylint: disable=wrong-import-position
 
 TWIN_OPTIONS = {'workers': 4}
 pytestmark = pytest.mark.slow
 MANAGED = {'egressip.ocp/managed-by': 'ocp.egressip'}
 
+# The variables file of the cluster _by_hand made: its port group, network and node label (tests/unit's
+# test_migrate_plan.py has the same discovery as literals), the two EgressIPs on the secondary subnet (egressip-legacy is
+# on the primary network), and what enable is told to adopt.
 EXPECTED_VARIABLES = {
     'egressip_acknowledge_unsupported': True,
     'egressip_vsphere': {'datacenter': 'DC0', 'cluster': 'DC0_C0',
-                         'portgroup': {'name': 'egress-vlan120', 'switch_type': 'standard', 'switch': 'vSwitch1', 'vlan_id': 120}},
-    'egressip_network': {'cidr': '10.30.0.0/24', 'gateway': '10.30.0.1', 'node_address_range': '10.30.0.11-10.30.0.13',
-                         'route_metric': 150, 'ip_forwarding': 'per_interface'},
-    'egressip_nodes': {'selector': {'egress.example.com/gateway': 'true'}},
+                         'portgroup': {'name': bh.PORTGROUP, 'switch_type': 'standard', 'switch': 'vSwitch1', 'vlan_id': bh.VLAN}},
+    'egressip_network': {'cidr': bh.CIDR, 'gateway': bh.GATEWAY, 'route_metric': bh.METRIC, 'ip_forwarding': 'per_interface',
+                         'node_address_range': '%s-%s' % (bh.ADDRESSES[bh.EGRESS_NODES[0]], bh.ADDRESSES[bh.EGRESS_NODES[-1]])},
+    'egressip_nodes': {'selector': {bh.NODE_LABEL: 'true'}},
     'egressip_objects': [
         {'name': 'payments', 'egress_ips': ['10.30.0.200', '10.30.0.201'], 'namespace_selector': {'matchLabels': {'team': 'payments'}}},
         {'name': 'reports', 'egress_ips': ['10.30.0.210'], 'namespace_selector': {'matchLabels': {'team': 'reports'}},
@@ -42,8 +47,7 @@ EXPECTED_VARIABLES = {
 
 @pytest.fixture(scope='module')
 def hand_made(twin):
-    bh.prepare(twin)
-    return {'assignments': bh.assignments(twin), 'host_cidrs': bh.all_host_cidrs(twin)}
+    return bh.prepare(twin)
 
 
 @pytest.fixture(scope='module')
@@ -51,34 +55,20 @@ def out(tmp_path_factory):
     return tmp_path_factory.mktemp('migrate')
 
 
-def _vars(out, **extra):
-    return dict({'migrate_dest': str(out), 'migrate_acknowledge_unsupported': True}, **extra)
-
-
-def _reset(twin):
-    twin.reset_kube_requests()
-    twin.reset_vcsim_requests()
-
-
-def _nothing_written(twin):
-    assert kube_writes(twin) == 0
-    assert not vcsim_writes(twin)
-
-
 def test_discovery_in_check_mode_writes_nothing(twin, hand_made, run_playbook, out):
-    _reset(twin)
-    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out), check=True, diff=True)
+    reads.reset_requests(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=bh.migrate_vars(out), check=True, diff=True)
     assert run.rc == 0, run
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
     assert not (out / 'egressip-variables.yml').exists() and not (out / 'migrate.json').exists()
     assert bh.assignments(twin) == hand_made['assignments']
 
 
 def test_discovery_writes_the_variables_file_and_the_report(twin, hand_made, run_playbook, out):
-    _reset(twin)
-    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out))
+    reads.reset_requests(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=bh.migrate_vars(out))
     assert run.rc == 0, run
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
     assert yaml.safe_load((out / 'egressip-variables.yml').read_text()) == EXPECTED_VARIABLES
     report = json.loads((out / 'migrate.json').read_text())
     found = set(item['id'] for item in report['findings'])
@@ -95,25 +85,25 @@ def test_discovery_writes_the_variables_file_and_the_report(twin, hand_made, run
 
 
 def test_extra_variables_that_shadow_the_discovered_ones_are_refused(twin, hand_made, run_playbook, out):
-    _reset(twin)
-    run = run_playbook('playbooks/migrate.yml', extra_vars=[_vars(out, migrate_adopt=True),
+    reads.reset_requests(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=[bh.migrate_vars(out, migrate_adopt=True),
                                                             {'egressip_network': {'cidr': '10.30.0.0/24'}}])
     assert run.rc != 0, run
     assert 'egressip_network differ from what was discovered' in run.stdout, run
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
 
 
 def test_adoption_in_check_mode_writes_nothing(twin, hand_made, run_playbook, out):
-    _reset(twin)
-    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out, migrate_adopt=True), check=True, diff=True)
+    reads.reset_requests(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=bh.migrate_vars(out, migrate_adopt=True), check=True, diff=True)
     assert run.rc == 0, run
     assert run.changed > 0, run
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
     assert bh.assignments(twin) == hand_made['assignments']
 
 
 def test_adoption_moves_no_egress_ip_and_drops_no_address(twin, hand_made, run_playbook, out):
-    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out, migrate_adopt=True))
+    run = run_playbook('playbooks/migrate.yml', extra_vars=bh.migrate_vars(out, migrate_adopt=True))
     assert run.rc == 0, run
     assert run.changed > 0, run
     assert bh.assignments(twin) == hand_made['assignments']
@@ -145,20 +135,15 @@ def test_adoption_moves_no_egress_ip_and_drops_no_address(twin, hand_made, run_p
 
 
 def test_rerun_changes_nothing(twin, hand_made, run_playbook, out):
-    _reset(twin)
-    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out, migrate_adopt=True))
-    assert run.rc == 0, run
-    assert run.changed == 0, run
-    _nothing_written(twin)
-    assert bh.assignments(twin) == hand_made['assignments']
+    bh.adoption_rerun(twin, run_playbook, out, hand_made)
 
 
 def test_enable_with_the_variables_file_changes_nothing(twin, hand_made, run_playbook, out):
-    _reset(twin)
+    reads.reset_requests(twin)
     run = run_playbook('playbooks/enable.yml', extra_vars='@%s' % (out / 'egressip-variables.yml'))
     assert run.rc == 0, run
     assert run.changed == 0, run
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
     assert bh.assignments(twin) == hand_made['assignments']
 
 
@@ -170,13 +155,13 @@ def test_adoption_check_fails_loudly_when_an_egress_ip_moved(twin, hand_made, ru
     playbook = tmp_path / 'check.yml'
     playbook.write_text('- hosts: localhost\n  gather_facts: false\n  tasks:\n'
                         '    - ansible.builtin.include_role: {name: ocp.egressip.migrate, tasks_from: check}\n')
-    _reset(twin)
-    run = run_playbook(str(playbook), extra_vars=_vars(tmp_path, migrate_baseline=doctored))
+    reads.reset_requests(twin)
+    run = run_playbook(str(playbook), extra_vars=bh.migrate_vars(tmp_path, migrate_baseline=doctored))
     assert run.rc != 0, run
     assert 'ADOPTION MOVED EGRESS TRAFFIC' in run.stdout and 'lifecycle_egress_ip_moved' in run.stdout, run
     assert 'payments 10.30.0.200 from ocp1-worker-3 to' in run.stdout, run
     assert json.loads((tmp_path / 'migrate.json').read_text())['adoption_check']['ok'] is False
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
 
 
 def test_opting_in_replaces_the_hand_made_policies_and_moves_nothing(twin, hand_made, run_playbook, out):
@@ -191,11 +176,11 @@ def test_opting_in_replaces_the_hand_made_policies_and_moves_nothing(twin, hand_
     def policies():
         return dict((item['metadata']['name'], item) for item in twin.custom_objects().list_cluster_custom_object(**bh.NNCP)['items'])
 
-    _reset(twin)
+    reads.reset_requests(twin)
     run = run_playbook('playbooks/enable.yml', extra_vars='@%s' % opted_in, check=True, diff=True)
     assert run.rc == 0, run
     assert run.changed > 0, run
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
     assert set(hand_made_names) <= set(policies())
     run = run_playbook('playbooks/enable.yml', extra_vars='@%s' % opted_in)
     assert run.rc == 0, run
@@ -205,11 +190,11 @@ def test_opting_in_replaces_the_hand_made_policies_and_moves_nothing(twin, hand_
     assert all(now['egressip-%s' % node]['metadata']['labels'] == MANAGED for node in bh.EGRESS_NODES)
     assert bh.assignments(twin) == hand_made['assignments']
     assert bh.all_host_cidrs(twin) == cidrs
-    _reset(twin)
+    reads.reset_requests(twin)
     run = run_playbook('playbooks/enable.yml', extra_vars='@%s' % opted_in)
     assert run.rc == 0 and run.changed == 0, run
-    _nothing_written(twin)
-    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out))
+    reads.assert_nothing_written(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=bh.migrate_vars(out))
     assert run.rc == 0, run
     expected = dict(EXPECTED_VARIABLES)
     expected.pop('node_network_replace_hand_made')

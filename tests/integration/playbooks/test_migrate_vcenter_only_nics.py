@@ -9,13 +9,15 @@ enable's preflight stops the adoption before any write.
 """
 
 import json
+import os
+import sys
 
 import pytest
 import yaml
 
-from twin.fixture import kube_writes, vcsim_writes
-
-import _by_hand as bh  # pylint: disable=wrong-import-order
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
+import _by_hand as bh  # noqa: E402  pylint: disable=wrong-import-order,wrong-import-position
+import _twin_reads as reads  # noqa: E402  pylint: disable=wrong-import-position
 
 TWIN_OPTIONS = {'workers': 4}
 pytestmark = pytest.mark.slow
@@ -24,22 +26,12 @@ NOTICE = 'enable will align the Machine\'s providerSpec'
 
 @pytest.fixture(scope='module')
 def hand_made(twin):
-    bh.prepare(twin, machines=False)
-    return {'assignments': bh.assignments(twin), 'host_cidrs': bh.all_host_cidrs(twin)}
+    return bh.prepare(twin, machines=False)
 
 
 @pytest.fixture(scope='module')
 def out(tmp_path_factory):
     return tmp_path_factory.mktemp('migrate_vcenter_only')
-
-
-def _vars(out, **extra):
-    return dict({'migrate_dest': str(out), 'migrate_acknowledge_unsupported': True}, **extra)
-
-
-def _reset(twin):
-    twin.reset_kube_requests()
-    twin.reset_vcsim_requests()
 
 
 def _machine_devices(twin):
@@ -51,10 +43,10 @@ def _machine_devices(twin):
 
 
 def test_discovery_reports_the_mismatch_as_a_notice(twin, hand_made, run_playbook, out):
-    _reset(twin)
-    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out))
+    reads.reset_requests(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=bh.migrate_vars(out))
     assert run.rc == 0, run
-    assert kube_writes(twin) == 0 and not vcsim_writes(twin)
+    reads.assert_nothing_written(twin)
     assert yaml.safe_load((out / 'egressip-variables.yml').read_text())['egressip_network']['cidr'] == '10.30.0.0/24'
     report = json.loads((out / 'migrate.json').read_text())
     assert report['summary']['ok'], report['findings']
@@ -67,17 +59,17 @@ def test_discovery_reports_the_mismatch_as_a_notice(twin, hand_made, run_playboo
 
 
 def test_without_alignment_the_mismatch_stops_migrate_before_any_write(twin, hand_made, run_playbook, tmp_path):
-    _reset(twin)
-    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(tmp_path, migrate_adopt=True, vsphere_network_align_machines=False))
+    reads.reset_requests(twin)
+    run = run_playbook('playbooks/migrate.yml', extra_vars=bh.migrate_vars(tmp_path, migrate_adopt=True, vsphere_network_align_machines=False))
     assert run.rc != 0, run
     assert 'machine_nic_count_mismatch' in run.stdout and 'nothing was written' in run.stdout, run
-    assert kube_writes(twin) == 0 and not vcsim_writes(twin)
+    reads.assert_nothing_written(twin)
     assert all(devices == ['VM Network'] for devices in _machine_devices(twin).values())
     assert bh.assignments(twin) == hand_made['assignments']
 
 
 def test_adoption_aligns_the_machines_and_moves_nothing(twin, hand_made, run_playbook, out):
-    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out, migrate_adopt=True))
+    run = run_playbook('playbooks/migrate.yml', extra_vars=bh.migrate_vars(out, migrate_adopt=True))
     assert run.rc == 0, run
     assert run.changed > 0, run
     devices = _machine_devices(twin)
@@ -93,10 +85,5 @@ def test_adoption_aligns_the_machines_and_moves_nothing(twin, hand_made, run_pla
 
 
 def test_rerun_changes_nothing_and_reports_no_mismatch(twin, hand_made, run_playbook, out):
-    _reset(twin)
-    run = run_playbook('playbooks/migrate.yml', extra_vars=_vars(out, migrate_adopt=True))
-    assert run.rc == 0, run
-    assert run.changed == 0, run
-    assert kube_writes(twin) == 0 and not vcsim_writes(twin)
+    run = bh.adoption_rerun(twin, run_playbook, out, hand_made)
     assert 'machine_nic_count_mismatch' not in run.stdout, run
-    assert bh.assignments(twin) == hand_made['assignments']

@@ -15,21 +15,11 @@ import yaml
 
 from twin.fixture import Twin, kube_writes, lock_writes, vcsim_writes
 
+from _render_setup import MACHINE_API, PORTGROUP, VARIABLES, manifests, vcenter_steps  # pylint: disable=wrong-import-order
+
 pytestmark = pytest.mark.slow
 
-VARIABLES = '@examples/twin-cluster.yml'
-PORTGROUP = 'ocp-egress-120'
 WORKERS = ['ocp1-worker-0', 'ocp1-worker-1', 'ocp1-worker-2']
-MACHINE_API = ('machine.openshift.io', 'v1beta1', 'openshift-machine-api')
-VCENTER_STEPS = '''
-- name: vCenter steps only (port group, NICs), as README.md lists them
-  hosts: localhost
-  gather_facts: false
-  roles:
-    - role: ocp.egressip.vsphere_network
-      vars:
-        vsphere_network_machine_api: false
-'''
 RESULTS = {}
 
 
@@ -50,25 +40,12 @@ def reset(twin):
     twin.reset_vcsim_requests()
 
 
-def align_machines(twin):
-    """README step 3 by hand: the Machines whose VM got the NIC list the port group."""
-    objects = twin.custom_objects()
-    for machine in objects.list_namespaced_custom_object(*MACHINE_API, 'machines')['items']:
-        if 'worker' in machine['metadata']['name']:
-            objects.patch_namespaced_custom_object(*MACHINE_API, 'machines', machine['metadata']['name'],
-                                                   [{'op': 'add', 'path': '/spec/providerSpec/value/network/devices/-',
-                                                     'value': {'networkName': PORTGROUP}}],
-                                                   _content_type='application/json-patch+json')
-
-
 def server_side_apply(twin, directory):
     """What Argo CD (ServerSideApply=true) or Flux does with the directory: each resource of kustomization.yaml."""
     from kubernetes import dynamic  # pylint: disable=import-outside-toplevel
     client = dynamic.DynamicClient(twin.api_client())
-    with open(os.path.join(directory, 'kustomization.yaml'), encoding='utf-8') as handle:
-        resources = yaml.safe_load(handle)['resources']
-    for name in resources:
-        with open(os.path.join(directory, name), encoding='utf-8') as handle:
+    for path in manifests(directory):
+        with open(path, encoding='utf-8') as handle:
             manifest = yaml.safe_load(handle)
         api = client.resources.get(api_version=manifest['apiVersion'], kind=manifest['kind'])
         api.server_side_apply(body=manifest, name=manifest['metadata']['name'], namespace=manifest['metadata'].get('namespace'),
@@ -115,11 +92,7 @@ def test_enable_on_twin_a(twin_a, run_playbook):
 
 
 def test_check_mode_renders_nothing_and_writes_nothing(twin, run_playbook, out, tmp_path):
-    vcenter = tmp_path / 'vcenter.yml'
-    vcenter.write_text(VCENTER_STEPS)
-    run = run_playbook(str(vcenter), VARIABLES)
-    assert run.rc == 0, run
-    align_machines(twin)
+    vcenter_steps(twin, run_playbook, tmp_path)
     reset(twin)
     check = run_playbook('playbooks/render.yml', [VARIABLES, {'render_dest': str(out / 'one')}], check=True, diff=True)
     assert check.rc == 0, check

@@ -10,23 +10,12 @@ import shutil
 import subprocess
 
 import pytest
-import yaml
+
+from _render_setup import VARIABLES, manifests, vcenter_steps  # pylint: disable=wrong-import-order
 
 pytestmark = pytest.mark.slow
 
-VARIABLES = '@examples/twin-cluster.yml'
-PORTGROUP = 'ocp-egress-120'
-MACHINE_API = ('machine.openshift.io', 'v1beta1', 'openshift-machine-api')
 KUBECTL = os.environ.get('TWIN_KUBECTL') or shutil.which('kubectl')
-VCENTER_STEPS = '''
-- name: vCenter steps only (port group, NICs), as README.md lists them
-  hosts: localhost
-  gather_facts: false
-  roles:
-    - role: ocp.egressip.vsphere_network
-      vars:
-        vsphere_network_machine_api: false
-'''
 
 
 @pytest.fixture(scope='module')
@@ -37,15 +26,7 @@ def out(tmp_path_factory):
 
 
 def test_vcenter_steps_then_render(twin, run_playbook, out):
-    (out / 'vcenter.yml').write_text(VCENTER_STEPS)
-    assert run_playbook(str(out / 'vcenter.yml'), VARIABLES).rc == 0
-    objects = twin.custom_objects()
-    for machine in objects.list_namespaced_custom_object(*MACHINE_API, 'machines')['items']:
-        if 'worker' in machine['metadata']['name']:
-            objects.patch_namespaced_custom_object(*MACHINE_API, 'machines', machine['metadata']['name'],
-                                                   [{'op': 'add', 'path': '/spec/providerSpec/value/network/devices/-',
-                                                     'value': {'networkName': PORTGROUP}}],
-                                                   _content_type='application/json-patch+json')
+    vcenter_steps(twin, run_playbook, out)
     run = run_playbook('playbooks/render.yml', [VARIABLES, {'render_dest': str(out / 'dir')}])
     assert run.rc == 0, run
     assert (out / 'dir' / 'kustomization.yaml').exists()
@@ -56,11 +37,6 @@ def kubectl(twin, home, *args):
     done = subprocess.run([KUBECTL, '--request-timeout=30s'] + list(args), env=env, capture_output=True, text=True, timeout=120,
                           check=False)
     return done.returncode, done.stdout, done.stderr
-
-
-def manifests(directory):
-    with open(os.path.join(directory, 'kustomization.yaml'), encoding='utf-8') as handle:
-        return [os.path.join(directory, name) for name in yaml.safe_load(handle)['resources']]
 
 
 def test_kubectl_apply_server_side_of_the_rendered_files(twin, out, tmp_path):

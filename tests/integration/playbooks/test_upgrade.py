@@ -8,17 +8,18 @@ left by an "older version" (a marked policy without its allocation annotation) i
 
 import json
 import os
+import sys
 
 import pytest
 import yaml
 
-from twin.fixture import kube_writes, vcsim_writes
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
+import _twin_reads as reads  # noqa: E402  pylint: disable=wrong-import-position
 
 TWIN_OPTIONS = {'workers': 4}
 pytestmark = pytest.mark.slow
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 WORKERS = ['ocp1-worker-%d' % index for index in range(4)]
-EGRESSIPS = dict(group='k8s.ovn.org', version='v1', plural='egressips')
 NNCP = dict(group='nmstate.io', version='v1', plural='nodenetworkconfigurationpolicies')
 
 
@@ -39,30 +40,12 @@ def enabled(twin, files, run_playbook):
     if getattr(twin, 'enabled_assignments', None) is None:
         run = run_playbook('playbooks/enable.yml', extra_vars='@%s' % (files / 'cluster.yml'))
         assert run.rc == 0, run
-        twin.enabled_assignments = assignments(twin)
+        twin.enabled_assignments = reads.assignments(twin)
     return twin.enabled_assignments
-
-
-def assignments(twin):
-    result = {}
-    for item in twin.custom_objects().list_cluster_custom_object(**EGRESSIPS)['items']:
-        for entry in (item.get('status') or {}).get('items') or []:
-            result[(item['metadata']['name'], entry['egressIP'])] = entry['node']
-    return result
 
 
 def upgrade_vars(files, phase, **extra):
     return ['@%s' % (files / 'cluster.yml'), dict({'upgrade_phase': phase, 'upgrade_snapshot_file': str(files / 'snapshot.json')}, **extra)]
-
-
-def _reset(twin):
-    twin.reset_kube_requests()
-    twin.reset_vcsim_requests()
-
-
-def _nothing_written(twin):
-    assert kube_writes(twin) == 0
-    assert not vcsim_writes(twin)
 
 
 def set_ready(twin, node, ready):
@@ -72,12 +55,12 @@ def set_ready(twin, node, ready):
 
 
 def test_pre_in_check_mode_writes_nothing(twin, enabled, files, run_playbook):
-    _reset(twin)
+    reads.reset_requests(twin)
     run = run_playbook('playbooks/upgrade.yml', extra_vars=upgrade_vars(files, 'pre', upgrade_target_version='4.17.3'), check=True)
     assert run.rc == 0, run
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
     assert not (files / 'snapshot.json').exists()
-    assert assignments(twin) == enabled
+    assert reads.assignments(twin) == enabled
 
 
 def test_pre_writes_the_snapshot_and_a_rerun_changes_nothing(twin, enabled, files, run_playbook):
@@ -89,19 +72,19 @@ def test_pre_writes_the_snapshot_and_a_rerun_changes_nothing(twin, enabled, file
     assert snapshot['target_version'] == '4.17.3'
     rows = [row for row in snapshot['record']['egress_ips'] if row['egressip'] == 'payments']
     assert sorted(row['ip'] for row in rows) == ['10.20.0.200', '10.20.0.201'] and all(row['node'] for row in rows)
-    _reset(twin)
+    reads.reset_requests(twin)
     again = run_playbook('playbooks/upgrade.yml', extra_vars=upgrade_vars(files, 'pre', upgrade_target_version='4.17.3'))
     assert again.rc == 0 and again.changed == 0, again
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
 
 
 def test_pre_refuses_too_many_nodes_rebooting_at_once(twin, enabled, files, run_playbook):
-    _reset(twin)
+    reads.reset_requests(twin)
     run = run_playbook('playbooks/upgrade.yml', extra_vars=upgrade_vars(
         files, 'pre', upgrade_max_unavailable=2, upgrade_snapshot_file=str(files / 'other.json')))
     assert run.rc != 0, run
     assert 'upgrade_capacity_insufficient' in run.stdout and 'of 4 capable egress node(s) up to 2 reboot at once' in run.stdout, run
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
 
 
 def test_pre_refuses_a_target_older_than_4_14(twin, enabled, files, run_playbook):
@@ -120,17 +103,17 @@ def test_post_without_a_snapshot_fails(twin, enabled, files, run_playbook):
 def test_post_reports_the_moves_of_a_rolling_reboot(twin, enabled, files, run_playbook):
     for node in WORKERS:
         set_ready(twin, node, False)
-        twin.wait_for(lambda node=node: node not in assignments(twin).values() and len(assignments(twin)) == 2, timeout=30,
+        twin.wait_for(lambda node=node: node not in reads.assignments(twin).values() and len(reads.assignments(twin)) == 2, timeout=30,
                       what='the egress IPs of rebooting %s to fail over' % node)
         set_ready(twin, node, True)
     twin.custom_objects().patch_cluster_custom_object_status(
         'config.openshift.io', 'v1', 'clusterversions', 'version', {'status': {'desired': {'version': '4.17.3'}}})
-    moved = sorted(key[1] for key, node in assignments(twin).items() if enabled[key] != node)
+    moved = sorted(key[1] for key, node in reads.assignments(twin).items() if enabled[key] != node)
     assert moved, 'the rolling reboot moved at least one egress IP'
-    _reset(twin)
+    reads.reset_requests(twin)
     run = run_playbook('playbooks/upgrade.yml', extra_vars=upgrade_vars(files, 'post'), check=True)
     assert run.rc == 0, run
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
     run = run_playbook('playbooks/upgrade.yml', extra_vars=upgrade_vars(files, 'post'))
     assert run.rc == 0, run
     assert run.changed == 0, run
@@ -141,24 +124,24 @@ def test_post_reports_the_moves_of_a_rolling_reboot(twin, enabled, files, run_pl
 
 
 def test_collection_upgrade_converges_marked_objects_without_moving_anything(twin, enabled, files, run_playbook):
-    before = assignments(twin)
+    before = reads.assignments(twin)
     policy = twin.custom_objects().get_cluster_custom_object(name='egressip-ocp1-worker-0', **NNCP)
     address = policy['metadata']['annotations'].pop('egressip.ocp/addresses')
     twin.custom_objects().replace_cluster_custom_object(name='egressip-ocp1-worker-0', body=policy, **NNCP)
-    _reset(twin)
+    reads.reset_requests(twin)
     run = run_playbook('playbooks/upgrade.yml', extra_vars=upgrade_vars(files, 'collection'), check=True, diff=True)
     assert run.rc == 0, run
     assert 'upgrade_marked_object_incomplete' in run.stdout and 'egressip-ocp1-worker-0' in run.stdout, run
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
     run = run_playbook('playbooks/upgrade.yml', extra_vars=upgrade_vars(files, 'collection'))
     assert run.rc == 0, run
     assert run.changed >= 1, run
     assert 'no egress IP moved, no node address dropped, no label changed' in run.stdout, run
     policy = twin.custom_objects().get_cluster_custom_object(name='egressip-ocp1-worker-0', **NNCP)
     assert policy['metadata']['annotations']['egressip.ocp/addresses'] == address
-    assert assignments(twin) == before
-    _reset(twin)
+    assert reads.assignments(twin) == before
+    reads.reset_requests(twin)
     again = run_playbook('playbooks/upgrade.yml', extra_vars=upgrade_vars(files, 'collection'))
     assert again.rc == 0 and again.changed == 0, again
-    _nothing_written(twin)
+    reads.assert_nothing_written(twin)
     assert yaml.safe_load((files / 'cluster.yml').read_text())['egressip_network']['cidr'] == '10.20.0.0/24'

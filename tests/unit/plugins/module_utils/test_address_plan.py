@@ -80,14 +80,6 @@ def test_addresses_in_use_are_skipped():
     assert by_node(allocations)['w-0'] == ('10.20.0.12/24', 'allocated')
 
 
-def test_existing_allocation_used_by_another_node_is_refused():
-    uses = [AddressUse('10.20.0.10/24', 'node', 'w-9')]
-    _allocations, findings = plan.plan_addresses(network(), ['w-0'], existing={'w-0': '10.20.0.10'}, in_use=uses)
-    assert ids(findings) == ['node_address_in_use']
-    assert 'address 10.20.0.10 of node w-0 in 10.20.0.0/24 is already used by node w-9' in findings[0]['message']
-    assert 'never moves' in findings[0]['remedy']
-
-
 def test_existing_allocation_held_by_the_node_itself_is_fine():
     uses = [AddressUse('10.20.0.10/24', 'node', 'w-0')]
     allocations, findings = plan.plan_addresses(network(), ['w-0'], existing={'w-0': '10.20.0.10'}, in_use=uses)
@@ -95,18 +87,19 @@ def test_existing_allocation_held_by_the_node_itself_is_fine():
     assert by_node(allocations)['w-0'] == ('10.20.0.10/24', 'existing')
 
 
-def test_requested_address_claimed_by_egressip_is_refused():
-    uses = [AddressUse('10.20.0.57', 'egressip', 'payments')]
-    _allocations, findings = plan.plan_addresses(network(), ['w-0'], requested={'w-0': '10.20.0.57'}, in_use=uses)
+@pytest.mark.parametrize('node, known, text, remedy', [
+    ('w-0', dict(existing={'w-0': '10.20.0.10'}, in_use=[AddressUse('10.20.0.10/24', 'node', 'w-9')]),
+     'address 10.20.0.10 of node w-0 in 10.20.0.0/24 is already used by node w-9', 'never moves'),
+    ('w-0', dict(requested={'w-0': '10.20.0.57'}, in_use=[AddressUse('10.20.0.57', 'egressip', 'payments')]),
+     'already used by EgressIP payments', 'give node w-0 another address'),
+    ('w-1', dict(existing={'w-0': '10.20.0.10'}, requested={'w-1': '10.20.0.10'}),
+     'the policy of node w-0', 'give node w-1 another address'),
+], ids=['existing_allocation_used_by_another_node', 'requested_address_claimed_by_egressip', 'requested_address_of_another_nodes_allocation'])
+def test_address_used_by_someone_else_is_refused(node, known, text, remedy):
+    _allocations, findings = plan.plan_addresses(network(), [node], **known)
     assert ids(findings) == ['node_address_in_use']
-    assert 'already used by EgressIP payments' in findings[0]['message']
-
-
-def test_requested_address_of_another_nodes_allocation_is_refused():
-    _allocations, findings = plan.plan_addresses(network(), ['w-1'], existing={'w-0': '10.20.0.10'},
-                                                 requested={'w-1': '10.20.0.10'})
-    assert ids(findings) == ['node_address_in_use']
-    assert 'the policy of node w-0' in findings[0]['message']
+    assert text in findings[0]['message']
+    assert remedy in findings[0]['remedy']
 
 
 @pytest.mark.parametrize('address, finding_id, text', [

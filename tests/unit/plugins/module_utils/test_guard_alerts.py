@@ -14,6 +14,7 @@ NAMESPACE = 'ocp-egressip-guard'
 JOB = 'egressip-guard-29430720'
 PROMTOOL = shutil.which('promtool')
 
+
 def rules_file(tmp_path):
     path = tmp_path / 'rules.yml'
     path.write_text(yaml.safe_dump({'groups': gm.alert_rules(NAMESPACE)}, sort_keys=False))

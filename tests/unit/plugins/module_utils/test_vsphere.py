@@ -1,6 +1,5 @@
 """vSphere connection errors (never the password), fault formatting and batched, paged reads (no server)."""
 
-import socket
 import ssl
 
 import pytest
@@ -24,14 +23,6 @@ def params(**kwargs):
                 proxy_host=None, proxy_port=None)
     base.update(kwargs)
     return base
-
-
-def closed_port():
-    sock = socket.socket()
-    sock.bind(('127.0.0.1', 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 def failure_of(monkeypatch, exc, **kwargs):
@@ -109,8 +100,8 @@ def test_connection_reset_during_login(monkeypatch):
     assert failure.msg == 'Cannot talk to vCenter vc.example.com:443: Connection reset by peer'
 
 
-def test_unreachable_port_names_host_and_port():
-    port = closed_port()
+def test_unreachable_port_names_host_and_port(closed_port):
+    port = closed_port
     with pytest.raises(ModuleFailure) as failure:
         connect_vsphere(params(hostname='127.0.0.1', port=port))
     assert failure.value.msg == 'Cannot reach vCenter 127.0.0.1:%d: Connection refused (check hostname, port and firewall)' % port
@@ -118,8 +109,8 @@ def test_unreachable_port_names_host_and_port():
     assert PASSWORD not in failure.value.msg
 
 
-def test_unreachable_proxy():
-    port = closed_port()
+def test_unreachable_proxy(closed_port):
+    port = closed_port
     with pytest.raises(ModuleFailure) as failure:
         connect_vsphere(params(proxy_host='127.0.0.1', proxy_port=port))
     assert failure.value.msg.startswith('Cannot reach the proxy 127.0.0.1:%d for vCenter vc.example.com:443: Connection refused' % port)
