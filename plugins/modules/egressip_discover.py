@@ -222,8 +222,10 @@ markdown:
 
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate as _migrate
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_facts as _migrate_facts
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import migrate as _migrate_report
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, summarize
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, dedupe, summarize
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_cluster, read_vcenter
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
@@ -255,7 +257,7 @@ def read_discovery(module):
         return read_cluster(module.k8s, skip=RECORD_SKIP)
     snapshot = read_cluster(module.k8s, skip=('pods',))
     snapshot['vsphere'] = None
-    datacenter, cluster, _findings = _migrate.vsphere_target(snapshot.get('infrastructure'), params['hints'] or {})
+    datacenter, cluster, _findings = _migrate_facts.vsphere_target(snapshot.get('infrastructure'), params['hints'] or {})
     if datacenter and cluster:
         vcenter = module.vcenter(reason='to read the port group and the node VM NICs')
         snapshot['vsphere'] = read_vcenter(vcenter, datacenter, cluster, snapshot['nodes'])
@@ -283,7 +285,7 @@ def run(module, _result=None):
     else:
         result = _migrate.discover(snapshot, params['hints'] or {}, params['acknowledge_unsupported'])
     if params['baseline'] is not None:
-        result['findings'] = _migrate.dedupe(compare_with(result, params['baseline']) + result['findings'])
+        result['findings'] = dedupe(compare_with(result, params['baseline']) + result['findings'])
     summary = dict(result.get('summary') or {})
     summary.update(summarize(result['findings']))
     summary['ok'] = summary[ERROR] == 0
@@ -291,8 +293,8 @@ def run(module, _result=None):
     if 'comparison' in result:
         result['changes'] = _lifecycle.changes_text(result['comparison'])
     if params['mode'] == 'discover':
-        result['markdown'] = _migrate.render_markdown(result)
-        result['report'] = _migrate.report_data(result)
+        result['markdown'] = _migrate_report.render_markdown(result)
+        result['report'] = _migrate_report.report_data(result)
     return result
 
 

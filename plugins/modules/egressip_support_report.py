@@ -173,6 +173,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model import placemen
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import files as _report_files
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import support as _support_report
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_path as _verify_path
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_context import AUDIT
@@ -222,7 +223,7 @@ def verification_findings(snapshot):
     portgroup = config['vsphere'].get('portgroup') or {}
     vsphere = None
     if snapshot.get('vsphere') is not None and portgroup.get('name'):
-        vsphere = _verify.vsphere_facts(snapshot['vsphere'], portgroup, relevant_nodes(snapshot['nodes'], egressips))
+        vsphere = _verify_path.vsphere_facts(snapshot['vsphere'], portgroup, relevant_nodes(snapshot['nodes'], egressips))
         vsphere['findings'] = []
     nns = None
     if snapshot.get('nns') is not None:

@@ -24,7 +24,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import normal_ip
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING, errors, summarize
 
@@ -43,7 +43,7 @@ def assignments(egressips):
     for egressip in egressips:
         name = (egressip.get('metadata') or {}).get('name')
         for item in (egressip.get('status') or {}).get('items') or []:
-            ip = _placement.normal_ip(item.get('egressIP')) or item.get('egressIP')
+            ip = normal_ip(item.get('egressIP')) or item.get('egressIP')
             current[(name, ip)] = item.get('node')
     return current
 

@@ -37,6 +37,7 @@ except ImportError:  # pragma: no cover - the modules report the missing library
 
 from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import normal_ip
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import WARNING
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.variables_schema import label_selector_problems
@@ -106,7 +107,7 @@ def _check_ip_list(where, name, ips):
         return [_invalid(field, ips, 'is empty or not a list', 'list at least one egress IP, e.g. [10.20.0.200].', name)]
     findings = []
     for position, ip in enumerate(ips):
-        if not isinstance(ip, str) or _placement.normal_ip(ip) is None:
+        if not isinstance(ip, str) or normal_ip(ip) is None:
             findings.append(_invalid('%s[%d]' % (field, position), ip, 'is not an IP address',
                                      'write one IPv4 or IPv6 address per entry, e.g. 10.20.0.200.', name))
     return findings
@@ -153,7 +154,7 @@ def _claims(snap, ignored):
         if name in ignored:
             continue
         for ip in entry['egress_ips']:
-            normal = _placement.normal_ip(ip)
+            normal = normal_ip(ip)
             if normal:
                 claims.setdefault(normal, []).append(name)
     return claims
@@ -163,7 +164,7 @@ def _node_addresses(snap):
     addresses = {}
     for name, node in sorted(snap['nodes'].items()):
         for address in node['addresses']:
-            normal = _placement.normal_ip(address)
+            normal = normal_ip(address)
             if normal:
                 addresses.setdefault(normal, name)
     return addresses
@@ -179,7 +180,7 @@ def check_addresses(objects, network, snap, ignored=(), field='objects'):
         name = entry['name']
         for position, ip in enumerate(entry['egress_ips']):
             where = '%s[%d].egress_ips[%d]' % (field, index, position)
-            normal = _placement.normal_ip(ip)
+            normal = normal_ip(ip)
             problem = _address_problem(where, name, ip, normal, network, node_addresses, claims, first_seen)
             if problem:
                 findings.append(problem)

@@ -33,12 +33,13 @@ except ImportError:  # the module reports it through _address_plan.NETADDR_IMPOR
     netaddr = None
 
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate as _migrate
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_facts as _migrate_facts
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_forwarding as _migrate_forwarding
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import node_networks_from_node, parse_ip
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import host_cidr_holds
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING
+from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING, dedupe
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_context import MINIMUM_VERSION, parse_version
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_cluster import cluster_version
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name, node_ready
@@ -105,7 +106,7 @@ def egress_objects(snapshot, cidr, objects):
     network = netaddr.IPNetwork(cidr)
     result = []
     for egressip in snapshot.get('egressips') or []:
-        ips = [parse_ip(ip) for ip in _migrate.spec_ips(egressip)]
+        ips = [parse_ip(ip) for ip in _migrate_facts.spec_ips(egressip)]
         if ips and all(ip is not None and ip.version == network.version and ip in network for ip in ips):
             result.append((_name(egressip), len(ips)))
     return sorted(result)
@@ -197,10 +198,10 @@ def node_address_rows(snapshot, capable, cidr):
     states = dict((_name(item), item) for item in snapshot.get('nns') or [])
     rows = []
     for node in capable:
-        address = _migrate.base_address(node, cidr)
-        interface = _migrate.interface_holding(states.get(_name(node)), address) if address else None
+        address = _migrate_facts.base_address(node, cidr)
+        interface = _migrate_facts.interface_holding(states.get(_name(node)), address) if address else None
         mac = nn.normalize_mac((interface or {}).get('mac-address')) or None
-        found = _migrate.policies_for(node, mac, (interface or {}).get('name'), snapshot.get('nncps') or []) if interface else []
+        found = _migrate_facts.policies_for(node, mac, (interface or {}).get('name'), snapshot.get('nncps') or []) if interface else []
         policies = [(_name(policy), nn.is_managed(policy), (_condition(policy, 'Available') or {}).get('status') == 'True')
                     for policy, _profile in found]
         rows.append({'node': _name(node), 'hostname': _labels(node).get(nn.HOSTNAME_LABEL) or _name(node), 'address': address,
@@ -227,7 +228,7 @@ def nmstate_findings(snapshot, rows):
 
 
 def forwarding_findings(snapshot, rows, ip_forwarding):
-    _choice, _findings, state = _migrate.forwarding_choice(snapshot, rows)
+    _choice, _findings, state = _migrate_forwarding.forwarding_choice(snapshot, rows)
     off = [row['node'] for row in rows if state.get(row['node']) == 'off']
     if not off:
         return []
@@ -251,7 +252,7 @@ def pre(snapshot, pools, cidr, objects=None, target=None, ip_forwarding='per_int
     rows, capacity_findings = capacity_rows(egress_objects(snapshot, cidr, objects), capable, unavailable, pools_text)
     addresses = node_address_rows(snapshot, capable, cidr)
     findings += pool_findings + capacity_findings + nmstate_findings(snapshot, addresses) + forwarding_findings(snapshot, addresses, ip_forwarding)
-    return {'findings': _migrate.dedupe(findings), 'versions': {'current': current, 'target': wanted, 'target_source': source},
+    return {'findings': dedupe(findings), 'versions': {'current': current, 'target': wanted, 'target_source': source},
             'capacity': rows, 'pools': pool_rows, 'egress_nodes': [dict(row, policies=[name for name, _m, _a in row['policies']])
                                                                    for row in addresses],
             'record': _lifecycle.record(snapshot)}
@@ -278,7 +279,7 @@ def post(snapshot, baseline, cidr):
                                           objects=[{'kind': 'ClusterVersion', 'name': 'version'}]))
     if cidr and comparison['moved']:
         findings += placement_findings(current, capable_nodes(snapshot, cidr))
-    return {'findings': _migrate.dedupe(findings), 'record': current, 'comparison': comparison}
+    return {'findings': dedupe(findings), 'record': current, 'comparison': comparison}
 
 
 def collection(snapshot, baseline=None):
@@ -305,5 +306,5 @@ def collection(snapshot, baseline=None):
     if baseline is not None:
         result['comparison'] = _lifecycle.compare(baseline, current)
         findings += _lifecycle.comparison_findings(result['comparison'], 'while converging the objects of the collection')
-    result['findings'] = _migrate.dedupe(findings)
+    result['findings'] = dedupe(findings)
     return result

@@ -25,6 +25,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.parallel import Clock  # the waits of verify and the drill
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_path as _verify_path
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import wire as _wire
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
@@ -84,11 +85,11 @@ def relevant_nodes(nodes, egressips):
 
 def read_vsphere(vcenter, datacenter, cluster, portgroup, nodes):
     """The vSphere facts of verify: the run's one vCenter session (``vcenter()``), the preflight's batched read, converted by
-    _verify.vsphere_facts."""
+    _verify_path.vsphere_facts."""
     client = vcenter()
     vcenter = read_vcenter(client, datacenter, cluster, nodes)
     vcenter.setdefault('datacenter', datacenter)
-    return _verify.vsphere_facts(vcenter, portgroup, nodes)
+    return _verify_path.vsphere_facts(vcenter, portgroup, nodes)
 
 
 def read_verify_snapshot(k8s, vsphere_options=None):
@@ -105,7 +106,7 @@ def read_verify_snapshot(k8s, vsphere_options=None):
 
 
 def read_forwarding(k8s, notes):
-    """_verify.forwarding_facts from the nodes' Profiles, the Tuned objects and the network operator (one request each);
+    """_verify_path.forwarding_facts from the nodes' Profiles, the Tuned objects and the network operator (one request each);
     None, with a note, when the Node Tuning Operator's API cannot be read."""
     try:
         profiles = kube.list_objects(k8s, kube.PROFILES, namespace=nn.TUNED_NAMESPACE)
@@ -117,7 +118,7 @@ def read_forwarding(k8s, notes):
         notes.append('Node Tuning Operator Profiles were not read (HTTP %s): IP forwarding on the secondary NICs was not checked'
                      % failure.details.get('status'))
         return None
-    return _verify.forwarding_facts(profiles, tuneds, operator)
+    return _verify_path.forwarding_facts(profiles, tuneds, operator)
 
 
 def list_egressips(k8s):

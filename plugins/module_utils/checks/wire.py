@@ -15,7 +15,7 @@ import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import INFO
-from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import normal_ip
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches
 
@@ -135,7 +135,7 @@ def probe_outcome(pod, log, timeout=None):
                'reason': None}
     if phase == 'Succeeded':
         outcome['outcome'] = 'answered'
-        outcome['source_ip'] = _placement.normal_ip(text.splitlines()[-1].strip()) if text else None
+        outcome['source_ip'] = normal_ip(text.splitlines()[-1].strip()) if text else None
         return outcome
     if phase == 'Failed':
         outcome['reason'] = text[:300] or status.get('reason') or status.get('message') or 'the probe pod failed'
@@ -168,11 +168,11 @@ def apply_wire(result, probes):
         probe = dict(probe)
         expected = sorted(assigned.get(probe['egressip'], []))
         probe['expected'] = expected
-        probe['ok'] = probe['outcome'] == 'answered' and _placement.normal_ip(probe.get('source_ip')) in expected
+        probe['ok'] = probe['outcome'] == 'answered' and normal_ip(probe.get('source_ip')) in expected
         checked.append(probe)
         result['findings'].append(_probe_finding(probe))
     result['wire'] = checked
-    seen = set((probe['egressip'], _placement.normal_ip(probe.get('source_ip'))) for probe in checked if probe['ok'])
+    seen = set((probe['egressip'], normal_ip(probe.get('source_ip'))) for probe in checked if probe['ok'])
     for row in result['egress_ips']:
         if (row['egressip'], row['ip']) in seen:
             row['wire'] = 'seen'

@@ -47,6 +47,19 @@ def summarize(findings):
     return counts
 
 
+SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
+
+
+def dedupe(findings):
+    """The findings without repeats (same id and message), errors first, then warnings, then info (stable)."""
+    seen, result = set(), []
+    for item in findings:
+        if (item['id'], item['message']) not in seen:
+            seen.add((item['id'], item['message']))
+            result.append(item)
+    return sorted(result, key=lambda item: SEVERITY_ORDER[item['severity']])
+
+
 def failure_message(findings, what):
     """One message for a module failure listing every error finding with its remedy."""
     lines = ['%s refused: %d error(s); nothing was written.' % (what, len(errors(findings)))]

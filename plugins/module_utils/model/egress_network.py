@@ -70,6 +70,19 @@ def parse_ip(value):
         return None
 
 
+_NORMALISED = {}
+
+
+def normal_ip(ip):
+    """Canonical text of an IP (as Go's net.IP.String()), or None when it does not parse."""
+    if ip not in _NORMALISED:
+        try:
+            _NORMALISED[ip] = str(IPAddress(ip))
+        except (AddrFormatError, ValueError, TypeError):
+            return None
+    return _NORMALISED[ip]
+
+
 def _parse_cidr(value):
     """An IPNetwork keeping the host address, or None (a prefix length is required, as in OVN-K)."""
     if not isinstance(value, str) or '/' not in value:
@@ -95,19 +108,25 @@ def _load_json(name, annotations, key, expected_type, notes):
     return value
 
 
+def _parsed_entries(name, key, entries, parse, expected, notes):
+    """The entries of a JSON list annotation that `parse` reads; a note for each other one (it is ignored)."""
+    parsed = []
+    for entry in entries or []:
+        value = parse(entry)
+        if value is None:
+            notes.append('node %s: %s entry %r is not %s; ignored' % (name, key, entry, expected))
+        else:
+            parsed.append(value)
+    return parsed
+
+
 def parse_node_networks(name, annotations):
     """Parse a node's OVN-K network annotations into a NodeNetworks (never raises on bad data)."""
     annotations = annotations or {}
     notes = []
 
     host_cidrs_raw = _load_json(name, annotations, HOST_CIDRS_ANNOTATION, list, notes)
-    host_cidrs = []
-    for entry in host_cidrs_raw or []:
-        cidr = _parse_cidr(entry)
-        if cidr is None:
-            notes.append('node %s: %s entry %r is not an address/prefix; ignored' % (name, HOST_CIDRS_ANNOTATION, entry))
-        else:
-            host_cidrs.append(cidr)
+    host_cidrs = _parsed_entries(name, HOST_CIDRS_ANNOTATION, host_cidrs_raw, _parse_cidr, 'an address/prefix', notes)
 
     primary_raw = _load_json(name, annotations, PRIMARY_IFADDR_ANNOTATION, dict, notes)
     primary = []
@@ -122,13 +141,7 @@ def parse_node_networks(name, annotations):
             primary.append(cidr)
 
     egress_raw = _load_json(name, annotations, SECONDARY_HOST_EGRESS_IPS_ANNOTATION, list, notes)
-    egress_ips = []
-    for entry in egress_raw or []:
-        address = parse_ip(entry)
-        if address is None:
-            notes.append('node %s: %s entry %r is not an IP address; ignored' % (name, SECONDARY_HOST_EGRESS_IPS_ANNOTATION, entry))
-        else:
-            egress_ips.append(address)
+    egress_ips = _parsed_entries(name, SECONDARY_HOST_EGRESS_IPS_ANNOTATION, egress_raw, parse_ip, 'an IP address', notes)
 
     return NodeNetworks(
         name=name,

@@ -14,7 +14,7 @@ import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
-from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import normal_ip
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 
 API_VERSION = kube.api_version(kube.EGRESSIPS)
@@ -24,7 +24,7 @@ OWNER = (nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE)
 
 def desired_object(entry):
     """The EgressIP for one entry: ownership label and spec, IPs in canonical form."""
-    spec = {'egressIPs': [placement.normal_ip(ip) for ip in entry['egress_ips']],
+    spec = {'egressIPs': [normal_ip(ip) for ip in entry['egress_ips']],
             'namespaceSelector': copy.deepcopy(entry['namespace_selector'])}
     if entry.get('pod_selector') is not None:
         spec['podSelector'] = copy.deepcopy(entry['pod_selector'])
@@ -54,7 +54,7 @@ def _same(current_view, desired_view):
     """Equal managed parts; the order and spelling of the IPs do not matter."""
     def comparable(view):
         result = copy.deepcopy(view)
-        result['spec']['egressIPs'] = sorted(placement.normal_ip(ip) or ip for ip in result['spec'].get('egressIPs') or [])
+        result['spec']['egressIPs'] = sorted(normal_ip(ip) or ip for ip in result['spec'].get('egressIPs') or [])
         return result
     return comparable(current_view) == comparable(desired_view)
 
@@ -120,8 +120,8 @@ def delete_guard(changes, force):
 
 
 def _drops_ips(before, after):
-    kept = set(placement.normal_ip(ip) for ip in after['spec'].get('egressIPs') or [])
-    return any(placement.normal_ip(ip) not in kept for ip in before['spec'].get('egressIPs') or [])
+    kept = set(normal_ip(ip) for ip in after['spec'].get('egressIPs') or [])
+    return any(normal_ip(ip) not in kept for ip in before['spec'].get('egressIPs') or [])
 
 
 def diff_of(changes):

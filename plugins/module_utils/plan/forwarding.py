@@ -167,35 +167,40 @@ def _in_subnet(ip, cidr):
     return address.version == network.version and address in network
 
 
-def _profile_sections(data):
-    """(includes, {sysctl key: value}) of one TuneD profile text (ini: [main] include=, [sysctl] key=value)."""
-    section, includes, sysctls = None, [], {}
-    for raw in (data or '').splitlines():
-        line = raw.strip()
-        if not line or line.startswith('#'):
+def profile_sections(data):
+    """{section: [(key, value)]} of a TuneD profile text (ini: [section], key=value; comments and lines before the first
+    section left out)."""
+    sections, current = {}, None
+    for line in (data or '').splitlines():
+        text = line.strip()
+        if not text or text.startswith('#'):
             continue
-        if line.startswith('[') and line.endswith(']'):
-            section = line[1:-1].strip()
+        if text.startswith('[') and text.endswith(']'):
+            current = text[1:-1].strip()
+            sections.setdefault(current, [])
             continue
-        key, sep, value = line.partition('=')
-        if not sep:
-            continue
-        if section == 'main' and key.strip() == 'include':
-            includes += [name.strip().lstrip('-') for name in value.split(',') if name.strip()]
-        elif section == 'sysctl':
-            sysctls[key.strip()] = value.strip()
-    return includes, sysctls
+        key, sep, value = text.partition('=')
+        if sep and current is not None:
+            sections[current].append((key.strip(), value.strip()))
+    return sections
+
+
+def profile_includes(value):
+    """The profile names of a `[main]` `include=` value (comma-separated; a leading '-' marks an optional one)."""
+    return [name.strip().lstrip('-') for name in value.split(',') if name.strip()]
 
 
 def _resolved_sysctls(name, texts, seen=()):
     """Sysctls of a profile with its includes (the including profile wins); stock profiles set no forwarding."""
     if name not in texts or name in seen:
         return {}
-    includes, own = _profile_sections(texts[name])
+    sections = profile_sections(texts[name])
     merged = {}
-    for include in includes:
-        merged.update(_resolved_sysctls(include, texts, seen + (name,)))
-    merged.update(own)
+    for key, value in sections.get('main') or []:
+        if key == 'include':
+            for include in profile_includes(value):
+                merged.update(_resolved_sysctls(include, texts, seen + (name,)))
+    merged.update(sections.get('sysctl') or [])
     return merged
 
 

@@ -4,7 +4,7 @@ import ipaddress
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_path as _verify_path
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
 
 OURS = 'egressip-forwarding-node-ens224'
@@ -105,31 +105,31 @@ def test_forwarding_in_profile(name, interface, expected):
 
 def facts(*profiles, global_forwarding=False):
     operator = {'spec': {'defaultNetwork': {'ovnKubernetesConfig': {'gatewayConfig': {'ipForwarding': 'Global'}}}}} if global_forwarding else {}
-    return _verify.forwarding_facts(list(profiles), TUNEDS, operator)
+    return _verify_path.forwarding_facts(list(profiles), TUNEDS, operator)
 
 
 def test_node_forwarding_from_the_profile_status():
-    assert _verify.node_forwarding(facts(profile()), 'w0', 'ens224')[0] is True
-    off, why = _verify.node_forwarding(facts(profile(running='openshift-node')), 'w0', 'ens224')
+    assert _verify_path.node_forwarding(facts(profile()), 'w0', 'ens224')[0] is True
+    off, why = _verify_path.node_forwarding(facts(profile(running='openshift-node')), 'w0', 'ens224')
     assert off is False and 'profile openshift-node, which TuneD runs on node w0, does not set net.ipv4.conf.ens224.forwarding=1' in why
-    off, why = _verify.node_forwarding(facts(profile(degraded='True', degraded_message='ERROR z')), 'w0', 'ens224')
+    off, why = _verify_path.node_forwarding(facts(profile(degraded='True', degraded_message='ERROR z')), 'w0', 'ens224')
     assert off is False and 'Profile w0 is Degraded' in why and 'ERROR z' in why
-    off, why = _verify.node_forwarding(facts(profile(applied='False', message='not yet')), 'w0', 'ens224')
+    off, why = _verify_path.node_forwarding(facts(profile(applied='False', message='not yet')), 'w0', 'ens224')
     assert off is False and 'has not applied' in why
-    assert _verify.node_forwarding(facts(), 'w0', 'ens224')[0] is None
-    assert _verify.node_forwarding(facts(global_forwarding=True), 'w0', 'ens224')[0] is True
+    assert _verify_path.node_forwarding(facts(), 'w0', 'ens224')[0] is None
+    assert _verify_path.node_forwarding(facts(global_forwarding=True), 'w0', 'ens224')[0] is True
 
 
-def row(interface='ens224', path=_verify.PATH_OK):
+def row(interface='ens224', path=_verify_path.PATH_OK):
     return {'exists': True, 'interface': interface, 'path': path, 'problems': [], 'notes': [], 'blackhole_kinds': []}
 
 
 def test_apply_forwarding_marks_the_path_broken_with_the_named_kind():
-    rows = {'w0': row(), 'w1': row(interface=None), 'w2': row(path=_verify.PATH_NO_ADDRESS)}
-    _verify.apply_forwarding(facts(profile(running='openshift-node')), rows)
-    assert rows['w0']['path'] == _verify.PATH_BROKEN and rows['w0']['forwarding'] is False
-    assert rows['w0']['blackhole_kinds'] == [_verify.FORWARDING_OFF] and 'IP forwarding is off on ens224' in rows['w0']['problems'][0]
+    rows = {'w0': row(), 'w1': row(interface=None), 'w2': row(path=_verify_path.PATH_NO_ADDRESS)}
+    _verify_path.apply_forwarding(facts(profile(running='openshift-node')), rows)
+    assert rows['w0']['path'] == _verify_path.PATH_BROKEN and rows['w0']['forwarding'] is False
+    assert rows['w0']['blackhole_kinds'] == [_verify_path.FORWARDING_OFF] and 'IP forwarding is off on ens224' in rows['w0']['problems'][0]
     assert 'forwarding' not in rows['w1'] and 'forwarding' not in rows['w2']  # no known NIC; no address (capacity loss)
     untouched = {'w0': row()}
-    _verify.apply_forwarding(None, untouched)  # Profiles not read
-    assert untouched['w0']['path'] == _verify.PATH_OK and 'forwarding' not in untouched['w0']
+    _verify_path.apply_forwarding(None, untouched)  # Profiles not read
+    assert untouched['w0']['path'] == _verify_path.PATH_OK and 'forwarding' not in untouched['w0']

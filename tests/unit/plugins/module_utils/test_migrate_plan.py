@@ -6,6 +6,9 @@ import netaddr
 import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate as _migrate
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_facts as _migrate_facts
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_forwarding as _migrate_forwarding
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import migrate as _migrate_report
 
 import _hand_made_snapshots as hm  # pylint: disable=wrong-import-order
 
@@ -106,10 +109,10 @@ def test_report_is_deterministic_and_has_no_one_run_facts():
     result = _migrate.discover(hm.adopted(), {}, True)
     result['comparison'] = {'ok': True, 'moved': [], 'unassigned': [], 'removed': [], 'dropped_addresses': [], 'nodes_gone': [],
                             'newly_assigned': [{'egressip': 'x', 'ip': '1.2.3.4', 'to': 'n'}], 'labels_added': ['n']}
-    data = _migrate.report_data(result)
+    data = _migrate_report.report_data(result)
     assert 'newly_assigned' not in data['adoption_check'] and 'labels_added' not in data['adoption_check']
-    assert _migrate.render_markdown(result) == _migrate.render_markdown(json.loads(json.dumps(result)))
-    text = _migrate.render_markdown(result)
+    assert _migrate_report.render_markdown(result) == _migrate_report.render_markdown(json.loads(json.dumps(result)))
+    text = _migrate_report.render_markdown(result)
     for heading in ('## Adoption check', '## Discovered settings', '## Egress nodes', '## EgressIP objects', '## Findings'):
         assert heading in text
     assert 'No egress IP moved' in text
@@ -225,18 +228,18 @@ def test_vsphere_target_from_failure_domains_and_hints():
     infrastructure = {'spec': {'platformSpec': {'vsphere': {'failureDomains': [
         {'topology': {'datacenter': 'DC1', 'computeCluster': '/DC1/host/C1'}},
         {'topology': {'datacenter': 'DC1', 'computeCluster': '/DC1/host/C2'}}]}}}}
-    assert _migrate.vsphere_target(infrastructure, {})[2][0]['id'] == 'migrate_vsphere_target_unknown'
-    assert _migrate.vsphere_target(infrastructure, {'cluster': 'C2'})[:2] == ('DC1', 'C2')
-    assert _migrate.vsphere_target({}, {'datacenter': 'X', 'cluster': 'Y'}) == ('X', 'Y', [])
+    assert _migrate_facts.vsphere_target(infrastructure, {})[2][0]['id'] == 'migrate_vsphere_target_unknown'
+    assert _migrate_facts.vsphere_target(infrastructure, {'cluster': 'C2'})[:2] == ('DC1', 'C2')
+    assert _migrate_facts.vsphere_target({}, {'datacenter': 'X', 'cluster': 'Y'}) == ('X', 'Y', [])
 
 
 def test_cidr_is_the_subnet_holding_the_egress_ips():
     snap = hm.hand_made()
     worker3 = hm.node_by_name(snap, 'ocp1-worker-3')
     worker3['metadata']['annotations']['k8s.ovn.org/host-cidrs'] = json.dumps(['192.168.10.17/24', '172.16.5.3/24'])
-    cidr, findings = _migrate.choose_cidr(snap['nodes'], snap['egressips'], None)
+    cidr, findings = _migrate_facts.choose_cidr(snap['nodes'], snap['egressips'], None)
     assert (cidr, findings) == ('10.30.0.0/24', [])
-    cidr, findings = _migrate.choose_cidr(snap['nodes'], [], None)
+    cidr, findings = _migrate_facts.choose_cidr(snap['nodes'], [], None)
     assert cidr is None and findings[0]['id'] == 'migrate_network_ambiguous'
 
 
@@ -249,8 +252,8 @@ def test_cidr_is_the_subnet_holding_the_egress_ips():
 ])
 def test_address_range(bases, blockers, need, expected):
     addresses = [netaddr.IPAddress(item) for item in bases]
-    text, _extended, findings = _migrate.address_range('10.30.0.0/24', addresses, [netaddr.IPAddress(item) for item in blockers],
-                                                       addresses, need)
+    text, _extended, findings = _migrate_facts.address_range('10.30.0.0/24', addresses, [netaddr.IPAddress(item) for item in blockers],
+                                                             addresses, need)
     assert text == expected
     assert bool(findings) == (expected is None)
 
@@ -258,9 +261,9 @@ def test_address_range(bases, blockers, need, expected):
 def test_selector_prefers_a_role_label_then_a_custom_one_then_hostnames():
     snap = hm.hand_made()
     workers = ['ocp1-worker-%d' % index for index in range(4)]
-    assert _migrate.exact_selector(snap['nodes'], workers) == ({'node-role.kubernetes.io/worker': ''}, False)
-    assert _migrate.exact_selector(snap['nodes'], hm.EGRESS_NODES) == ({hm.NODE_LABEL: 'true'}, False)
-    selector, by_hostname = _migrate.exact_selector(snap['nodes'], ['ocp1-worker-0', 'ocp1-worker-3'])
+    assert _migrate_facts.exact_selector(snap['nodes'], workers) == ({'node-role.kubernetes.io/worker': ''}, False)
+    assert _migrate_facts.exact_selector(snap['nodes'], hm.EGRESS_NODES) == ({hm.NODE_LABEL: 'true'}, False)
+    selector, by_hostname = _migrate_facts.exact_selector(snap['nodes'], ['ocp1-worker-0', 'ocp1-worker-3'])
     assert by_hostname and selector == {'matchExpressions': [
         {'key': 'kubernetes.io/hostname', 'operator': 'In', 'values': ['ocp1-worker-0', 'ocp1-worker-3']}]}
 
@@ -269,20 +272,20 @@ def test_effective_tuned_profile_follows_priority_and_labels():
     snap = hm.hand_made()
     worker0 = hm.node_by_name(snap, 'ocp1-worker-0')
     worker3 = hm.node_by_name(snap, 'ocp1-worker-3')
-    assert _migrate.effective_profile(worker0, snap['tuneds'])[1] == 'egress-forwarding'
-    assert _migrate.effective_profile(worker3, snap['tuneds'])[1] == 'openshift-node'
-    sysctls, other, includes = _migrate.profile_effect('egress-forwarding', {'egress-forwarding': hm.FORWARDING_ONLY})
-    assert _migrate.forwards(sysctls, 'ens224') and not other and includes == ['openshift-node']
-    assert not _migrate.forwards(sysctls, 'ens256')
+    assert _migrate_forwarding.effective_profile(worker0, snap['tuneds'])[1] == 'egress-forwarding'
+    assert _migrate_forwarding.effective_profile(worker3, snap['tuneds'])[1] == 'openshift-node'
+    sysctls, other, includes = _migrate_forwarding.profile_effect('egress-forwarding', {'egress-forwarding': hm.FORWARDING_ONLY})
+    assert _migrate_forwarding.forwards(sysctls, 'ens224') and not other and includes == ['openshift-node']
+    assert not _migrate_forwarding.forwards(sysctls, 'ens256')
 
 
 def test_sdn_converted_objects_are_recognised_by_name_and_selector():
     snap = hm.hand_made()
     legacy = snap['egressips'][2]
-    assert _migrate.sdn_converted_namespace(legacy) == 'legacy'
+    assert _migrate_facts.sdn_converted_namespace(legacy) == 'legacy'
     legacy['metadata']['name'] = 'egressip-other'
-    assert _migrate.sdn_converted_namespace(legacy) is None
-    assert _migrate.sdn_converted_namespace(snap['egressips'][0]) is None
+    assert _migrate_facts.sdn_converted_namespace(legacy) is None
+    assert _migrate_facts.sdn_converted_namespace(snap['egressips'][0]) is None
 
 
 def test_mixed_network_object_is_left_alone():

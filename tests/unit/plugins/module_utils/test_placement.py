@@ -12,6 +12,7 @@ import random
 import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement_search
 
 from _cluster_states import World, egressip_object, enumerate_outcomes, node_object, pending_passes, random_state, simulate
 
@@ -443,7 +444,7 @@ def test_large_cluster_falls_back_to_bounds_quickly():
 
 def test_symmetric_closure_swaps_the_representative_with_each_peer():
     outcomes = {('x', '1'): {'w0'}, ('y', '2'): {'w1', '!UnassignedRequest'}, ('z', '3'): {'w5'}}
-    closed = placement._symmetric(outcomes, 'w0', ['w0', 'w1', 'w2'])  # pylint: disable=protected-access
+    closed = placement_search._symmetric(outcomes, 'w0', ['w0', 'w1', 'w2'])  # pylint: disable=protected-access
     assert closed[('x', '1')] == {'w0', 'w1', 'w2'}
     assert closed[('y', '2')] == {'w0', 'w1', '!UnassignedRequest'}
     assert closed[('z', '3')] == {'w5'}

@@ -3,6 +3,7 @@
 import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_path
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import remediation
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import wire
 
@@ -252,17 +253,17 @@ def test_vsphere_facts_from_the_preflight_read():
                          {'name': 'H1', 'standard_portgroups': [{'name': 'VM Network'}]}],
                'distributed_switches': [],
                'vms': [dict(vm('w0', 0, 'H0', network='ocp-egress-120'), node='w0'), dict(vm('w1', 1, 'H1'), node='w1')]}
-    facts = verify.vsphere_facts(vcenter, PORTGROUP, nodes)
+    facts = verify_path.vsphere_facts(vcenter, PORTGROUP, nodes)
     assert facts['hosts'] == {'H0': ['VM Network', 'ocp-egress-120'], 'H1': ['VM Network']}
     assert facts['network'] == {'type': 'standard', 'name': 'ocp-egress-120'}
     assert sorted(facts['vms']) == ['w0', 'w1']
     assert [item['id'] for item in facts['findings']] == ['vsphere_node_vm_not_found']
     assert 'node w2' in facts['findings'][0]['message']
-    missing = verify.vsphere_facts(dict(vcenter, hosts=[]), PORTGROUP, [])
+    missing = verify_path.vsphere_facts(dict(vcenter, hosts=[]), PORTGROUP, [])
     assert [item['id'] for item in missing['findings']] == ['portgroup_missing']
-    distributed = verify.vsphere_facts(vcenter, {'name': 'pg', 'switch_type': 'distributed', 'switch': 'nope'}, [])
+    distributed = verify_path.vsphere_facts(vcenter, {'name': 'pg', 'switch_type': 'distributed', 'switch': 'nope'}, [])
     assert 'distributed switch nope' in distributed['findings'][0]['message']
-    lost = verify.vsphere_facts({'not_found': "vSphere cluster 'X' not found", 'datacenter': 'DC0'}, PORTGROUP, nodes)
+    lost = verify_path.vsphere_facts({'not_found': "vSphere cluster 'X' not found", 'datacenter': 'DC0'}, PORTGROUP, nodes)
     assert lost['vms'] is None and [item['id'] for item in lost['findings']] == ['vsphere_cluster_not_found']
 
 
@@ -519,7 +520,7 @@ def test_vswitch_whose_uplinks_are_all_down_is_a_blackhole_one_up_is_enough():
 
 
 def test_uplinks_of_a_distributed_port_group_are_not_judged():
-    assert verify._uplinks_on_host({'host': 'H0', 'name': 'w0'}, {  # pylint: disable=protected-access
+    assert verify_path._uplinks_on_host({'host': 'H0', 'name': 'w0'}, {  # pylint: disable=protected-access
         'switch_type': 'distributed', 'portgroup_uplinks': {'H0': {'vswitch': 'x', 'uplinks': [], 'down': []}}}) is None
 
 
@@ -530,7 +531,7 @@ def test_vsphere_facts_read_the_uplinks_of_the_port_group_vswitch():
                                                 {'name': 'vSwitch1', 'uplinks': ['vmnic1'], 'uplinks_down': ['vmnic1']}]},
                          {'name': 'H1', 'standard_portgroups': [{'name': 'ocp-egress-120', 'vswitch': 'vSwitch1'}],
                           'standard_switches': [{'name': 'vSwitch1', 'uplinks': ['vmnic1']}]}]}  # link state not read: not judged
-    facts = verify.vsphere_facts(vcenter, PORTGROUP, [])
+    facts = verify_path.vsphere_facts(vcenter, PORTGROUP, [])
     assert facts['portgroup_uplinks'] == {'H0': {'vswitch': 'vSwitch1', 'uplinks': ['vmnic1'], 'down': ['vmnic1']}}
 
 
@@ -552,12 +553,12 @@ def test_gateway_route_is_checked_only_when_the_gateway_is_given():
 
 def test_carrier_loss_choice_reads_ignore_carrier_from_a_down_link_that_keeps_its_address():
     cluster = Cluster()
-    assert verify.carrier_loss_choice('w0', nns=cluster.nns)[0] == 'remove'
-    assert 'assumed' in verify.carrier_loss_choice('w0', nns=cluster.nns)[1]
+    assert verify_path.carrier_loss_choice('w0', nns=cluster.nns)[0] == 'remove'
+    assert 'assumed' in verify_path.carrier_loss_choice('w0', nns=cluster.nns)[1]
     cluster.nns['w2'] = nns('w2', 2, state='down')
-    behaviour, how = verify.carrier_loss_choice('w0', nns=cluster.nns)
+    behaviour, how = verify_path.carrier_loss_choice('w0', nns=cluster.nns)
     assert behaviour == 'keep' and 'read from node w2' in how and 'ens224 is down and still holds 10.20.0.12/24' in how
-    assert verify.carrier_loss_choice('w0', given='remove', nns=cluster.nns) == ('remove', 'given (carrier_loss=remove)')
+    assert verify_path.carrier_loss_choice('w0', given='remove', nns=cluster.nns) == ('remove', 'given (carrier_loss=remove)')
 
 
 def test_without_a_network_to_look_for_an_idle_disconnected_nic_stays_a_broken_path():
