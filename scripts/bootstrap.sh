@@ -8,7 +8,8 @@ say() { printf '\n==> %s\n' "$*"; }
 
 # pandoc: the docsite's RST pages are converted from docs/*.md (scripts/docsite_rst.py)
 # prometheus: its promtool checks and unit-tests the guard's alert rules (tests/unit/plugins/module_utils/test_guard_alerts.py)
-apt_packages=(golang-go golang-github-vmware-govmomi-dev openssl make git python3-venv shellcheck pandoc prometheus)
+# chromium: the HTML reports are opened headless in the tests as a person would (tests/conftest.py browser)
+apt_packages=(golang-go golang-github-vmware-govmomi-dev openssl make git python3-venv shellcheck pandoc prometheus chromium)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

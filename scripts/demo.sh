@@ -39,3 +39,10 @@ playbook playbooks/failover_drill.yml -e "@$vars" -e "egressip_report_dir=$PWD/$
 
 say "Report ($reports/failover_drill.md)"
 cat "$reports/failover_drill.md"
+
+say "The same reports for a browser, a mail or a support case (one self-contained file each, no script)"
+for name in verify failover_drill; do
+  if [ -f "$reports/$name.html" ]; then
+    echo "  $PWD/$reports/$name.html"
+  fi
+done

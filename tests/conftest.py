@@ -14,6 +14,7 @@
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -43,6 +44,26 @@ pytest.register_assert_rewrite('_by_hand', '_egress_cluster', '_prepare', '_rend
 
 from twin import ctl  # noqa: E402  pylint: disable=wrong-import-position
 from twin.fixture import Twin  # noqa: E402  pylint: disable=wrong-import-position
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """Open a report file in headless Chromium (Debian's chromium, installed by scripts/bootstrap.sh) as a person would:
+    a PNG of the page, the DOM after loading it, and what the page logged to the console."""
+    def render(path):
+        binary = shutil.which('chromium') or shutil.which('chromium-browser')
+        assert binary, 'chromium is not installed (scripts/bootstrap.sh installs it)'
+        png = tmp_path / (os.path.basename(str(path)) + '.png')
+        common = [binary, '--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--enable-logging=stderr', '--v=0',
+                  '--user-data-dir=%s' % (tmp_path / 'chromium-profile')]
+        url = 'file://' + os.path.abspath(str(path))
+        shot = subprocess.run(common + ['--window-size=1280,1600', '--screenshot=%s' % png, url], capture_output=True, text=True,
+                              timeout=120, check=False)
+        dom = subprocess.run(common + ['--dump-dom', url], capture_output=True, text=True, timeout=120, check=False)
+        console = [line for line in (shot.stderr + dom.stderr).splitlines() if 'CONSOLE' in line or 'Uncaught' in line]
+        return {'png': png, 'png_ok': shot.returncode == 0 and png.exists() and png.stat().st_size > 10000, 'dom': dom.stdout,
+                'console': console}
+    return render
 
 
 @pytest.fixture

@@ -15,11 +15,20 @@ class ModuleDocFragment(object):
     DOCUMENTATION = r'''
 options:
   formats:
-    description: Which files to write.
+    description:
+      - Which files to write - V(json) for machines, V(markdown) and V(html) for people. The HTML page is self-contained
+        (no external asset, no JavaScript) - the verdict first, the topology as an inline SVG (verify and drill reports),
+        the tables, and the findings with their remedies and runbook anchors.
     type: list
     elements: str
-    choices: [json, markdown]
-    default: [json, markdown]
+    choices: [json, markdown, html]
+    default: [json, markdown, html]
+  html_template:
+    description:
+      - A Jinja2 template file that replaces the page's default template. It gets C(report) (the data), C(title),
+        C(verdict), C(ok), C(lead) (the lines before the first section, as HTML), C(sections) (C(title), C(html)),
+        C(svg) (the topology) and C(findings); C(autoescape) is on.
+    type: path
   mode:
     description: Permissions of the files written.
     type: raw

@@ -9,12 +9,13 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 module: egressip_report
-short_description: Write the report of a verification or a failover drill as JSON (for machines) and Markdown (for people)
+short_description: Write the report of a verification or a failover drill as JSON (for machines), Markdown and HTML (for people)
 version_added: 0.1.0
 description:
   - Renders O(data) - the C(report) that M(ocp.egressip.egressip_verify) returns, or what the C(failover_drill) role
     collected - into C(<name>.json) (sorted keys, the whole data) and C(<name>.md) (result line, tables of egress IPs,
-    nodes and timings, findings with their remedies, a Mermaid diagram of nodes, NICs and egress IPs) in O(dest).
+    nodes and timings, findings with their remedies, a Mermaid diagram of nodes, NICs and egress IPs) and C(<name>.html)
+    (the same as one self-contained page, the topology drawn as an inline SVG) in O(dest).
   - Output is deterministic - the same data gives the same bytes - so a file is only rewritten (and the task only
     C(changed)) when what it reports changed.
   - Without O(dest), only returns the rendered report.
@@ -97,6 +98,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import report as _report
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import files as _report_files
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import html as _html
 
 
 def build(kind, data):
@@ -111,6 +113,18 @@ def build(kind, data):
     return report
 
 
+def read_template(module):
+    """The text of html_template, or None for the default page."""
+    path = module.params.get('html_template')
+    if not path:
+        return None
+    text = _report_files.read_text(path)
+    if text is None:
+        module.fail_json(msg='egressip_report: html_template %s cannot be read. Fix: give the path of a Jinja2 template file, '
+                             'or leave html_template out for the default page.' % path)
+    return text
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -118,7 +132,8 @@ def main():
             data=dict(type='dict', required=True),
             dest=dict(type='path'),
             name=dict(type='str'),
-            formats=dict(type='list', elements='str', choices=['json', 'markdown'], default=['json', 'markdown']),
+            formats=dict(type='list', elements='str', choices=['json', 'markdown', 'html'], default=['json', 'markdown', 'html']),
+            html_template=dict(type='path'),
             mode=dict(type='raw', default='0644'),
         ),
         supports_check_mode=True,
@@ -129,8 +144,12 @@ def main():
         markdown = _report.render_markdown(report)
         contents = [(suffix, text) for fmt, suffix, text in (('json', '.json', _report.render_json(report)), ('markdown', '.md', markdown))
                     if fmt in params['formats']]
+        if 'html' in params['formats']:
+            contents.append(('.html', _html.render_html(report, template=read_template(module), markdown=markdown)))
     except (ValueError, KeyError, TypeError) as exc:
         module.fail_json(msg='egressip_report: data is not a %s report: %s' % (params['kind'], exc))
+    except Exception as exc:  # pylint: disable=broad-except  # a user's html_template that Jinja2 cannot render
+        module.fail_json(msg='egressip_report: html_template cannot be rendered: %s' % exc)
     name = params['name'] or params['kind']
     problem = _report_files.check_name(name)
     if problem:

@@ -68,7 +68,7 @@ options:
       - Directory to write the files to; created when missing. Without it, the report is only returned.
     type: path
   name:
-    description: Base name of the files (C(<name>.json), C(<name>.md)).
+    description: Base name of the files (C(<name>.json), C(<name>.md), C(<name>.html)).
     type: str
     default: support_report
 extends_documentation_fragment:
@@ -171,6 +171,7 @@ import os
 
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import files as _report_files
+from ansible_collections.ocp.egressip.plugins.module_utils.reports import html as _html
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import support as _support_report
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_path as _verify_path
@@ -196,7 +197,8 @@ def argument_spec():
         about=dict(type='dict', default={}),
         dest=dict(type='path'),
         name=dict(type='str', default='support_report'),
-        formats=dict(type='list', elements='str', choices=['json', 'markdown'], default=['json', 'markdown']),
+        formats=dict(type='list', elements='str', choices=['json', 'markdown', 'html'], default=['json', 'markdown', 'html']),
+        html_template=dict(type='path'),
         mode=dict(type='raw', default='0644'),
     )
     spec.update(vsphere_nested_argument_spec())
@@ -282,6 +284,12 @@ def run(module, _result=None):
     json_text, markdown_text = _support_report.render(report)
     contents = [(suffix, text) for fmt, suffix, text in (('json', '.json', json_text), ('markdown', '.md', markdown_text))
                 if fmt in params['formats']]
+    if 'html' in params['formats']:
+        template = _report_files.read_text(params['html_template']) if params['html_template'] else None
+        if params['html_template'] and template is None:
+            module.fail_json(msg='egressip_support_report: html_template %s cannot be read. Fix: give the path of a Jinja2 template '
+                                 'file, or leave html_template out for the default page. Nothing was written.' % params['html_template'])
+        contents.append(('.html', _html.render_html(report, template=template, markdown=markdown_text, title='EgressIP support report')))
     paths, changed, diffs = [], False, []
     if params['dest']:
         paths, changed, diffs = _report_files.write_reports(module, params['dest'], params['name'], contents, params['mode'])

@@ -17,11 +17,13 @@ VERIFY = {
 }
 
 
-def test_writes_json_and_markdown_then_changes_nothing(run_module, tmp_path):
+def test_writes_json_markdown_and_html_then_changes_nothing(run_module, tmp_path, browser):
     dest = str(tmp_path / 'reports')
     result = run_module('egressip_report', {'kind': 'verify', 'data': VERIFY, 'dest': dest}, env=NO_TWIN)
     assert result['_rc'] == 0 and result['changed'] is True and result['ok'] is True
-    assert result['paths'] == [os.path.join(dest, 'verify.json'), os.path.join(dest, 'verify.md')]
+    assert result['paths'] == [os.path.join(dest, name) for name in ('verify.json', 'verify.md', 'verify.html')]
+    seen = browser(os.path.join(dest, 'verify.html'))
+    assert seen['png_ok'] and seen['console'] == [] and seen['dom'].count('<g class="node ') == 1
     with open(os.path.join(dest, 'verify.json'), encoding='utf-8') as handle:
         assert json.load(handle)['summary']['healthy'] == 1
     with open(os.path.join(dest, 'verify.md'), encoding='utf-8') as handle:
@@ -47,6 +49,21 @@ def test_drill_data_is_assembled_and_markdown_only(run_module, tmp_path):
     assert result['report']['summary']['steps'] == 0 and result['paths'] == [os.path.join(dest, 'failover_drill.md')]
     assert os.listdir(dest) == ['failover_drill.md']
     assert result['markdown'].startswith('# EgressIP failover drill')
+
+
+def test_a_users_html_template_replaces_the_page_and_a_missing_one_is_named(run_module, tmp_path):
+    template = tmp_path / 'page.html.j2'
+    template.write_text('<p>{{ verdict }}: {{ report.summary.healthy }} healthy</p>\n')
+    dest = str(tmp_path / 'reports')
+    result = run_module('egressip_report', {'kind': 'verify', 'data': VERIFY, 'dest': dest, 'formats': ['html'],
+                                            'html_template': str(template)}, env=NO_TWIN)
+    assert result['_rc'] == 0 and result['paths'] == [os.path.join(dest, 'verify.html')]
+    with open(os.path.join(dest, 'verify.html'), encoding='utf-8') as handle:
+        assert handle.read() == '<p>PASSED: 1 healthy</p>\n'
+    missing = run_module('egressip_report', {'kind': 'verify', 'data': VERIFY, 'dest': str(tmp_path / 'other'), 'formats': ['html'],
+                                             'html_template': str(tmp_path / 'nope.j2')}, env=NO_TWIN)
+    assert missing['_rc'] != 0 and 'html_template %s cannot be read' % (tmp_path / 'nope.j2') in missing['msg']
+    assert not os.path.exists(str(tmp_path / 'other'))
 
 
 def test_bad_data_and_name_are_refused(run_module, tmp_path):

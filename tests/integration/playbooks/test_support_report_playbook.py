@@ -67,9 +67,12 @@ def test_check_mode_reads_and_writes_no_file(twin, run_playbook, tmp_path):
     assert 'Not healthy:' in run.stdout
 
 
-def test_unconfigured_cluster_says_what_is_missing(twin, run_playbook, tmp_path):
+def test_unconfigured_cluster_says_what_is_missing(twin, run_playbook, tmp_path, browser):
     run = run_report(twin, run_playbook, tmp_path)
-    assert sorted(os.listdir(str(tmp_path))) == ['support_report.json', 'support_report.md']
+    assert sorted(os.listdir(str(tmp_path))) == ['support_report.html', 'support_report.json', 'support_report.md']
+    seen = browser(tmp_path / 'support_report.html')
+    assert seen['png_ok'] and seen['console'] == [], seen
+    assert '<h1>EgressIP support report</h1>' in seen['dom'] and '<h2>Versions</h2>' in seen['dom']
     report, markdown = report_files(tmp_path)
     assert report['kind'] == 'support' and report['status'] == 'failing'
     assert report['verdict'].startswith('Not healthy: ') and report['verdict'].endswith(OUTSIDE)

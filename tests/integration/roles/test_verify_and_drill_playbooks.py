@@ -49,10 +49,14 @@ def test_verify_playbook_in_check_mode_writes_nothing(twin, run_playbook, tmp_pa
     assert os.listdir(str(tmp_path)) == []
 
 
-def test_verify_playbook_writes_the_reports_and_a_second_run_gives_the_same(twin, run_playbook, tmp_path):
+def test_verify_playbook_writes_the_reports_and_a_second_run_gives_the_same(twin, run_playbook, tmp_path, browser):
     run = run_playbook('playbooks/verify.yml', extra(tmp_path))
     assert run.rc == 0, run
-    assert sorted(os.listdir(str(tmp_path))) == ['verify.json', 'verify.md']
+    assert sorted(os.listdir(str(tmp_path))) == ['verify.html', 'verify.json', 'verify.md']
+    seen = browser(tmp_path / 'verify.html')
+    assert seen['png_ok'] and seen['console'] == [], seen
+    egress_nodes = [node['name'] for node in json.loads(read(tmp_path, 'verify.json'))['nodes']]
+    assert seen['dom'].count('<g class="node ') == len(egress_nodes) and all('data-node="%s"' % name in seen['dom'] for name in egress_nodes)
     report = json.loads(read(tmp_path, 'verify.json'))
     assert report['kind'] == 'verify' and report['summary']['ok'] is True and report['summary']['healthy'] == 2
     markdown = read(tmp_path, 'verify.md')
@@ -84,7 +88,7 @@ def test_verify_playbook_fails_on_a_blackhole_after_writing_the_report(twin, run
         ec.set_nic_connected(twin, victim, True)
 
 
-def test_drill_unlabel_each_egress_node_in_turn(twin, run_playbook, tmp_path):
+def test_drill_unlabel_each_egress_node_in_turn(twin, run_playbook, tmp_path, browser):
     before = ec.assignments(twin)
     run = run_playbook('playbooks/failover_drill.yml', extra(tmp_path))
     assert run.rc == 0, run
@@ -107,6 +111,9 @@ def test_drill_unlabel_each_egress_node_in_turn(twin, run_playbook, tmp_path):
     assert '## Steps' in markdown and '## Cordon moves nothing' in markdown and 'no failback' in markdown
     assert '## Final state' in markdown and '```mermaid' in markdown
     assert os.path.exists(os.path.join(str(tmp_path), 'failover_drill_baseline.md'))
+    seen = browser(tmp_path / 'failover_drill.html')
+    assert seen['png_ok'] and seen['console'] == [], seen
+    assert '<h2>Steps</h2>' in seen['dom'] and seen['dom'].count('<g class="node ') == len(report['final']['nodes'])
 
 
 def test_drill_disconnect_nic_detects_and_remediates_the_blackhole(twin, run_playbook, tmp_path):
