@@ -177,7 +177,7 @@ import time
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import PROGRESS_TRIES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.core.module_lock import LockHeld, acquire, release
 
 
@@ -239,12 +239,11 @@ def main():
             lease_duration=dict(type='int', default=60),
             wait_timeout=dict(type='int', default=120),
             poll_interval=dict(type='float', default=2.0),
-            progress_interval=dict(type='int', default=10),
             holder=dict(type='str'),
             playbook=dict(type='str'),
             owner=dict(type='dict'),
         ),
-        supports_check_mode=True,
+        progress=PROGRESS_TRIES, supports_check_mode=True,
     )
     params = module.params
     _validate(module, params)

@@ -238,7 +238,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, PROGRESS_NOTES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.machine_api import node_machines
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import egress_labels as el
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addresses as na
@@ -350,7 +350,7 @@ def main():
             wait_timeout=dict(type='int', default=120),
             wait_sleep=dict(type='int', default=2),
         ),
-        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=True, supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=PROGRESS_NOTES, supports_check_mode=True,
     )
     module.run(step, egress_assignable=[], added=[], removed=[], adopted=[], hand_made=[], capable=[], not_capable=[], findings=[])
 

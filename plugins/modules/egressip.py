@@ -242,8 +242,9 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import parall
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import objects_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, PROGRESS_TRIES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.egressips import (
     KIND,
     OWNER,
@@ -404,12 +405,7 @@ def _after_writes(egressips, changes):
 def main():
     module = EgressModule(
         WHAT, argument_spec=dict(
-            objects=dict(type='list', elements='dict', default=[], options=dict(
-                name=dict(type='str', required=True),
-                egress_ips=dict(type='list', elements='str'),
-                namespace_selector=dict(type='dict'),
-                pod_selector=dict(type='dict'),
-            )),
+            objects=objects_argument_spec(default=[]),
             network=network_argument_spec(),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             exclusive=dict(type='bool', default=False),
@@ -418,10 +414,9 @@ def main():
             allow_insufficient_capacity=dict(type='bool', default=False),
             wait=dict(type='bool', default=True),
             wait_timeout=dict(type='int', default=120),
-            progress_interval=dict(type='int', default=10),
             wait_sleep=dict(type='int', default=2),
         ),
-        libraries=('netaddr',), lock=LOCK_IN_STEP, supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=PROGRESS_TRIES, supports_check_mode=True,
     )
     module.run(run, egressips=[], stops_carrying=[], findings=[])
 

@@ -279,13 +279,14 @@ diff:
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill_io as dio
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_path as _verify_path
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable, is_ready, unowned_on_node
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import not_positive, portgroup_argument_spec, portgroup_problems
 from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, PROGRESS_NOTES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.wire import validate_wire
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
@@ -306,12 +307,7 @@ def argument_spec():
         observe_seconds=dict(type='float', default=10),
         carrier_loss=dict(type='str', choices=['auto', 'keep', 'remove'], default='auto'),
         datacenter=dict(type='str'),
-        portgroup=dict(type='dict', options=dict(
-            name=dict(type='str', required=True),
-            switch_type=dict(type='str', choices=['standard', 'distributed'], default='standard'),
-            switch=dict(type='str'),
-            vlan_id=dict(type='int'),
-        )),
+        portgroup=portgroup_argument_spec(),
     )
     spec.update(vio.wire_argument_spec())
     spec.update(vsphere_nested_argument_spec())
@@ -329,12 +325,8 @@ def check_input(params):
         messages.append('trigger=%s acts in vCenter; set datacenter (egressip_vsphere.datacenter).' % trigger)
     if trigger == 'disconnect_nic' and not params['portgroup']:
         messages.append('trigger=disconnect_nic needs the port group of the vNIC; set portgroup (egressip_vsphere.portgroup).')
-    portgroup = params['portgroup'] or {}
-    if portgroup and portgroup.get('switch_type') == 'distributed' and not portgroup.get('switch'):
-        messages.append('portgroup.switch is not set for the distributed port group %s; give its distributed switch.' % portgroup['name'])
-    for key in ('wait_timeout', 'poll_interval'):
-        if params[key] <= 0:
-            messages.append('%s=%s must be above 0.' % (key, params[key]))
+    messages += portgroup_problems(params['portgroup'])
+    messages += not_positive(params, ('wait_timeout', 'poll_interval'))
     if params['observe_seconds'] < 0:
         messages.append('observe_seconds=%s must be 0 or more.' % params['observe_seconds'])
     if params['wire']:
@@ -469,7 +461,7 @@ class Step(object):
             return _placement.what_if(snap, node, _drill.TRIGGERS[self.trigger])
         self._snap = snap
         given = self.params['carrier_loss'] if self.params['carrier_loss'] != 'auto' else None
-        behaviour, source = _verify.carrier_loss_choice(node, given, vio.read_nns(self.k8s)[0] if given is None else None)
+        behaviour, source = _verify_path.carrier_loss_choice(node, given, vio.read_nns(self.k8s)[0] if given is None else None)
         result['carrier_loss'] = {'predicted': behaviour, 'source': source, 'observed': None, 'observed_seconds': None}
         prediction = _placement.what_if(snap, node, 'disconnect_nic', carrier_loss=behaviour)
         prediction['notes'].append('carrier loss: %s' % source)
@@ -586,7 +578,7 @@ def step(module, result):
 
 
 def main():
-    module = EgressModule(WHAT, argument_spec=argument_spec(), libraries=('netaddr',), lock=LOCK_BEFORE, progress=True,
+    module = EgressModule(WHAT, argument_spec=argument_spec(), libraries=('netaddr',), lock=LOCK_BEFORE, progress=PROGRESS_NOTES,
                           supports_check_mode=True)
     messages = check_input(module.params)
     if messages:

@@ -249,10 +249,11 @@ findings:
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_path as _verify_path
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import objects_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import WARNING
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 
@@ -297,7 +298,7 @@ def carrier_loss(module, snap, params):
     nns = vio.read_nns(module.k8s)[0] if given is None else None
     result = {}
     for node in params['nodes'] or placement.egress_nodes(snap):
-        behaviour, source = _verify.carrier_loss_choice(node, given, nns)
+        behaviour, source = _verify_path.carrier_loss_choice(node, given, nns)
         result[node] = {'behaviour': behaviour, 'source': source}
     return result
 
@@ -335,12 +336,7 @@ def run(module, _result=None):
 def main():
     module = EgressModule(
         'egressip_plan', argument_spec=dict(
-            objects=dict(type='list', elements='dict', options=dict(
-                name=dict(type='str', required=True),
-                egress_ips=dict(type='list', elements='str', required=True),
-                namespace_selector=dict(type='dict'),
-                pod_selector=dict(type='dict'),
-            )),
+            objects=objects_argument_spec(required=('egress_ips',)),
             exclusive=dict(type='bool', default=False),
             trigger=dict(type='str', default='unlabel', choices=sorted(placement.TRIGGERS)),
             nodes=dict(type='list', elements='str'),

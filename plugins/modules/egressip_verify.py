@@ -314,28 +314,20 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import (
+    not_positive, objects_argument_spec, portgroup_argument_spec, portgroup_problems)
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, PROGRESS_NOTES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
 
 def argument_spec():
     spec = dict(
-        objects=dict(type='list', elements='dict', default=[], options=dict(
-            name=dict(type='str', required=True),
-            egress_ips=dict(type='list', elements='str'),
-            namespace_selector=dict(type='dict'),
-            pod_selector=dict(type='dict'),
-        )),
+        objects=objects_argument_spec(default=[]),
         network=network_argument_spec(),
         datacenter=dict(type='str'),
         cluster=dict(type='str'),
-        portgroup=dict(type='dict', options=dict(
-            name=dict(type='str', required=True),
-            switch_type=dict(type='str', choices=['standard', 'distributed'], default='standard'),
-            switch=dict(type='str'),
-            vlan_id=dict(type='int'),
-        )),
+        portgroup=portgroup_argument_spec(),
         remediate=dict(type='bool', default=False),
         wait_timeout=dict(type='int', default=120),
         poll_interval=dict(type='float', default=1.0),
@@ -354,14 +346,10 @@ def check_input(params):
         network, findings = egress_network(params['network'])
         messages += ['%s Fix: %s' % (item['message'], item['remedy']) for item in errors(findings)]
         cidr = network.cidr if network is not None else None
-    if params['portgroup'] and params['portgroup']['switch_type'] == 'distributed' and not params['portgroup'].get('switch'):
-        messages.append("portgroup.switch is not set for the distributed port group %s; give its distributed switch."
-                        % params['portgroup']['name'])
+    messages += portgroup_problems(params['portgroup'])
     if params['wire']:
         messages += _wire.validate_wire(params['wire'])
-    for key in ('wait_timeout', 'poll_interval'):
-        if params[key] <= 0:
-            messages.append('%s=%s must be above 0.' % (key, params[key]))
+    messages += not_positive(params, ('wait_timeout', 'poll_interval'))
     return cidr, messages
 
 
@@ -487,7 +475,7 @@ def main():
     module = EgressModule(
         'egressip_verify', argument_spec=argument_spec(),
         required_together=[('datacenter', 'cluster', 'portgroup')],
-        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=True, supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=PROGRESS_NOTES, supports_check_mode=True,
     )
     module.run(step)
 

@@ -194,7 +194,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, PROGRESS_TRIES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addresses as na
 
@@ -388,11 +388,10 @@ def main():
             wait_timeout=dict(type='int', default=300),
             wait_sleep=dict(type='int', default=2),
             state_wait_timeout=dict(type='int', default=90),
-            progress_interval=dict(type='int', default=10),
             cidr=dict(type='str'),
             ipv6_cidr=dict(type='str'),
         ),
-        lock=LOCK_BEFORE, supports_check_mode=True,
+        lock=LOCK_BEFORE, progress=PROGRESS_TRIES, supports_check_mode=True,
     )
     module.run(step, mode=module.params['mode'], findings=[])
 

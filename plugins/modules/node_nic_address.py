@@ -335,18 +335,17 @@ diff:
   sample: {before: {}, after: {egressip-ocp1-worker-0: {spec: {}}}}
 '''
 
-import random
-
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import address_claims as claims
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import networks_from
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, PROGRESS_TRIES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import hand_made as hm
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addresses as na
 
@@ -375,119 +374,6 @@ def wait_for_interfaces(module, entries, networks, snapshot, plan):
     if plan['pending']:
         raise Refused(na.pending_findings(plan['pending'], params['state_wait_timeout']))
     return plan
-
-
-def write_policies(module, plan):
-    k8s, check = module.k8s, module.check_mode
-    # a real run creates new policies parked (matching no node) until claim_addresses has checked their addresses
-    calls = [lambda body=body: _create(k8s, body if check else nn.parked(body), check) for body in plan['create']]
-    calls += [lambda name=name, body=body: kube.patch(k8s, kube.NNCPS, name, body, check) for name, body in plan['patch']]
-    results, failures = parallel.run_parallel(calls)
-    parallel.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy writes')
-    taken = [body['metadata']['name'] for body, written in zip(plan['create'], results) if written is ALREADY_EXISTS]
-    if taken:
-        # another writer created the same node's policy a moment ago: its allocation stands, this run waits for it
-        module.warn('Another writer created %s at the same time; its address allocation is kept.' % ', '.join(taken))
-        plan['create'] = [body for body in plan['create'] if body['metadata']['name'] not in taken]
-    plan['taken'] = taken
-
-
-ALREADY_EXISTS = object()
-
-
-def _create(k8s, body, check):
-    try:
-        return kube.create(k8s, kube.NNCPS, body, check)
-    except ModuleFailure as failure:
-        if failure.details.get('status') == 409 and not check:
-            return ALREADY_EXISTS
-        raise
-
-
-def settle_claims(module, snapshot, limit=15):
-    """Wait (bounded) while another writer re-allocates parked policies that lost an address claim.
-
-    A writer ignoring the cluster lock settles its claims within seconds; planning meanwhile would see two policies
-    holding one address. A parked loser left after the wait (its writer was killed) is re-allocated by this run when it
-    is one of this run's nodes (plan['reclaim']) and ignored otherwise: a parked policy configures no node.
-    """
-    if module.check_mode or not nn.unsettled_claims(snapshot['nncps']):
-        return
-    clock = parallel.Clock(min(limit, module.params['wait_timeout']), module.params['wait_sleep'])
-    while nn.unsettled_claims(snapshot['nncps']) and not clock.expired():
-        clock.sleep()
-        snapshot['nncps'] = kube.list_objects(module.k8s, kube.NNCPS)
-
-
-def claim_addresses(module, entries, networks, snapshot, plan, attempts=6, clock=None, jitter=random.random):
-    """Make sure no other policy claimed the addresses of the policies just created, then activate them.
-
-    Another writer ignoring the cluster lock may have allocated the same address from the same snapshot: the claim made
-    first keeps it (nn.losing_claims: an active policy, else the older creationTimestamp; the same second makes both
-    lose), a losing one of this run is re-planned and patched while still parked, and from then on yields its new
-    address to any other holder (its creationTimestamp predates that claim). So an address is never configured on two
-    nodes.
-
-    Two writers that lost together re-plan from the same list and would pick the same next address again and again (both
-    yielding, both lose): before re-planning each waits a random part of a growing backoff and lists again, so one of
-    them claims first and the other sees that claim.
-    """
-    params, k8s = module.params, module.k8s
-    clock = clock or parallel.Clock()
-    created = [body['metadata']['name'] for body in plan['create']] + plan['reclaim']
-    yielding = set(plan['reclaim'])   # re-allocated by this run: their timestamps say nothing of their new addresses
-    for attempt in range(attempts):
-        policies = kube.list_objects(k8s, kube.NNCPS)
-        losers = nn.losing_claims(policies, created, yielding)
-        if losers:
-            clock.sleep(claim_backoff(params['wait_sleep'], attempt, jitter()))
-            policies = kube.list_objects(k8s, kube.NNCPS)
-            losers = nn.losing_claims(policies, created, yielding)
-        if not losers:
-            break
-        current = dict((item['metadata']['name'], item) for item in policies)
-        snapshot['nncps'] = [item for item in policies if item['metadata']['name'] not in losers]
-        nodes = set(nn.policy_allocation(current[name])['node'] for name in losers)
-        replan = na.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, params['route_metric'],
-                                       params['interface_name'], snapshot)
-        if errors(replan['findings']):
-            raise Refused(replan['findings'], written=_written_names(created))
-        for body in replan['create']:
-            kube.patch(k8s, kube.NNCPS, body['metadata']['name'], nn.owned_patch(current[body['metadata']['name']], nn.parked(body)), False)
-        yielding.update(losers)
-        moved = dict((item['node'], item) for item in replan['allocations'])
-        plan['allocations'] = [moved.get(item['node'], item) for item in plan['allocations']]
-        module.warn('Another writer claimed the same node address(es) at the same time: %s re-allocated (%s).'
-                    % (', '.join(losers), ', '.join('%s %s' % (item['node'], item['address']) for item in replan['allocations'])))
-    else:
-        raise Refused([catalogue_finding(
-            'node_address_claim_conflict', 'policies %s kept losing their node addresses to other writers after %d attempts.'
-            % (', '.join(losers), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in losers])],
-            written=_written_names(created))
-    record_final_allocations(plan, policies)
-    results, failures = parallel.run_parallel([lambda name=name: kube.patch(k8s, kube.NNCPS, name, nn.activation_patch(), False)
-                                               for name in created])
-    parallel.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy activation')
-
-
-def claim_backoff(wait_sleep, attempt, draw):
-    """Seconds to wait before re-planning a lost claim: a random part (draw in [0, 1)) of wait_sleep doubled per attempt,
-    at most 30 s."""
-    return min(30.0, max(0.2, float(wait_sleep)) * (2 ** attempt)) * draw
-
-
-def record_final_allocations(plan, policies):
-    """The addresses the policies hold once the claims settled (another writer's, for a policy it created first)."""
-    final = dict((item['node'], item) for item in (nn.policy_allocation(policy) for policy in policies) if item)
-    for item in plan['allocations']:
-        held = final.get(item['node'])
-        if held and item['policy'] in plan.get('taken', []) + plan['reclaim'] + [entry['metadata']['name'] for entry in plan['create']]:
-            item['address'] = held['addresses'].get(4) or held['addresses'].get(6)
-            item['ipv6_address'] = held['addresses'].get(6) if 4 in held['addresses'] else None
-
-
-def _written_names(names):
-    return 'policies %s (parked: they match no node yet)' % ', '.join(names)
 
 
 def wait_available(module, nodes_by_policy, purpose):
@@ -576,7 +462,7 @@ def present(module, result):
     if errors(findings):
         raise Refused(findings)
     snapshot = kubernetes.read(module.k8s, KINDS)
-    settle_claims(module, snapshot)
+    claims.settle_claims(module, snapshot)
     plan = na.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
     if errors(plan['findings']):
         raise Refused(plan['findings'])
@@ -588,9 +474,9 @@ def present(module, result):
     result['updated'] = [name for name, _patch in plan['patch']]
     result['changed'] = bool(plan['create'] or plan['patch'])
     result['diff'] = {'before': nn.to_json(plan['before']), 'after': nn.to_json(plan['after'])}
-    write_policies(module, plan)
+    claims.write_policies(module, plan)
     if (plan['create'] or plan.get('taken') or plan['reclaim']) and not module.check_mode:
-        claim_addresses(module, entries, networks, snapshot, plan)
+        claims.claim_addresses(module, entries, networks, snapshot, plan)
         result['created'] = [body['metadata']['name'] for body in plan['create']]
         result['allocations'] = plan['allocations']
         result['changed'] = bool(plan['create'] or plan['patch'])
@@ -604,7 +490,7 @@ def present(module, result):
                 raise Refused(findings, written=_written(result))
             if plan.get('taken'):
                 # the other writer may have re-allocated the policy it created while this run waited for it
-                record_final_allocations(plan, kube.list_objects(module.k8s, kube.NNCPS))
+                claims.record_final_allocations(plan, kube.list_objects(module.k8s, kube.NNCPS))
                 result['allocations'] = plan['allocations']
     if params['replace_hand_made']:
         replace_hand_made(module, result, plan, snapshot)
@@ -652,31 +538,32 @@ def step(module, result):
         absent(module, result)
 
 
-def main():
-    module = EgressModule(
-        WHAT, argument_spec=dict(
-            nodes=dict(type='list', elements='dict', required=True),
-            cidr=dict(type='str'),
-            gateway=dict(type='str'),
-            node_address_range=dict(type='str'),
-            route_metric=dict(type='int', default=200),
-            ipv6=dict(type='dict', options=dict(
-                cidr=dict(type='str', required=True),
-                gateway=dict(type='str', required=True),
-                node_address_range=dict(type='str', required=True),
-            )),
-            interface_name=dict(type='str', default='egressip0'),
-            state=dict(type='str', choices=['present', 'absent'], default='present'),
-            force=dict(type='bool', default=False),
-            wait=dict(type='bool', default=True),
-            replace_hand_made=dict(type='bool', default=False),
-            wait_timeout=dict(type='int', default=300),
-            state_wait_timeout=dict(type='int', default=90),
-            progress_interval=dict(type='int', default=10),
-            wait_sleep=dict(type='int', default=2),
-        ),
-        libraries=('netaddr',), lock=LOCK_BEFORE, supports_check_mode=True,
+def argument_spec():
+    return dict(
+        nodes=dict(type='list', elements='dict', required=True),
+        cidr=dict(type='str'),
+        gateway=dict(type='str'),
+        node_address_range=dict(type='str'),
+        route_metric=dict(type='int', default=200),
+        ipv6=dict(type='dict', options=dict(
+            cidr=dict(type='str', required=True),
+            gateway=dict(type='str', required=True),
+            node_address_range=dict(type='str', required=True),
+        )),
+        interface_name=dict(type='str', default='egressip0'),
+        state=dict(type='str', choices=['present', 'absent'], default='present'),
+        force=dict(type='bool', default=False),
+        wait=dict(type='bool', default=True),
+        replace_hand_made=dict(type='bool', default=False),
+        wait_timeout=dict(type='int', default=300),
+        state_wait_timeout=dict(type='int', default=90),
+        wait_sleep=dict(type='int', default=2),
     )
+
+
+def main():
+    module = EgressModule(WHAT, argument_spec=argument_spec(), libraries=('netaddr',), lock=LOCK_BEFORE, progress=PROGRESS_TRIES,
+                          supports_check_mode=True)
     module.run(step, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[], kept_hand_made_policies=[], findings=[])
 
 

@@ -213,7 +213,7 @@ diff:
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, VSPHERE, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import VCENTER_WRITER, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
@@ -399,9 +399,7 @@ def run(module, _result=None):
 
 
 def main():
-    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=argument_spec(), libraries=('pyvmomi',), lock=LOCK_BEFORE, progress=True,
-                          supports_check_mode=True)
-    module.run(run)
+    EgressModule(WHAT, argument_spec=argument_spec(), **VCENTER_WRITER).run(run)
 
 
 if __name__ == '__main__':

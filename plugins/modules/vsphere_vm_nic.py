@@ -277,7 +277,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks imp
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE, policy_allocation
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, VSPHERE, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import VCENTER_WRITER, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
@@ -587,9 +587,7 @@ def _with_results(entries, vms):
 
 
 def main():
-    module = EgressModule(WHAT, connection=VSPHERE, argument_spec=argument_spec(), libraries=('pyvmomi',), lock=LOCK_BEFORE, progress=True,
-                          supports_check_mode=True)
-    module.run(run)
+    EgressModule(WHAT, argument_spec=argument_spec(), **VCENTER_WRITER).run(run)
 
 
 if __name__ == '__main__':

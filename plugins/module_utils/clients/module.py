@@ -42,6 +42,16 @@ NONE = None
 LOCK_BEFORE = 'before'
 LOCK_IN_STEP = 'step'
 
+# How the module's action plugin shows progress (plugin_utils/progress.py): it runs the module once and prints what the
+# module notes it waits for (doc fragment ocp.egressip.progress.notes), or in tries of at most progress_interval seconds
+# of waiting each (ocp.egressip.progress).
+PROGRESS_NOTES = 'notes'
+PROGRESS_TRIES = 'tries'
+
+# The EgressModule settings of a step that writes vCenter (vsphere_portgroup, vsphere_vm_nic): pyVmomi, the cluster lock
+# before the step (through its kubernetes option), progress notes while its vCenter tasks run, check mode.
+VCENTER_WRITER = dict(connection=VSPHERE, libraries=('pyvmomi',), lock=LOCK_BEFORE, progress=PROGRESS_NOTES, supports_check_mode=True)
+
 # Library name as missing_required_lib says it -> the Python module to import.
 LIBRARIES = {'netaddr': 'netaddr', 'pyvmomi': 'pyVmomi', 'jmespath': 'jmespath'}
 K8S_LIBRARY = 'urllib3 (pip install kubernetes brings it)'
@@ -77,18 +87,21 @@ class EgressModule(KubeconfigMasking, AnsibleModule):
     talks to the other declares its nested option (``vsphere`` or ``kubernetes``) in its argument spec.
     ``libraries`` are the LIBRARIES keys the module cannot start without. ``lock`` (LOCK_BEFORE or LOCK_IN_STEP)
     adds the cluster lock options of a writing module and says when its lock is taken. ``progress`` adds the options
-    of a module whose action plugin prints what it waits for (core/progress.py) and points its notes at that file.
+    of a module whose action plugin prints what it waits for: PROGRESS_NOTES (or True) also points the module's notes
+    (core/progress.py) at the file that plugin reads, PROGRESS_TRIES adds only progress_interval.
     """
 
     def __init__(self, what, argument_spec=None, connection=KUBERNETES, libraries=(), lock=None, progress=False, **kwargs):
         spec = {KUBERNETES: k8s_argument_spec, VSPHERE: vsphere_argument_spec}.get(connection, dict)()
         if lock:
             spec.update(_module_lock().argument_spec())
+        notes = progress and progress != PROGRESS_TRIES
         if progress:
-            spec.update(progress_notes.argument_spec())
+            options = progress_notes.argument_spec()
+            spec.update(options if notes else {'progress_interval': options['progress_interval']})
         spec.update(argument_spec or {})
         super(EgressModule, self).__init__(argument_spec=spec, **kwargs)
-        if progress:
+        if notes:
             progress_notes.configure(self.params['progress_file'])
         self.what = what
         self.connection = connection

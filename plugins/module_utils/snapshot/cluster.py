@@ -25,6 +25,7 @@ __metaclass__ = type
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import vim  # pyVmomi on first use
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
+from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import objects_argument_spec, portgroup_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import read_privileges, vcenter_privileges
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import vm_uuid_from_provider_id
@@ -126,21 +127,11 @@ def config_argument_spec():
         acknowledge_unsupported=dict(type='bool', default=False),
         datacenter=dict(type='str'),
         cluster=dict(type='str'),
-        portgroup=dict(type='dict', options=dict(
-            name=dict(type='str', required=True),
-            switch_type=dict(type='str', choices=['standard', 'distributed'], default='standard'),
-            switch=dict(type='str'),
-            vlan_id=dict(type='int'),
-        )),
+        portgroup=portgroup_argument_spec(),
         accept_untested_nsx=dict(type='bool', default=False),
         network=network_argument_spec(),
         nodes=dict(type='dict', options=dict(selector=dict(type='dict', default={}))),
-        objects=dict(type='list', elements='dict', default=[], options=dict(
-            name=dict(type='str', required=True),
-            egress_ips=dict(type='list', elements='str', required=True),
-            namespace_selector=dict(type='dict', required=True),
-            pod_selector=dict(type='dict'),
-        )),
+        objects=objects_argument_spec(required=('egress_ips', 'namespace_selector'), default=[]),
         read_pods=dict(type='bool', default=True),
     )
 

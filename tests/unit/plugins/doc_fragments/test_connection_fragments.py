@@ -1,6 +1,6 @@
-"""The connection and lock doc fragments are literal strings (ansible-test's yamllint reads them from the AST); the
-nested variant of each must stay the flat one placed under its parent option, so each option is described once in
-meaning even if it is written twice."""
+"""The nested variant of the connection and lock doc fragments is made from the flat one (plugin_utils/fragments.py;
+the flat one stays a literal string, which ansible-test's yamllint reads from the AST): it must stay the flat one placed
+under its parent option (the lock: the flat one but for where lock_timeout says the Lease is read)."""
 
 import re
 

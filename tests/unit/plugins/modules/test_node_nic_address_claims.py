@@ -1,13 +1,14 @@
-"""node_nic_address.claim_addresses: two writers that lost one address together must not keep colliding.
+"""node_nic_address's address claims (clients/address_claims.py claim_addresses): two writers that lost one address
+together must not keep colliding.
 
 Both re-plan from the same list, so without a random wait they pick the same next address, both yield and both lose
 again until the attempts run out (seen in CI with three writers at once).
 """
 
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import address_claims as module_under_test
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
-from ansible_collections.ocp.egressip.plugins.modules import node_nic_address as module_under_test
 
 import pytest
 

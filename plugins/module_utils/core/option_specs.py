@@ -1,0 +1,55 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the ocp.egressip collection
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The argument specs of the options several modules share, and the input checks that go with them.
+
+``objects_argument_spec()`` is the EgressIP objects as in ``egressip_objects`` of the variables file,
+``portgroup_argument_spec()`` the secondary port group as in ``egressip_vsphere.portgroup``, so that the entries
+of the variables file pass as they are; each module documents them itself (what it uses of them differs).
+The checks return messages naming the field, the value and the fix. Private module_util: no API promise.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+def objects_argument_spec(required=(), **option):
+    """The ``objects`` option: a list of EgressIP entries (name, egress_ips, namespace_selector, pod_selector).
+
+    ``required`` names the keys besides ``name`` the module cannot do without; ``option`` adds to the list
+    option itself (for example ``default=[]``).
+    """
+    entry = dict(
+        name=dict(type='str', required=True),
+        egress_ips=dict(type='list', elements='str'),
+        namespace_selector=dict(type='dict'),
+        pod_selector=dict(type='dict'),
+    )
+    for key in required:
+        entry[key]['required'] = True
+    spec = dict(type='list', elements='dict', options=entry)
+    spec.update(option)
+    return spec
+
+
+def portgroup_argument_spec():
+    """The ``portgroup`` option: name, switch_type (standard or distributed), switch and vlan_id."""
+    return dict(type='dict', options=dict(
+        name=dict(type='str', required=True),
+        switch_type=dict(type='str', choices=['standard', 'distributed'], default='standard'),
+        switch=dict(type='str'),
+        vlan_id=dict(type='int'),
+    ))
+
+
+def portgroup_problems(portgroup):
+    """A distributed port group is found by its switch: the message when ``portgroup`` names none."""
+    if portgroup and portgroup.get('switch_type') == 'distributed' and not portgroup.get('switch'):
+        return ['portgroup.switch is not set for the distributed port group %s; give its distributed switch.' % portgroup['name']]
+    return []
+
+
+def not_positive(params, keys):
+    """The messages for the options in ``keys`` (seconds to wait, between two reads) that are not above 0."""
+    return ['%s=%s must be above 0.' % (key, params[key]) for key in keys if params[key] <= 0]
