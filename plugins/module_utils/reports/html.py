@@ -158,14 +158,7 @@ def svg_topology(network, nodes, egress_ips):
 
 def topology(report):
     """The SVG of a verify report (the final state of a drill report)."""
-    network = report.get('network') or {}
-    nodes = [{'name': node['name'], 'host': node.get('esxi_host'), 'address': node.get('address'),
-              'nic': node.get('interface') or (node.get('nic') or {}).get('mac'),
-              'connected': (node.get('nic') or {}).get('connected'), 'path_ok': node.get('path') != 'broken'}
-             for node in report.get('nodes') or []]
-    ips = [{'egressip': row['egressip'], 'ip': row['ip'], 'node': row.get('node'), 'ok': row['status'] == 'ok'}
-           for row in report.get('egress_ips') or []]
-    return svg_topology({'name': network.get('portgroup'), 'cidr': network.get('cidr')}, nodes, ips)
+    return svg_topology(*_report.topology_inputs(report))
 
 
 # --- the page ------------------------------------------------------------------------------------------

@@ -197,8 +197,8 @@ def verify_node_rows(report):
     return table(['Node', 'Ready', 'Egress label', 'VM', 'ESXi host', 'NIC', 'Port group', 'Address', 'Egress IPs', 'Path'], rows)
 
 
-def diagram(report):
-    """The Mermaid diagram of a verify report."""
+def topology_inputs(report):
+    """(network, nodes, egress_ips) of a verify report for a topology drawing (topology_diagram, html.svg_topology)."""
     network = report.get('network') or {}
     nodes = [{'name': node['name'], 'host': node.get('esxi_host'), 'address': node.get('address'),
               'nic': node.get('interface') or (node.get('nic') or {}).get('mac'),
@@ -206,7 +206,12 @@ def diagram(report):
              for node in report.get('nodes') or []]
     ips = [{'egressip': row['egressip'], 'ip': row['ip'], 'node': row.get('node'), 'ok': row['status'] == 'ok'}
            for row in report.get('egress_ips') or []]
-    return topology_diagram({'name': network.get('portgroup'), 'cidr': network.get('cidr')}, nodes, ips)
+    return {'name': network.get('portgroup'), 'cidr': network.get('cidr')}, nodes, ips
+
+
+def diagram(report):
+    """The Mermaid diagram of a verify report."""
+    return topology_diagram(*topology_inputs(report))
 
 
 def wire_rows(probes):
