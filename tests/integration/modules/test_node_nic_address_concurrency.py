@@ -11,9 +11,10 @@ import os
 import subprocess
 import sys
 
-from conftest import COLLECTIONS_DIR
-
 import _prepare as prepare
+
+# tests/conftest.py's COLLECTIONS_DIR, not imported: `conftest` may name another directory's conftest module here
+COLLECTIONS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), '.build')
 
 TWIN_OPTIONS = {'workers': 6}
 W = ['ocp1-worker-%d' % i for i in range(6)]
