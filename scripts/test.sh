@@ -14,60 +14,71 @@ echo
 # on the twin's controllers and on ansible-playbook, so more workers than cores pays off.
 workers=${PYTEST_WORKERS:-4}
 status=0
-# Sanity (ansible-test, antsibull-docs) runs beside pytest: the twin tests mostly wait on controllers, so the
-# cores have room for it; its output is printed after pytest's. SANITY_SERIAL=1 runs it after pytest instead.
-# Lint (yamllint, ansible-lint) runs beside pytest the same way.
-sanity_log=$(mktemp "${TMPDIR:-/tmp}/ocp-egressip-sanity-log.XXXXXX")
-lint_log=$(mktemp "${TMPDIR:-/tmp}/ocp-egressip-lint-log.XXXXXX")
-sanity_pid=
-lint_pid=
+# Sanity (ansible-test, antsibull-docs), lint (yamllint, ansible-lint) and the version matrix's sanity on the oldest
+# and the newest release run beside pytest, one after the other: the twin tests mostly wait on controllers, so the
+# cores have room for one more job, not for three. Their output is printed after pytest's. SANITY_SERIAL=1 runs them
+# after pytest instead. The matrix's unit tests run after pytest (they are short).
+matrix_releases=${MATRIX_CI_RELEASES:-2.16 2.17 2.18 2.20 2.21}
+matrix_sanity_releases=${SANITY_RELEASES:-2.16 2.21}
+background_dir=$(mktemp -d "${TMPDIR:-/tmp}/ocp-egressip-test.XXXXXX")
+quiet_pip() {
+  # pip's install chatter is left out of the matrix's output
+  grep -v -E "^(Looking in|WARNING: Location 'file:|Collecting|  Downloading|     .*eta|Installing collected|Successfully installed|Requirement already)" || true
+}
+checks() {
+  # each part's exit status goes to a file; a failing part does not stop the next
+  set +e
+  bash scripts/sanity.sh >"$background_dir/sanity.log" 2>&1
+  echo $? >"$background_dir/sanity.rc"
+  bash scripts/lint.sh >"$background_dir/lint.log" 2>&1
+  echo $? >"$background_dir/lint.rc"
+  if [ "${SKIP_MATRIX:-0}" != 1 ]; then
+    # shellcheck disable=SC2086 # one argument per release
+    MATRIX_UNIT=0 SANITY_RELEASES="$matrix_sanity_releases" bash scripts/matrix.sh --sanity $matrix_sanity_releases 2>&1 \
+      | quiet_pip >"$background_dir/matrix-sanity.log"
+    echo "${PIPESTATUS[0]}" >"$background_dir/matrix-sanity.rc"
+  fi
+  set -e
+}
+checks_pid=
 if [ "$#" -eq 0 ] && [ "${SANITY_SERIAL:-0}" != 1 ]; then
-  bash scripts/sanity.sh >"$sanity_log" 2>&1 &
-  sanity_pid=$!
-  bash scripts/lint.sh >"$lint_log" 2>&1 &
-  lint_pid=$!
+  checks &
+  checks_pid=$!
 fi
 echo "==> pytest ($workers workers): unit tests, twin self-tests, module and playbook tests against the twin"
 .venv/bin/python -m pytest -n "$workers" --dist loadfile "$@" || status=$?
-if [ "$#" -eq 0 ] && [ "${SKIP_MATRIX:-0}" != 1 ]; then
-  # The version matrix (scripts/matrix.sh): the unit tests on every other ansible-core release of the support matrix
-  # (the main run above is 2.19, the release the integration tests use) and ansible-test sanity on the oldest and the
-  # newest (2.19's sanity runs beside pytest). About 5 more minutes on 2 cores from a fresh machine.
-  # MATRIX_CI_RELEASES narrows the releases, SKIP_MATRIX=1 leaves it out.
-  releases=${MATRIX_CI_RELEASES:-2.16 2.17 2.18 2.20 2.21}
-  echo
-  echo "==> version matrix: unit tests on ansible-core $releases, sanity on ${SANITY_RELEASES:-2.16 2.21}"
-  set +e
-  # pip's install chatter is left out.
-  # shellcheck disable=SC2086 # one argument per release
-  bash scripts/matrix.sh --sanity $releases 2>&1 \
-    | grep -v -E "^(Looking in|WARNING: Location 'file:|Collecting|  Downloading|     .*eta|Installing collected|Successfully installed|Requirement already)"
-  matrix_status=${PIPESTATUS[0]}
-  set -e
-  [ "$matrix_status" -eq 0 ] || status=$matrix_status
+if [ "$#" -eq 0 ]; then
+  if [ -n "$checks_pid" ]; then
+    wait "$checks_pid" || true
+  else
+    checks
+  fi
+  for part in sanity lint matrix-sanity; do
+    [ -f "$background_dir/$part.rc" ] || continue
+    echo
+    case $part in
+      sanity) echo "==> ansible-test sanity (ansible-core of .venv)" ;;
+      lint) echo "==> lint (yamllint, ansible-lint production profile)" ;;
+      matrix-sanity) echo "==> version matrix: ansible-test sanity on ansible-core $matrix_sanity_releases" ;;
+    esac
+    grep -v "^WARNING: Location 'file:" "$background_dir/$part.log" || true
+    part_status=$(cat "$background_dir/$part.rc")
+    [ "$part_status" -eq 0 ] || status=$part_status
+  done
+  if [ "${SKIP_MATRIX:-0}" != 1 ]; then
+    # The unit tests on every other ansible-core release of the support matrix (the main run above is 2.19, the
+    # release the integration tests use). MATRIX_CI_RELEASES narrows the releases, SKIP_MATRIX=1 leaves the matrix out.
+    echo
+    echo "==> version matrix: unit tests on ansible-core $matrix_releases"
+    set +e
+    # shellcheck disable=SC2086 # one argument per release
+    bash scripts/matrix.sh $matrix_releases 2>&1 | quiet_pip
+    matrix_status=${PIPESTATUS[0]}
+    set -e
+    [ "$matrix_status" -eq 0 ] || status=$matrix_status
+  fi
 fi
-echo
-echo "==> ansible-test sanity"
-if [ -n "$sanity_pid" ]; then
-  sanity_status=0
-  wait "$sanity_pid" || sanity_status=$?
-  cat "$sanity_log"
-  [ "$sanity_status" -eq 0 ] || status=$sanity_status
-else
-  bash scripts/sanity.sh || status=$?
-fi
-rm -f "$sanity_log"
-echo
-echo "==> lint (yamllint, ansible-lint production profile)"
-if [ -n "$lint_pid" ]; then
-  lint_status=0
-  wait "$lint_pid" || lint_status=$?
-  grep -v "^WARNING: Location 'file:" "$lint_log" || true
-  [ "$lint_status" -eq 0 ] || status=$lint_status
-else
-  bash scripts/lint.sh || status=$?
-fi
-rm -f "$lint_log"
+rm -rf "$background_dir"
 if [ "$status" -ne 0 ]; then
   echo "==> FAILED (exit $status)"
 else

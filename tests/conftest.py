@@ -173,7 +173,8 @@ _LONGEST_FIRST = (
     'integration/playbooks/test_rbac_playbooks.py', 'integration/playbooks/test_cluster_lock_playbooks.py',
     'integration/playbooks/test_render.py', 'integration/playbooks/test_migrate_vcenter_only_nics.py',
     'integration/roles/test_verify_and_drill_playbooks.py', 'integration/playbooks/test_enable.py',
-    'integration/playbooks/test_disable_distributed.py',
+    'integration/playbooks/test_disable_distributed.py', 'integration/playbooks/test_guard.py',
+    'integration/playbooks/test_render_guard.py',
 )
 _BY_FOLDER = ('integration/playbooks/', 'integration/roles/', 'integration/lifecycle/', 'integration/',
               'twin/conformance/', 'twin/selftest/', 'unit/')
