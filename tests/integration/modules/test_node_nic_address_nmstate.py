@@ -38,15 +38,17 @@ def enactment(twin, node, policy):
 
 
 def nns(twin, node):
-    """The node's NodeNetworkState; the handler creates it shortly after it starts (as a real one does), so wait for it."""
+    """The node's NodeNetworkState with its status; the handler creates it shortly after it starts and reports the
+    status in a second write (as a real one does), so wait for both."""
     def read():
         try:
-            return twin.custom_objects().get_cluster_custom_object(name=node, **NNS)
+            state = twin.custom_objects().get_cluster_custom_object(name=node, **NNS)
         except ApiException as error:
             if error.status != 404:
                 raise
             return None
-    return twin.wait_for(read, timeout=30, interval=0.2, what='the NodeNetworkState of %s' % node)
+        return state if (state.get('status') or {}).get('currentState') else None
+    return twin.wait_for(read, timeout=30, interval=0.2, what='the NodeNetworkState of %s with its status' % node)
 
 
 def primary_mac(twin, node):
