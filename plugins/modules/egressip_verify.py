@@ -100,7 +100,9 @@ options:
         description: The standard vSwitch or the distributed switch of the port group (required for a distributed one).
         type: str
       vlan_id:
-        description: Accepted so C(egressip_vsphere.portgroup) can be passed as it is; not compared (preflight does).
+        description:
+          - The VLAN the port group must have on the ESXi host each VM runs on now (C(blackhole_portgroup_vlan_mismatch));
+            without it, the VLAN most hosts give the port group.
         type: int
   remediate:
     description:
