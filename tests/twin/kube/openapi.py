@@ -74,6 +74,7 @@ _BUILTIN_FIELDS = {
                   involvedObject=_ANY_OBJECT, related=_ANY_OBJECT, series=_ANY_OBJECT, source=_ANY_OBJECT),
     "CustomResourceDefinition": {"spec": _ANY_OBJECT, "status": _ANY_OBJECT},
     "Lease": {"spec": _ANY_OBJECT},
+    "CronJob": {"spec": _ANY_OBJECT, "status": _ANY_OBJECT},
     "SelfSubjectAccessReview": {"spec": _ANY_OBJECT, "status": _ANY_OBJECT},
     "SelfSubjectRulesReview": {"spec": _ANY_OBJECT, "status": _ANY_OBJECT},
     "ServiceAccount": {"secrets": {"type": "array", "items": _ANY_OBJECT}, "imagePullSecrets": {"type": "array", "items": _ANY_OBJECT},

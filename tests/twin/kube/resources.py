@@ -99,6 +99,9 @@ def _builtin_types():
         ResourceType("rolebindings", "RoleBinding", group="rbac.authorization.k8s.io", builtin=True),
         ResourceType("clusterroles", "ClusterRole", group="rbac.authorization.k8s.io", namespaced=False, builtin=True),
         ResourceType("clusterrolebindings", "ClusterRoleBinding", group="rbac.authorization.k8s.io", namespaced=False, builtin=True),
+        # batch/v1 (pkg/registry/batch/cronjob): defaults and validation in batch.py; no controller makes Jobs
+        ResourceType("cronjobs", "CronJob", group="batch", short_names=["cj"], categories=["all"], builtin=True,
+                     status_subresource=True),
         # pkg/registry/coordination/lease/strategy.go: AllowCreateOnUpdate true, AllowUnconditionalUpdate false
         ResourceType("leases", "Lease", group="coordination.k8s.io", builtin=True, allow_create_on_update=True,
                      allow_unconditional_update=False),

@@ -7,12 +7,15 @@ customresource strategy.
 
 import copy
 
+from . import batch
 from . import lease
 from . import schema as crschema
 from .errors import FieldError, bad_request, unconditional_update
 from .validation import event_errors, metadata_errors, pod_errors, pod_update_errors
 
 # metadata the server owns: carried over from the stored object on update
+CRONJOBS = "cronjobs.batch"
+BINDINGS = ("rolebindings.rbac.authorization.k8s.io", "clusterrolebindings.rbac.authorization.k8s.io")
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 
 
@@ -27,6 +30,8 @@ def prepare_create(rtype, obj):
     elif rtype.key == "namespaces":
         obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
         obj["status"] = {"phase": "Active"}
+    elif rtype.key == CRONJOBS:
+        batch.default_cronjob(obj)
 
 
 def _default_pod(pod):
@@ -70,6 +75,8 @@ def prepare_update(rtype, old, new, subresource):
         _keep(new, old, "status")
     if rtype.key == "namespaces":
         new.setdefault("spec", {})["finalizers"] = (old.get("spec") or {}).get("finalizers", [])
+    if rtype.key == CRONJOBS:
+        batch.default_cronjob(new)
     return new
 
 
@@ -117,6 +124,11 @@ def check(rtype, obj, old=None, version=None, field_validation=None, warnings=No
         errors.extend(lease.errors(obj))
     elif rtype.key == "events":
         errors.extend(event_errors(obj))
+    elif rtype.key == CRONJOBS:
+        errors.extend(batch.cronjob_errors(obj))
+    elif rtype.key in BINDINGS and old is not None and obj.get("roleRef") != old.get("roleRef"):
+        # ValidateRoleBindingUpdate / ValidateClusterRoleBindingUpdate (pkg/apis/rbac/validation)
+        errors.append(FieldError("roleRef", "invalid", "cannot change roleRef", obj.get("roleRef")))
     elif rtype.key == "pods":
         errors.extend(pod_errors(obj))
         if old is not None:
