@@ -88,6 +88,12 @@ options:
     description: Whether the run takes the cluster lock, so that the Lease permissions are checked (verify takes it only to remediate).
     type: bool
     default: true
+  guard:
+    description:
+      - Whether the run applies or removes the in-cluster guard (C(egressip_guard.in_cluster.enabled), enable and disable),
+        so that the permissions on its objects are checked too.
+    type: bool
+    default: false
   vcenter_privileges:
     description:
       - The playbook whose vCenter privileges to check on the datacenter, the hosts of the vSphere cluster and the node VMs, with
@@ -279,6 +285,7 @@ def argument_spec():
         permissions_only=dict(type='bool', default=False),
         lock_namespace=dict(type='str', default='openshift-machine-api'),
         takes_lock=dict(type='bool', default=True),
+        guard=dict(type='bool', default=False),
         vcenter_privileges=dict(type='str', choices=list(PLAYBOOKS)),
     )
     spec.update(vsphere_nested_argument_spec())
@@ -307,7 +314,7 @@ def permission_findings(module):
     params = module.params
     if not params['permissions']:
         return []
-    return check_permissions(module.k8s, params['permissions'], params['lock_namespace'], params['takes_lock'])
+    return check_permissions(module.k8s, params['permissions'], params['lock_namespace'], params['takes_lock'], guard=params['guard'])
 
 
 def result_of(snapshot, params, extra=(), checks=True):

@@ -10,7 +10,8 @@ log of each playbook's tests (docs/rbac.md says how), not guessed.
 
 A rule: (apiGroup, resource, verbs, scope, when). scope is None (cluster-scoped, or any namespace: the run
 derives the namespace from the configuration), or a key of NAMESPACES (a fixed namespace, or the cluster lock's);
-when is None (always) or 'lock' (only when the run takes the cluster lock).
+when is None (always), 'lock' (only when the run takes the cluster lock) or 'guard' (only when the run applies or
+removes the in-cluster guard, egressip_guard.in_cluster.enabled).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -76,15 +77,27 @@ _WRITES = _REMOVALS + [
     ('tuned.openshift.io', 'tuneds', ('create',), 'tuned', None),
 ]
 
+# the in-cluster guard's objects (egressip_guard_deploy): one list per kind in all namespaces, then the writes
+_GUARD_KINDS = [('', 'namespaces'), ('', 'serviceaccounts'), ('', 'configmaps'), ('batch', 'cronjobs'),
+                ('monitoring.coreos.com', 'prometheusrules')] + [
+    ('rbac.authorization.k8s.io', plural) for plural in ('clusterroles', 'clusterrolebindings', 'roles', 'rolebindings')]
+_GUARD_REMOVAL = [(group, plural, ('list', 'delete'), None, 'guard') for group, plural in _GUARD_KINDS]
+# RBAC escalation prevention: who creates the guard's Roles must hold what they grant; of the guard's rules (RULES['guard'])
+# enable holds all but the Events it writes in default
+_GUARD_APPLY = _GUARD_REMOVAL + [(group, plural, ('create', 'patch'), None, 'guard') for group, plural in _GUARD_KINDS] + [
+    ('', 'events', ('create', 'patch'), 'events', 'guard'),
+    ('', 'configmaps', ('get',), None, 'guard'),
+]
+
 RULES = {
-    'enable': _CLUSTER_READS + _LOCK + _PROBES + _WRITES,
+    'enable': _CLUSTER_READS + _LOCK + _PROBES + _WRITES + _GUARD_APPLY,
     # read-only but for the wire check's probe pods; remediation moves labels under the cluster lock
     'verify': _CLUSTER_READS + _PROBES + [('', 'nodes', ('patch',), None, 'lock')] + _LOCK,
     'failover_drill': _CLUSTER_READS + _LOCK + _PROBES + _LABELS,
     'support_report': _CLUSTER_READS,
     'migrate': _CLUSTER_READS + _LOCK + _PROBES + _WRITES,
     'upgrade': _CLUSTER_READS + _LOCK + _PROBES + _WRITES,
-    'disable': _CLUSTER_READS + _LOCK + _REMOVALS,
+    'disable': _CLUSTER_READS + _LOCK + _REMOVALS + _GUARD_REMOVAL,
     'render': _CLUSTER_READS,
     # a guard round: verify (its probe pods), then Events on the EgressIPs and the status ConfigMap beside the lock's Lease
     'guard': _CLUSTER_READS + _PROBES + [('', 'events', ('create', 'patch'), 'events', None),
@@ -133,11 +146,12 @@ def manifest_text(playbook):
     return '\n'.join(lines) + '\n'
 
 
-def needed(playbook, lock_namespace=None, takes_lock=True):
-    """(verb, group, resource, subresource, namespace) the run will ask for, each once, in RULES order."""
+def needed(playbook, lock_namespace=None, takes_lock=True, guard=False):
+    """(verb, group, resource, subresource, namespace) the run will ask for, each once, in RULES order; `guard`: the run
+    applies or removes the in-cluster guard."""
     seen, out = set(), []
     for group, resource, verbs, scope, when in RULES[playbook]:
-        if when == 'lock' and not takes_lock:
+        if (when == 'lock' and not takes_lock) or (when == 'guard' and not guard):
             continue
         namespace = lock_namespace if scope == 'lock' else NAMESPACES.get(scope) if scope else None
         plural, _slash, subresource = resource.partition('/')
@@ -161,11 +175,11 @@ def describe(verb, group, plural, subresource, namespace):
     return '%s %s %s' % (verb, resource, 'in namespace %s' % namespace if namespace else 'cluster-wide')
 
 
-def check(client, playbook, lock_namespace=None, takes_lock=True):
+def check(client, playbook, lock_namespace=None, takes_lock=True, guard=False):
     """Findings for every permission the playbook needs that the credentials lack (kube_permission_missing, one
     finding listing them), or kube_permission_unchecked when the API refuses the reviews themselves."""
     missing = []
-    for item in needed(playbook, lock_namespace, takes_lock):
+    for item in needed(playbook, lock_namespace, takes_lock, guard):
         try:
             status = _review(client, *item)
         except ModuleFailure as failure:

@@ -36,6 +36,16 @@ NAMESPACES = _kind('namespaces', 'Namespace', '', 'v1', 'namespaces')
 PODS = _kind('pods', 'Pod', '', 'v1', 'pods', namespaced=True)
 EVENTS = _kind('events', 'Event', '', 'v1', 'events', namespaced=True)
 CONFIGMAPS = _kind('configmaps', 'ConfigMap', '', 'v1', 'configmaps', namespaced=True)
+SERVICEACCOUNTS = _kind('serviceaccounts', 'ServiceAccount', '', 'v1', 'serviceaccounts', namespaced=True)
+RBAC_GROUP = 'rbac.authorization.k8s.io'
+CLUSTERROLES = _kind('clusterroles', 'ClusterRole', RBAC_GROUP, 'v1', 'clusterroles')
+CLUSTERROLEBINDINGS = _kind('clusterrolebindings', 'ClusterRoleBinding', RBAC_GROUP, 'v1', 'clusterrolebindings')
+ROLES = _kind('roles', 'Role', RBAC_GROUP, 'v1', 'roles', namespaced=True)
+ROLEBINDINGS = _kind('rolebindings', 'RoleBinding', RBAC_GROUP, 'v1', 'rolebindings', namespaced=True)
+CRONJOBS = _kind('cronjobs', 'CronJob', 'batch', 'v1', 'cronjobs', namespaced=True)
+PROMETHEUSRULES = _kind('prometheusrules', 'PrometheusRule', 'monitoring.coreos.com', 'v1', 'prometheusrules', namespaced=True, missing=(
+    'PrometheusRule API (monitoring.coreos.com/v1) not found on {host}: the cluster has no Prometheus Operator (OpenShift\'s '
+    'monitoring stack serves it); set egressip_guard.in_cluster.alerts: false to leave the alerts out.'))
 EGRESSIPS = _kind('egressips', 'EgressIP', 'k8s.ovn.org', 'v1', 'egressips', missing=(
     'EgressIP API (k8s.ovn.org/v1) not found on {host}: the cluster does not serve egressips.k8s.ovn.org, so its network plugin '
     'is not OVN-Kubernetes (check networks.config.openshift.io/cluster status.networkType).'))
@@ -62,7 +72,8 @@ NETWORK_OPERATOR = _kind('network_operator', 'Network', 'operator.openshift.io',
 CLUSTER_VERSION = _kind('cluster_version', 'ClusterVersion', 'config.openshift.io', 'v1', 'clusterversions', name='version')
 
 KINDS = dict((kind.key, kind) for kind in (
-    NODES, NAMESPACES, PODS, EVENTS, CONFIGMAPS, EGRESSIPS, NNCPS, NNCES, NNS, NMSTATES, TUNEDS, PROFILES, MACHINESETS, MACHINES,
+    NODES, NAMESPACES, PODS, EVENTS, CONFIGMAPS, SERVICEACCOUNTS, CLUSTERROLES, CLUSTERROLEBINDINGS, ROLES, ROLEBINDINGS, CRONJOBS,
+    PROMETHEUSRULES, EGRESSIPS, NNCPS, NNCES, NNS, NMSTATES, TUNEDS, PROFILES, MACHINESETS, MACHINES,
     MACHINECONFIGPOOLS, LEASES, SELF_SUBJECT_ACCESS_REVIEWS, INFRASTRUCTURE, NETWORK_CONFIG, NETWORK_OPERATOR, CLUSTER_VERSION))
 
 
