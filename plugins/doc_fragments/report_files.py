@@ -26,8 +26,10 @@ options:
   html_template:
     description:
       - A Jinja2 template file that replaces the page's default template. It gets C(report) (the data), C(title),
-        C(verdict), C(ok), C(lead) (the lines before the first section, as HTML), C(sections) (C(title), C(html)),
-        C(svg) (the topology) and C(findings); C(autoescape) is on.
+        C(verdict), C(ok), C(identity) (label and value pairs - cluster name, cluster ID, OpenShift version, API server,
+        the time the report was made), C(generated_at), C(unknown) (why a part of the identity is unknown), C(lead) (the
+        lines before the first section, as HTML), C(sections) (C(title), C(html)), C(svg) (the topology) and C(findings);
+        C(autoescape) is on.
     type: path
   mode:
     description: Permissions of the files written.

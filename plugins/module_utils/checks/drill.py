@@ -178,7 +178,8 @@ def assemble(data):
 
     data: {'trigger', 'steps': [{'node', 'trigger', 'failure', 'remediation', 'restore'}],
     'cordon': failure-shaped result or None, 'baseline': verify report or None,
-    'final': verify report or None, 'settings': {...}}.
+    'final': verify report or None, 'settings': {...}}; the report's ``cluster`` and ``generated_at`` are the final
+    verify report's (else the baseline's) unless `data` gives them.
     """
     steps = list(data.get('steps') or [])
     findings = []
@@ -191,11 +192,15 @@ def assemble(data):
     final = data.get('final')
     if final:
         findings += [item for item in final.get('findings') or [] if item not in findings]
+    # the cluster and the time: the final verify's (the end of the drill), else the baseline's
+    made = final or data.get('baseline') or {}
     rows = [step_summary(step) for step in steps]
     times = [row['reassigned_seconds'] for row in rows if row['reassigned_seconds'] is not None]
     counts = summarize(findings)
     return {
         'kind': 'failover_drill',
+        'cluster': data.get('cluster') or made.get('cluster'),
+        'generated_at': data.get('generated_at') or made.get('generated_at'),
         'trigger': data.get('trigger'),
         'settings': data.get('settings') or {},
         'summary': {'ok': not errors(findings), 'steps': len(steps), 'nodes': [row['node'] for row in rows],

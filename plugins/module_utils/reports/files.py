@@ -14,9 +14,21 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 import tempfile
 
 from ansible.module_utils.common.text.converters import to_bytes, to_text
+
+
+# a report's time (model/cluster_identity.py generated_at)
+STAMP = re.compile(r'[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z')
+
+
+def same_but_time(before, after, stamp):
+    """Whether `after` is `before` with the report time `stamp` in place of the one `before` has (and nothing else changed)."""
+    if before is None or not stamp or stamp not in after:
+        return False
+    return any(old != stamp and before.replace(old, stamp) == after for old in sorted(set(STAMP.findall(before))))
 
 
 def check_name(name):
@@ -66,26 +78,29 @@ def _fail_dest(module, dest, problem):
                          'role\'s *_report_dir / support_report_dir variable); it is created when missing.' % (dest, problem))
 
 
-def write_reports(module, dest, name, contents, mode):
+def write_reports(module, dest, name, contents, mode, stamp=None):
     """(paths, changed, diffs): the files for [(suffix, text)] in dest; diffs for the text files that change.
 
+    With `stamp` (the report's ``generated_at``), files that differ from the new texts only by their own report time are
+    kept as they are, with that time: a rerun that finds the same writes nothing and changes nothing.
     A dest that cannot hold them ends the module with a message naming dest and the fix, never a bare errno."""
     problem = dest_problem(dest)
     if problem:
         _fail_dest(module, dest, problem)
     try:
-        return _write_reports(module, dest, name, contents, mode)
+        return _write_reports(module, dest, name, contents, mode, stamp)
     except (IOError, OSError) as exc:
         _fail_dest(module, dest, '%s (%s)' % (exc.strerror or exc, getattr(exc, 'filename', None) or dest))
 
 
-def _write_reports(module, dest, name, contents, mode):
+def _write_reports(module, dest, name, contents, mode, stamp=None):
     paths, changed, diffs = [], False, []
-    for suffix, text in contents:
+    befores = [read_text(os.path.join(dest, name + suffix)) for suffix, _text in contents]
+    keep = bool(stamp) and all(before == text or same_but_time(before, text, stamp) for before, (_suffix, text) in zip(befores, contents))
+    for (suffix, text), before in zip(contents, befores):
         path = os.path.join(dest, name + suffix)
         paths.append(path)
-        before = read_text(path)
-        if before == text:
+        if before == text or keep:
             continue
         changed = True
         diffs.append({'before': before or '', 'after': text, 'before_header': path, 'after_header': path})

@@ -4,7 +4,8 @@
 """Self-contained HTML reports: one file, no external assets, no JavaScript, readable in any browser, a mail client
 or a support-case attachment viewer.
 
-The verdict comes first, then the topology as an inline SVG drawn here (egress IPs, the nodes on their ESXi hosts,
+The header has the verdict and the cluster the report is about (name, ID, OpenShift version, API server) with the time
+it was made (``identity``, ``generated_at``; report.identity_rows); then the topology as an inline SVG drawn here (egress IPs, the nodes on their ESXi hosts,
 each node's path to the secondary network, broken ones in red), then the sections of the Markdown report (tables of
 IPs, nodes, steps) and the findings with their remedies and runbook anchors. The page is a Jinja2 template (Jinja2
 ships with Ansible) that gets the report data itself (``report``) besides these pieces, so a user's template can lay
@@ -197,11 +198,23 @@ svg.topology { border: 1px solid #ddd; border-radius: 6px; background: #fcfcfc; 
 .egress-ip.broken .ip-circle { fill: #fde4e4; stroke: #c62828; }
 .ip-label { font-size: 11px; font-weight: bold; text-anchor: middle; }
 .ip-object { text-anchor: middle; }
+dl.identity { display: grid; grid-template-columns: max-content auto; gap: .15em 1em; margin: 0 0 1em 0; font-size: .95em; }
+dl.identity dt { font-weight: bold; color: #444; }
+dl.identity dd { margin: 0; font-family: ui-monospace, Menlo, Consolas, monospace; }
+p.unknown { color: #8a5a00; margin: 0 0 1em 0; }
 </style>
 </head>
 <body>
+<header>
 <h1>{{ title }}</h1>
 <p class="verdict {{ 'passed' if ok else 'failed' }}">{{ lead[0] | safe }}</p>
+{% if identity %}<dl class="identity">
+{% for label, value in identity %}<dt>{{ label }}</dt><dd>
+{%- if label == 'Made' and generated_at %}<time datetime="{{ generated_at }}">{{ value }}</time>
+{%- else %}{{ value }}{% endif %}</dd>
+{% endfor %}</dl>
+{% endif %}{% for reason in unknown %}<p class="unknown">{{ reason }}</p>
+{% endfor %}</header>
 {% for line in lead[1:] %}<p>{{ line | safe }}</p>
 {% endfor %}
 {% if svg %}<h2>Topology</h2>
@@ -228,12 +241,16 @@ def render_html(report, template=None, markdown=None, title=None):
     if not HAS_JINJA2:
         raise ValueError('the HTML report needs the Python library Jinja2 (it comes with ansible-core)')
     markdown = markdown if markdown is not None else _report.render_markdown(report)
+    identity_lines = [line for line in _report.identity_lines(report) if line]  # shown in the header, not in the lead
+    identity_html = [inline(line) for line in identity_lines]
     svg_source = report if report.get('kind') == 'verify' else report.get('final')
     environment = jinja2.Environment(autoescape=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
     page = environment.from_string(template or TEMPLATE)
     return page.render(
         report=report, title=title or TITLES.get(report.get('kind'), 'EgressIP report'), ok=bool((report.get('summary') or {}).get('ok')),
-        verdict='PASSED' if (report.get('summary') or {}).get('ok') else 'FAILED', lead=lead(markdown), sections=sections(markdown),
+        verdict='PASSED' if (report.get('summary') or {}).get('ok') else 'FAILED', sections=sections(markdown),
+        lead=[line for line in lead(markdown) if line not in identity_html], identity=_report.identity_rows(report),
+        generated_at=report.get('generated_at') or '', unknown=identity_lines[1:],
         svg=topology(svg_source) if svg_source else '', runbook=RUNBOOK,
         findings=[dict((key, item.get(key) or '') for key in ('id', 'severity', 'message', 'remedy'))
                   for item in _report.sorted_findings(report.get('findings'))])

@@ -17,15 +17,15 @@ from ansible_collections.ocp.egressip.plugins.module_utils.reports import report
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING
 
 CHECK_KEYS = ('ok', 'moved', 'unassigned', 'removed', 'dropped_addresses', 'nodes_gone')
-REPORT_KEYS = ('summary', 'variables', 'overrides', 'override_reasons', 'networks', 'nodes', 'egressips', 'portgroup', 'machinesets',
+REPORT_KEYS = ('cluster', 'generated_at', 'summary', 'variables', 'overrides', 'override_reasons', 'networks', 'nodes', 'egressips', 'portgroup', 'machinesets',
                'adoption_plan', 'findings')
 
 
 def report_data(result):
     """What the migrate report files hold: the discovery and, after an adoption, its check (problems only).
 
-    Deterministic, and without what only one run sees (new assignments, labels added), so a rerun that
-    changes nothing writes the same bytes.
+    Deterministic but for ``generated_at``, and without what only one run sees (new assignments, labels added), so
+    a rerun that changes nothing writes the same bytes once the time is kept (same_but_time).
     """
     data = dict((key, result.get(key)) for key in REPORT_KEYS)
     data['kind'] = 'migrate'
@@ -50,7 +50,7 @@ def render_markdown(result):
     verdict = 'complete' if summary.get('complete') else 'INCOMPLETE (see the errors)'
     sections = [['Discovery %s: %d egress node(s), %d EgressIP object(s); %d error(s), %d warning(s), %d info.' % (
         verdict, summary.get('nodes', 0), summary.get('egressip_objects', 0), summary.get(ERROR, 0), summary.get(WARNING, 0),
-        summary.get(INFO, 0))]]
+        summary.get(INFO, 0)), ''] + _report.identity_lines(data)]
     if data.get('adoption_check') is not None:
         check = data['adoption_check']
         lines = ['## Adoption check', '',

@@ -141,6 +141,37 @@ def topology_diagram(network, nodes, egress_ips):
     return lines
 
 
+IDENTITY_LABELS = (('name', 'Cluster'), ('id', 'Cluster ID'), ('openshift_version', 'OpenShift'), ('api_url', 'API server'))
+
+
+def identity_rows(report):
+    """[(label, value or 'unknown')] of the report's ``cluster`` block (model/cluster_identity.py), then the time it was
+    made; [] for a report without either."""
+    cluster = report.get('cluster') or {}
+    if not any(field in cluster for field, _label in IDENTITY_LABELS) and not report.get('generated_at'):
+        return []
+    rows = [(label, cluster.get(field) or 'unknown') for field, label in IDENTITY_LABELS]
+    return rows + [('Made', '%s (UTC)' % report['generated_at'] if report.get('generated_at') else 'unknown')]
+
+
+def identity_lines(report):
+    """The lines after a report's verdict naming the cluster and the time: ``Cluster `name` (ID `id`, OpenShift x.y.z),
+    API server https://...; made 2026-11-30T10:00:00Z (UTC).``, then why a part is unknown, if one is."""
+    rows = dict(identity_rows(report))
+    if not rows:
+        return []
+    lines = ['Cluster `%s` (ID `%s`, OpenShift %s), API server %s; made %s.' % (
+        rows['Cluster'], rows['Cluster ID'], rows['OpenShift'], rows['API server'], rows['Made'])]
+    unknown = (report.get('cluster') or {}).get('unknown') or {}
+    by_reason = {}
+    for field, label in IDENTITY_LABELS:
+        if field in unknown:
+            by_reason.setdefault(unknown[field], []).append(label)
+    if by_reason:
+        lines.append('Unknown: %s.' % '; '.join('%s (%s)' % (', '.join(labels), reason) for reason, labels in sorted(by_reason.items())))
+    return lines + ['']
+
+
 def document(title, sections):
     """The whole Markdown document: a title and sections (lists of lines), ending with one newline."""
     lines = ['# %s' % title, '']
@@ -244,8 +275,9 @@ def verify_markdown(report):
     network = report.get('network') or {}
     head = ['**Result: %s** - %d egress IP(s), %d assigned, %d healthy, %d blackholed; %d error(s), %d warning(s).'
             % (_verdict(summary.get('ok')), summary.get('egress_ips', 0), summary.get('assigned', 0), summary.get('healthy', 0),
-               summary.get('blackholed', 0), summary.get('errors', 0), summary.get('warnings', 0)), '',
-            'Secondary network %s, port group %s.' % (network.get('cidr') or '-', network.get('portgroup') or '-'), '']
+               summary.get('blackholed', 0), summary.get('errors', 0), summary.get('warnings', 0)), '']
+    head += identity_lines(report)
+    head += ['Secondary network %s, port group %s.' % (network.get('cidr') or '-', network.get('portgroup') or '-'), '']
     sections = [head, ['## Egress IPs', ''] + verify_ip_rows(report) + [''], ['## Nodes', ''] + verify_node_rows(report) + ['']]
     if report.get('wire') is not None:
         sections.append(['## Wire check', '', 'A probe pod per EgressIP asks an echo target off the cluster which source address it '
@@ -340,10 +372,11 @@ def drill_markdown(report):
     head = ['**Result: %s** - %d step(s) on %s, %d egress IP move(s); slowest reassignment %s, mean %s; prediction %s; failback %s.'
             % (_verdict(summary.get('ok')), summary.get('steps', 0), ', '.join(summary.get('nodes') or []) or 'no node',
                summary.get('moved', 0), seconds(summary.get('reassigned_seconds_max')), seconds(summary.get('reassigned_seconds_mean')),
-               'held' if summary.get('prediction_held') else 'DID NOT HOLD', 'OBSERVED' if summary.get('failback') else 'none'), '',
-            'Times are measured with a monotonic clock from the moment the trigger took effect until the egress IP showed on '
-            'another node in EgressIP status (polling every %s s), and until the echo target saw the IP again (wire).'
-            % ((report.get('settings') or {}).get('poll_interval', '-')), '']
+               'held' if summary.get('prediction_held') else 'DID NOT HOLD', 'OBSERVED' if summary.get('failback') else 'none'), '']
+    head += identity_lines(report)
+    head += ['Times are measured with a monotonic clock from the moment the trigger took effect until the egress IP showed on '
+             'another node in EgressIP status (polling every %s s), and until the echo target saw the IP again (wire).'
+             % ((report.get('settings') or {}).get('poll_interval', '-')), '']
     sections = [head, ['## Steps', ''] + drill_step_rows(report) + ['']]
     details = ['## Step details', '']
     for index, step in enumerate(report.get('steps') or [], 1):

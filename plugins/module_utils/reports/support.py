@@ -22,6 +22,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import name as _name
+from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_identity as _identity
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import report as _report
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, WARNING
@@ -176,15 +177,19 @@ def verdict(findings, rows, requested, acknowledged):
 
 # --- the report ------------------------------------------------------------------------------------
 
-def build(snapshot, findings, plan=None, recorded_primary=None, about=None):
+def build(snapshot, findings, plan=None, recorded_primary=None, about=None, api_url=None):
     """The support report (kind ``support``) as JSON-serialisable data.
 
     snapshot: the preflight snapshot (with ``config``); findings: preflight findings (audit mode
     recommended) plus any others (verify); plan: an ``egressip_plan`` result (``placements``,
     ``what_if``, ``single_points_of_failure``) or None; recorded_primary: an earlier
     ``primary_egressips`` record to compare with, or None; about: facts the caller knows
-    (``generated_at``, ``collection_version``, ``ansible_version``, ...), copied as they are.
+    (``generated_at``, ``collection_version``, ``ansible_version``, ...), copied as they are; api_url: the API server
+    the run used. ``cluster`` holds the identity (model/cluster_identity.py) beside the facts of preflight;
+    ``generated_at`` is about's.
     """
+    about = dict(about or {})
+    made = _identity.identity(snapshot, api_url, about.get('generated_at') or '')
     ctx = PreflightContext(snapshot, AUDIT)
     findings = _report.sorted_findings(findings)
     rows = placement(snapshot, ctx)
@@ -202,11 +207,12 @@ def build(snapshot, findings, plan=None, recorded_primary=None, about=None):
         'versions': {
             'openshift': facts['openshift_version'], 'platform': facts['platform'], 'network_type': facts['network_type'],
             'vcenter': vsphere.get('about'),
-            'collection': (about or {}).get('collection_version'), 'ansible_core': (about or {}).get('ansible_version'),
+            'collection': about.get('collection_version'), 'ansible_core': about.get('ansible_version'),
         },
-        'about': _scrub(dict(about or {})),
+        'about': _scrub(about),
         'configuration': _scrub(ctx.config),
-        'cluster': facts,
+        'cluster': dict(facts, **made['cluster']),
+        'generated_at': made['generated_at'] or None,
         'summary': dict(counts, egress_ips=len(wanted), assigned=len([row for row in wanted if row['node']]),
                         ok=status in ('healthy', 'degraded')),
         'findings': findings,
@@ -312,7 +318,6 @@ def markdown(report):
     """The human support report."""
     support = report.get('support') or {}
     checked = report.get('checked') or {}
-    about = report.get('about') or {}
     head = ['**%s.**' % report.get('verdict'), '']
     if support.get('outside_red_hat_support'):
         status_text = ('This cluster uses EgressIP on a secondary host interface on vSphere, which is **outside Red Hat support**; '
@@ -320,8 +325,7 @@ def markdown(report):
                        % ('acknowledged' if support.get('acknowledged') else '**did not acknowledge**'))
     else:
         status_text = 'No secondary-network EgressIP is requested in the configuration.'
-    if about.get('generated_at'):
-        head += ['Generated %s.' % about['generated_at'], '']
+    head += _report.identity_lines(report)
     skipped = [what for what, done in (('vCenter', checked.get('vcenter')), ('pods', checked.get('pods'))) if not done]
     skipped += checked.get('unreadable') or []
     if skipped:

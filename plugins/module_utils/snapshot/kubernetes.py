@@ -54,3 +54,19 @@ def read(k8s, kinds, optional=(), forbidden_ok=(), namespaces=None):
             continue
         snapshot[key] = _singleton(items, kind.name) if kind.name else items
     return snapshot
+
+
+def read_singletons(k8s, keys):
+    """{key: the singleton (None after a 404), 'unreadable': {resource: why}} with one GET per key of kube.KINDS in `keys`
+    (singleton kinds only: the Infrastructure ``cluster``, the ClusterVersion ``version``); a 403 leaves the key out and
+    names it in ``unreadable``, as read() does for `forbidden_ok`; any other error fails with the API's message."""
+    snapshot = {'unreadable': {}}
+    for key in keys:
+        kind = kube.KINDS[key]
+        try:
+            snapshot[key] = kube.get_object(k8s, kind, absent=None)
+        except ModuleFailure as failure:
+            if failure.details.get('status') != 403:
+                raise
+            snapshot['unreadable'][kube.resource(kind)] = 'HTTP 403: the credentials may not get %s' % kube.resource(kind, kind.name)
+    return snapshot
