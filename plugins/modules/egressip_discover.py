@@ -207,19 +207,38 @@ changes:
   returned: with O(baseline)
   type: list
   elements: str
+cluster:
+  description:
+    - The cluster the report is about - C(name) (the Infrastructure's C(status.infrastructureName), the prefix of its vCenter
+      objects), C(id) (ClusterVersion C(spec.clusterID)), C(openshift_version), C(api_url) (the API server the module used,
+      without credentials or query) and C(unknown) (why any of them is not known; HTTP 403 or 404 on those reads is no failure).
+    - Read from the same lists as the discovery (no request of its own).
+  returned: with O(mode=discover)
+  type: dict
+  sample: {name: ocp1-x7k2p, id: 5c1e6a52-8f0e-5b4c-9d6f-3c0b0d6f2a11, openshift_version: 4.16.21,
+           api_url: "https://api.ocp1.example.com:6443", unknown: {}}
+generated_at:
+  description: When the report was made, UTC, ISO 8601 (C(2026-11-30T10:00:00Z)).
+  returned: with O(mode=discover)
+  type: str
+  sample: "2026-11-30T10:00:00Z"
 report:
   description:
-    - The migrate report for machines - RV(variables), RV(overrides), RV(networks), RV(nodes), RV(egressips), RV(portgroup), RV(machinesets),
-      RV(adoption_plan), RV(findings), RV(summary) and, with O(baseline), C(adoption_check) (the problems of RV(comparison) only, so a
-      rerun that changes nothing gives the same report).
+    - The migrate report for machines - RV(cluster), RV(generated_at), RV(variables), RV(overrides), RV(networks), RV(nodes),
+      RV(egressips), RV(portgroup), RV(machinesets), RV(adoption_plan), RV(findings), RV(summary) and, with O(baseline),
+      C(adoption_check) (the problems of RV(comparison) only, so a rerun that changes nothing gives the same report but for
+      RV(generated_at); the C(migrate) role then keeps the file, and its time, as it is).
   returned: with O(mode=discover)
   type: dict
 markdown:
-  description: The migrate report for people (discovered settings, nodes, EgressIP objects, findings; with O(baseline), the check).
+  description:
+    - The migrate report for people (the cluster and the time, discovered settings, nodes, EgressIP objects, findings; with
+      O(baseline), the check).
   returned: with O(mode=discover)
   type: str
 '''
 
+from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_identity as _identity
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate as _migrate
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_facts as _migrate_facts
@@ -293,6 +312,7 @@ def run(module, _result=None):
     if 'comparison' in result:
         result['changes'] = _lifecycle.changes_text(result['comparison'])
     if params['mode'] == 'discover':
+        result.update(_identity.identity(snapshot, module.k8s.host, _identity.utc_now()))
         result['markdown'] = _migrate_report.render_markdown(result)
         result['report'] = _migrate_report.report_data(result)
     return result

@@ -16,8 +16,13 @@ description:
     collected - into C(<name>.json) (sorted keys, the whole data) and C(<name>.md) (result line, tables of egress IPs,
     nodes and timings, findings with their remedies, a Mermaid diagram of nodes, NICs and egress IPs) and C(<name>.html)
     (the same as one self-contained page, the topology drawn as an inline SVG) in O(dest).
+  - The reports name the cluster (C(cluster) - name, ID, OpenShift version, API server URL without credentials) and the time
+    they were made (C(generated_at), UTC), from the data (M(ocp.egressip.egressip_verify) puts them in its report; a drill
+    report takes those of its final verification, else of its baseline). Seconds are shown with two decimals in Markdown
+    and HTML; the JSON keeps the measured values as they are.
   - Output is deterministic - the same data gives the same bytes - so a file is only rewritten (and the task only
-    C(changed)) when what it reports changed.
+    C(changed)) when what it reports changed. Files in O(dest) that differ from the new report only by their time are
+    kept as they are, with their time.
   - Without O(dest), only returns the rendered report.
 options:
   kind:
@@ -71,7 +76,9 @@ EXAMPLES = r'''
 
 RETURN = r'''
 report:
-  description: The report as written to the JSON file (for V(failover_drill), with its computed C(summary) and C(step_summaries)).
+  description:
+    - The report as written to the JSON file (for V(failover_drill), with its computed C(summary) and C(step_summaries), and
+      C(cluster) and C(generated_at)); when the files were kept because only the time differed, they keep their own C(generated_at).
   returned: always
   type: dict
   sample: {kind: verify, summary: {ok: true}}
@@ -156,7 +163,8 @@ def main():
         module.fail_json(msg=problem)
     paths, changed, diffs = [], False, []
     if params['dest']:
-        paths, changed, diffs = _report_files.write_reports(module, params['dest'], name, contents, params['mode'])
+        paths, changed, diffs = _report_files.write_reports(module, params['dest'], name, contents, params['mode'],
+                                                            stamp=report.get('generated_at'))
     result = dict(changed=changed, report=report, markdown=markdown, paths=paths, ok=bool(report.get('summary', {}).get('ok')))
     if module._diff and diffs:
         result['diff'] = [item for item in diffs if item['after_header'].endswith('.md')] or diffs

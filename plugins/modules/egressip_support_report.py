@@ -60,7 +60,9 @@ options:
     description:
       - Facts the caller knows, copied into the report (for example C(collection_version), C(ansible_version),
         C(generated_by)). C(collection_version) and C(ansible_version) also fill the versions table.
-      - C(generated_at) defaults to the current UTC time; set it for byte-identical reports of an unchanged cluster.
+      - C(generated_at) (also the report's C(generated_at)) defaults to the current UTC time, C(YYYY-MM-DDTHH:MM:SSZ); set it
+        for byte-identical reports of an unchanged cluster. Unlike the other reports, a support report is made for one point
+        in time, so without it every run writes the files again with its own time.
     type: dict
     default: {}
   dest:
@@ -141,8 +143,12 @@ ok:
 report:
   description:
     - The report as written to the JSON file - C(kind) C(support), C(verdict), C(status), C(support), C(versions),
-      C(about), C(configuration), C(cluster), C(summary), C(findings), C(placement), C(nodes), C(what_if),
+      C(about), C(configuration), C(cluster), C(generated_at), C(summary), C(findings), C(placement), C(nodes), C(what_if),
       C(single_points_of_failure), C(primary_egressips), C(checked).
+    - C(cluster) names the cluster - C(name) (the Infrastructure's C(status.infrastructureName)), C(id) (ClusterVersion
+      C(spec.clusterID)), C(openshift_version), C(api_url) (the API server the module used, without credentials or query)
+      and C(unknown) (why any of them is not known - HTTP 403 or 404 on the read is no failure) - beside the facts
+      preflight shows (platform, network type, node counts). C(generated_at) is when it was made (UTC, ISO 8601).
   returned: always
   type: dict
   sample: {kind: support, status: healthy, summary: {error: 0, warning: 0, info: 1, egress_ips: 2, assigned: 2, ok: true}}
@@ -165,10 +171,10 @@ primary_egressips:
   sample: [{name: legacy, egress_ip: 192.168.10.200, node: ocp1-worker-1, subnet: 192.168.10.0/24}]
 '''
 
-import datetime
 import json
 import os
 
+from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_identity as _identity
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import files as _report_files
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import html as _html
@@ -263,7 +269,8 @@ def previous_record(params):
 
 def about(params):
     facts = dict(params['about'])
-    facts.setdefault('generated_at', datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'))
+    if not facts.get('generated_at'):
+        facts['generated_at'] = _identity.generated_at(_identity.utc_now())
     return facts
 
 
@@ -280,7 +287,8 @@ def run(module, _result=None):
     recorded = params['recorded_primary_egressips']
     if recorded is None:
         recorded = previous_record(params)
-    report = _support_report.build(snapshot, findings, plan=prediction, recorded_primary=recorded, about=about(params))
+    report = _support_report.build(snapshot, findings, plan=prediction, recorded_primary=recorded, about=about(params),
+                                   api_url=module.k8s.host)
     json_text, markdown_text = _support_report.render(report)
     contents = [(suffix, text) for fmt, suffix, text in (('json', '.json', json_text), ('markdown', '.md', markdown_text))
                 if fmt in params['formats']]

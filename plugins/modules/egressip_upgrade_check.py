@@ -100,6 +100,21 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+cluster:
+  description:
+    - The cluster the result is about - C(name) (the Infrastructure's C(status.infrastructureName)), C(id) (ClusterVersion
+      C(spec.clusterID)), C(openshift_version), C(api_url) (the API server the module used, without credentials or query) and
+      C(unknown) (why any of them is not known; HTTP 403 or 404 on those reads is no failure). From the same lists as the
+      checks (no request of its own).
+  returned: always
+  type: dict
+  sample: {name: ocp1-x7k2p, id: 5c1e6a52-8f0e-5b4c-9d6f-3c0b0d6f2a11, openshift_version: 4.16.21,
+           api_url: "https://api.ocp1.example.com:6443", unknown: {}}
+generated_at:
+  description: When the result was made, UTC, ISO 8601 (C(2026-11-30T10:00:00Z)). Not part of RV(record).
+  returned: always
+  type: str
+  sample: "2026-11-30T10:00:00Z"
 findings:
   description: Findings, errors first (ids in C(docs/runbook.md)).
   returned: always
@@ -143,6 +158,7 @@ changes:
   elements: str
 '''
 
+from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_identity as _identity
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import upgrade as _upgrade
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import parse as parse_network
@@ -199,6 +215,7 @@ def run(module, _result=None):
     summary = summarize(result['findings'])
     summary['ok'] = summary[ERROR] == 0
     result['summary'] = summary
+    result.update(_identity.identity(snapshot, module.k8s.host, _identity.utc_now()))
     return result
 
 

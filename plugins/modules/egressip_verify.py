@@ -46,6 +46,8 @@ description:
   - With O(wire), a probe pod per object asks an echo service off the cluster which source address it sees.
   - Reads one list each of Nodes, EgressIPs, NodeNetworkStates, Profiles and Tuned objects, the network operator, and
     (with O(datacenter), O(cluster) and O(portgroup)) the vCenter inventory in a fixed number of batched PropertyCollector reads, whatever the cluster size.
+    One GET each of the ClusterVersion C(version) and the Infrastructure C(cluster) names the cluster in the report; a 403 or
+    404 on them leaves the name or ID unknown (said in the report), never fails the run.
   - Read-only unless O(remediate=true) finds a blackhole; the probe pods of O(wire) are deleted again.
 requirements:
   - kubernetes >= 31.0.0
@@ -290,7 +292,11 @@ initial:
   type: dict
   sample: {summary: {ok: false, blackholed: 1}, findings: []}
 report:
-  description: The report (kind C(verify)) for M(ocp.egressip.egressip_report) - summary, rows, findings, wire, remediation.
+  description:
+    - The report (kind C(verify)) for M(ocp.egressip.egressip_report) - summary, rows, findings, wire, remediation.
+    - C(cluster) names the cluster - C(name) (the Infrastructure's C(status.infrastructureName)), C(id) (ClusterVersion
+      C(spec.clusterID)), C(openshift_version), C(api_url) (the API server the module used, without credentials or query)
+      and C(unknown) (why any of them is not known); C(generated_at) is when the report was made (UTC, ISO 8601).
   returned: always
   type: dict
   sample: {kind: verify}
@@ -315,6 +321,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_identity as _identity
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes as _kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import (
     not_positive, objects_argument_spec, portgroup_argument_spec, portgroup_problems)
@@ -453,6 +461,8 @@ def run(module):
         'notes': snapshot.get('notes') or [],
         'report': _verify.report(result, network=cidr, portgroup=portgroup, remediation=remediation),
     }
+    output['report'].update(_identity.identity(_kubernetes.read_singletons(module.k8s, _identity.KINDS), module.k8s.host,
+                                               _identity.utc_now()))
     if 'wire' in result:
         output['wire'] = result['wire']
     if remediation is not None:
