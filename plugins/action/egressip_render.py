@@ -196,13 +196,7 @@ def plan_guard(params):
     guard = params.get('guard') or {}
     if not guard.get('enabled'):
         return [], []
-    findings = [catalogue_finding('guard_input_invalid', 'egressip_guard.in_cluster.%s %r %s: %s' % (key, value, problem, fix),
-                                  objects=[{'kind': 'option', 'name': 'egressip_guard.in_cluster.%s' % key}])
-                for key, value, problem, fix in gm.input_problems(guard)]
-    if findings:
-        return [], findings
-    in_cluster = dict((key, value) for key, value in guard.items() if key != 'enabled')
-    return gm.manifests(in_cluster, params.get('guard_variables') or {}, render.to_yaml, permissions.RULES['guard'], permissions.NAMESPACES), []
+    return gm.plan(guard, params.get('guard_variables') or {}, render.to_yaml, permissions.RULES['guard'], permissions.NAMESPACES)
 
 
 GUARD_KINDS = {

@@ -13,14 +13,15 @@ version_added: 0.1.0
 author: ocp.egressip maintainers (placeholder)
 description:
   - Takes the results the enable roles registered (port group, VM NICs, Machine API, node addresses, forwarding,
-    labels, EgressIP objects) and returns one line per step that changed something, with counts and the first names
+    labels, EgressIP objects, the in-cluster guard) and returns one line per step that changed something, with counts and the first names
     (the rest counted), or a single line saying that nothing changed.
   - A result that is missing or skipped (a step that did not run) is left out.
 options:
   _input:
     description:
       - A mapping with any of the keys C(portgroup), C(nics), C(machine_api), C(addresses), C(forwarding), C(labels),
-        C(egressips), each the registered result of that step's module.
+        C(egressips), C(guard) (M(ocp.egressip.egressip_guard_deploy): the in-cluster guard's objects by action), each the
+        registered result of that step's module.
     type: dict
     required: true
   check_mode:
@@ -113,6 +114,7 @@ STEPS = (
     ('forwarding', _forwarding),
     ('labels', _labels),
     ('egressips', lambda result, limit: _action_line('EgressIP objects', _by_action(result.get('egressips')), limit)),
+    ('guard', lambda result, limit: _action_line('in-cluster guard', _by_action(result.get('objects'), 'id'), limit)),
 )
 
 

@@ -200,6 +200,12 @@ LIFECYCLE_CHECKS = {
         'title': 'The objects this collection manages, recognised by their ownership label',
         'remedy': 'Nothing to do; enable converges them to what this version of the collection writes.',
     },
+    'guard_object_not_owned': {
+        'severity': 'error',
+        'title': 'An object with a name the in-cluster guard uses exists but was not created by this collection',
+        'remedy': 'Delete or rename that object, choose another egressip_guard.in_cluster.namespace, or label it '
+                  'egressip.ocp/managed-by=ocp.egressip to hand it to the collection (disable then deletes it).',
+    },
 }
 
 

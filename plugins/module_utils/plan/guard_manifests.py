@@ -17,9 +17,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 NAME = 'egressip-guard'
+NAME_LABEL = 'app.kubernetes.io/name'
+# what marks an object of the in-cluster guard: the collection's label and the guard's name label, on every object
+SELECTOR = '%s=%s,%s=%s' % (MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAME_LABEL, NAME)
+# every kind of the in-cluster guard, in apply order (delete in the reverse)
+KINDS = ('Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ConfigMap', 'CronJob', 'PrometheusRule')
 VARIABLES_CONFIGMAP = 'egressip-guard-variables'
 VARIABLES_DIR = '/etc/ocp-egressip'
 VARIABLES_FILE = 'variables.yml'
@@ -43,7 +49,7 @@ def settings(in_cluster):
 
 
 def _metadata(name, namespace=None, labels=None):
-    metadata = {'name': name, 'labels': dict({MANAGED_BY_LABEL: MANAGED_BY_VALUE, 'app.kubernetes.io/name': NAME}, **(labels or {}))}
+    metadata = {'name': name, 'labels': dict({MANAGED_BY_LABEL: MANAGED_BY_VALUE, NAME_LABEL: NAME}, **(labels or {}))}
     if namespace:
         metadata['namespace'] = namespace
     return metadata
@@ -199,3 +205,22 @@ def input_problems(in_cluster):
         except (TypeError, ValueError):
             problems.append((key, config[key], 'is not a whole number of at least %d' % (1 if 'seconds' in key else 0), 'give a number.'))
     return problems
+
+
+def names(in_cluster):
+    """{kind: the name of the guard's objects of that kind} (one name per kind: the Namespace is the guard's namespace)."""
+    result = dict((kind, NAME) for kind in KINDS)
+    result.update(Namespace=settings(in_cluster)['namespace'], ConfigMap=VARIABLES_CONFIGMAP)
+    return result
+
+
+def plan(guard, variables, to_yaml, rules, namespaces):
+    """(manifests, refusals) of the in-cluster guard for egressip_guard.in_cluster (`guard`; its key `enabled` is the
+    caller's business): what render writes and egressip_guard_deploy applies, or the guard_input_invalid findings."""
+    findings = [catalogue_finding('guard_input_invalid', 'egressip_guard.in_cluster.%s %r %s: %s' % (key, value, problem, fix),
+                                  objects=[{'kind': 'option', 'name': 'egressip_guard.in_cluster.%s' % key}])
+                for key, value, problem, fix in input_problems(guard)]
+    if findings:
+        return [], findings
+    in_cluster = dict((key, value) for key, value in (guard or {}).items() if key != 'enabled')
+    return manifests(in_cluster, variables or {}, to_yaml, rules, namespaces), []

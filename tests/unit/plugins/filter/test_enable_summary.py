@@ -41,3 +41,12 @@ def test_a_no_op_run_and_skipped_steps_and_check_mode():
     assert enable_summary(results) == ['Nothing changed: every step was already as the variables ask.']
     expected = ['A real run would change:', '- egress-assignable: label added on 1 node(s) (w)']
     assert enable_summary({'labels': {'added': ['w']}}, check_mode=True) == expected
+
+
+def test_the_in_cluster_guard_line_counts_its_objects_by_action():
+    objects = [{'id': 'Namespace ocp-egressip-guard', 'action': 'create'}, {'id': 'CronJob ocp-egressip-guard/egressip-guard', 'action': 'update'},
+               {'id': 'ClusterRole egressip-guard', 'action': 'none'}]
+    lines = enable_summary({'guard': {'changed': True, 'objects': objects}})
+    assert lines == ['This run changed:',
+                     '- in-cluster guard: create 1 (Namespace ocp-egressip-guard); update 1 (CronJob ocp-egressip-guard/egressip-guard)']
+    assert enable_summary({'guard': {'skipped': True}}) == ['Nothing changed: every step was already as the variables ask.']

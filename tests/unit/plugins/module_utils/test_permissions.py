@@ -139,3 +139,14 @@ def test_the_collection_archive_keeps_the_cluster_role_files():
     with open(os.path.join(ROOT, 'galaxy.yml'), encoding='utf-8') as handle:
         ignored = yaml.safe_load(handle).get('build_ignore') or []
     assert not [pattern for pattern in ignored if pattern.strip('/*') in ('rbac', 'docs') or pattern.startswith('rbac/')]
+
+
+def test_the_in_cluster_guard_permissions_are_asked_only_when_the_run_applies_it():
+    cronjobs = ('create', 'batch', 'cronjobs', '', '')
+    assert cronjobs not in _permissions.needed('enable') and cronjobs in _permissions.needed('enable', guard=True)
+    removal = ('delete', 'rbac.authorization.k8s.io', 'clusterroles', '', '')
+    assert removal not in _permissions.needed('disable') and removal in _permissions.needed('disable', guard=True)
+    # RBAC escalation prevention: enable holds every rule it grants the guard (its ClusterRole and Roles)
+    held = _permissions.needed('enable', lock_namespace='openshift-machine-api', guard=True)
+    for verb, group, plural, subresource, _namespace in _permissions.needed('guard', lock_namespace='ocp-egressip-guard'):
+        assert any(item[:4] == (verb, group, plural, subresource) for item in held), (verb, group, plural, subresource)
