@@ -6,7 +6,8 @@
 Pure code: no I/O. A report is a JSON-serialisable dict with a ``kind`` (``verify``,
 ``failover_drill``, ...); ``render_json`` and ``render_markdown`` turn it into file
 contents. The building blocks (tables, the findings section, the Mermaid diagram of nodes,
-NICs and egress IPs) are shared by every kind, so all reports of the collection look alike.
+NICs and egress IPs, the lines naming the cluster and the time after the verdict: ``identity_lines``) are shared by
+every kind, so all reports of the collection look alike.
 Renderers for a kind are registered in ``RENDERERS``. Output is deterministic: the same data
 gives the same bytes, so a report file only changes when what it reports changes.
 Private module_util: no API promise outside this collection.

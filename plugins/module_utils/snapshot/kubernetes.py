@@ -5,7 +5,8 @@
 
 The keys are those of ``kube.KINDS`` (``nodes``, ``nns``, ``nncps``, ``egressips``...), the same in every module,
 plan and check. One list request per kind (per LIST_PAGE_SIZE objects), whatever the cluster size; a singleton
-(the Infrastructure ``cluster``, the ClusterVersion ``version``) is picked from its list.
+(the Infrastructure ``cluster``, the ClusterVersion ``version``) is picked from its list; ``read_singletons`` GETs
+singletons by name instead (one request each; the reports' cluster block, for a module that lists neither).
 
 What a failed list means is decided here, once:
 - HTTP 404 (CRD absent): None for a kind the caller names `optional`, else the kind's message (kube.KINDS);
