@@ -33,7 +33,7 @@ description:
   - Reads one list of Nodes, NodeNetworkStates and EgressIPs; writes one JSON merge patch per node that changes, in
     parallel. A run that changes nothing costs three requests.
   - O(state=absent) removes the labels this collection set (same guards), for example before the secondary network is
-    taken down.
+    taken down, and the C(egressip.ocp/remediated-at) annotation remediations wrote (the guard's hold-down record).
 requirements:
   - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
@@ -322,8 +322,10 @@ def step(module, result):
         raise Refused(labels['findings'])
     changes = el.label_changes(labels)
     result['changed'] = bool(changes)
-    result['diff'] = {'before': {'egress_assignable': labels['before'], 'set_by_collection': labels['recorded_before']},
-                      'after': {'egress_assignable': labels['after'], 'set_by_collection': labels['recorded_after']}}
+    result['diff'] = {'before': {'egress_assignable': labels['before'], 'set_by_collection': labels['recorded_before'],
+                                 'remediated': labels['remediated_before']},
+                      'after': {'egress_assignable': labels['after'], 'set_by_collection': labels['recorded_after'],
+                                'remediated': labels['remediated_after']}}
     if changes and not module.check_mode:
         k8s = module.k8s
         results, failures = parallel.run_parallel([lambda name=name, body=body: kube.patch(k8s, kube.NODES, name, body, False)

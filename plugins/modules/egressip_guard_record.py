@@ -21,6 +21,9 @@ description:
     fixes and the nodes involved; while the state lasts, the same Event's C(count) and C(lastTimestamp) go up each
     round (as the kubelet aggregates its Events) instead of a new Event; a Normal C(EgressIPHealthy) only when an
     object leaves a bad state. An Event removed by the API server's Event TTL is created again."
+  - When the verification holds a C(remediation) (M(ocp.egressip.egressip_verify) with O(ocp.egressip.egressip_verify#module:remediate=true)
+    unlabelled a broken node), a Normal C(EgressIPRemediated) Event per EgressIP object whose IPs it moved, saying from
+    which node to which and how fast; the status ConfigMap keeps the remediation (nodes, moves, deferred nodes and why)."
   - The ConfigMap O(name) in O(namespace) holds the last round - C(time) (UTC, ISO 8601), C(verdict) (C(ok),
     C(warning), C(error)) and C(status.json) (counts, findings, the state of each object since when, the Events
     written) - and is what the next round compares with.
@@ -30,7 +33,7 @@ options:
   verification:
     description:
       - The registered result of M(ocp.egressip.egressip_verify), or a dict with at least its C(summary), C(egress_ips)
-        and C(findings).
+        and C(findings), and its C(remediation) when it remediated.
     type: dict
     required: true
   namespace:
@@ -48,6 +51,11 @@ options:
     default: true
   instance:
     description: C(reportingInstance) of the Events (for example the host or Pod name of the guard); not set when empty.
+    type: str
+  not_remediated:
+    description:
+      - Why a round that was to remediate did not (the guard playbook gives the cluster lock's message when another run
+        holds it); recorded as the warning C(guard_remediation_locked) with the round's findings.
     type: str
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
@@ -87,8 +95,8 @@ objects:
   type: dict
   sample: {payments: {state: blackhole, since: "2026-12-03T07:40:00Z", checked: true, event: payments.18b2c6d1e0f4a000, count: 3}}
 events:
-  description: The Events written this round - C(name), C(reason), C(type), C(egressip), C(count), C(action) (C(created)
-    or C(raised)).
+  description: The Events written this round - C(name), C(reason) (C(EgressIPRemediated) too when the round remediated),
+    C(type), C(egressip), C(count), C(action) (C(created) or C(raised)).
   returned: always
   type: list
   elements: dict
@@ -116,6 +124,8 @@ def validate(params):
     """Refusals for a verification that is not an egressip_verify result."""
     verification = params['verification']
     missing = [key for key in ('summary', 'egress_ips', 'findings') if not isinstance(verification.get(key), (dict if key == 'summary' else list))]
+    if verification.get('remediation') is not None and not isinstance(verification['remediation'], dict):
+        missing.append('remediation as a dict (got %s)' % type(verification['remediation']).__name__)
     if missing:
         raise Refused([catalogue_finding(
             'guard_input_invalid', 'verification lacks %s (keys given: %s): pass the registered result of '
@@ -145,7 +155,7 @@ def write_events(module, plan, uids, now, nanoseconds):
         except ModuleFailure as failure:
             if failure.details.get('status') != 404:
                 raise
-            body = guard.new_event(egressip, uids.get(egressip), entry, now, nanoseconds + len(plan['create']) + index,
+            body = guard.new_event(egressip, uids.get(egressip), entry, now, nanoseconds + plan['next_offset'] + index,
                                    instance=params['instance'])
             kube.create(k8s, kube.EVENTS, body, check, namespace=guard.EVENTS_NAMESPACE)
             plan['objects'][egressip].update(event=body['metadata']['name'], count=1)
@@ -166,15 +176,22 @@ def write_configmap(module, current, data):
 def run(module, result):
     params = module.params
     validate(params)
+    if params['not_remediated']:
+        verification = dict(params['verification'])
+        verification['findings'] = list(verification['findings']) + [catalogue_finding(
+            'guard_remediation_locked', 'The guard did not remediate this round: %s' % params['not_remediated'])]
+        verification['summary'] = dict(verification['summary'], warnings=int(verification['summary'].get('warnings') or 0) + 1)
+        params['verification'] = verification
     result['configmap'] = {'namespace': params['namespace'], 'name': params['name']}
     current = kube.get_object(module.k8s, kube.CONFIGMAPS, params['name'], params['namespace'])
     uids = dict((item['metadata']['name'], item['metadata'].get('uid')) for item in kube.list_objects(module.k8s, kube.EGRESSIPS))
     now, nanoseconds = now_utc(), time.time_ns() if hasattr(time, 'time_ns') else int(time.time() * 1e9)
     states = guard.object_states(params['verification'])
+    remediation = params['verification'].get('remediation')
     plan = guard.plan_round(states, guard.previous_record(current), uids, now, nanoseconds, events=params['events'],
-                            instance=params['instance'])
+                            instance=params['instance'], remediation=remediation)
     result['events'] = write_events(module, plan, uids, now, nanoseconds)
-    data = guard.status_data(params['verification'], plan['objects'], now, result['events'])
+    data = guard.status_data(params['verification'], plan['objects'], now, result['events'], remediation)
     write_configmap(module, current, data)
     result.update(changed=True, verdict=data['verdict'], objects=plan['objects'], diff=guard.round_diff(current, data, plan))
 
@@ -186,6 +203,7 @@ def main():
         name=dict(type='str', default='egressip-guard-status'),
         events=dict(type='bool', default=True),
         instance=dict(type='str'),
+        not_remediated=dict(type='str'),
     ), supports_check_mode=True)
     module.run(run)
 

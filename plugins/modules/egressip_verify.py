@@ -114,6 +114,26 @@ options:
         The IPs do not move back (no failback).
     type: bool
     default: false
+  remediation_limit:
+    description:
+      - With O(remediate=true), unlabel at most this many nodes in one run; the others keep their label until a later run
+        (C(egressip_remediation_deferred)). Nodes hosting the most egress IPs go first. Unset, every broken node.
+      - The guard playbook sets it from C(egressip_guard.max_remediations).
+    type: int
+  remediation_hold_down:
+    description:
+      - With O(remediate=true), seconds during which a node a remediation unlabelled (its C(egressip.ocp/remediated-at)
+        annotation, written with each remediation) is not unlabelled again, once it was labelled again and broke again
+        (C(egressip_remediation_deferred)). V(0) means no hold-down.
+    type: int
+    default: 0
+  remediation_min_egress_nodes:
+    description:
+      - With O(remediate=true), never leave fewer egress-assignable nodes than this; the nodes whose label would go below it
+        keep it (C(egressip_remediation_deferred)). V(0) means no floor (the placement prediction still refuses a remediation
+        that could leave an IP unassigned).
+    type: int
+    default: 0
   wait_timeout:
     description: Seconds to wait, after a remediation, for every moved egress IP to be assigned to another node.
     type: int
@@ -281,7 +301,9 @@ remediation:
   description:
     - With O(remediate=true) and a broken egress node - C(nodes) unlabelled (or that would be), C(moves) (C(egressip),
       C(ip), C(from), C(to), C(candidates) predicted, C(seconds) after the label patch), C(seconds) until every moved IP
-      was assigned elsewhere, C(refused), C(check_mode), C(comparison) with the prediction.
+      was assigned elsewhere, C(refused), C(check_mode), C(comparison) with the prediction, C(skipped) and C(deferred)
+      (node -> why it keeps its label - set by hand or hosting IPs the collection does not own; the hold-down, the floor
+      O(remediation_min_egress_nodes) or the limit O(remediation_limit)).
   returned: when O(remediate=true) found a broken egress node
   type: dict
   sample: {nodes: [ocp1-worker-0], refused: false, check_mode: false, seconds: 1.52,
@@ -313,6 +335,8 @@ diff:
   sample: {before: {ocp1-worker-0: {labels: {k8s.ovn.org/egress-assignable: ""}}}, after: {ocp1-worker-0: {labels: {}}}}
 '''
 
+import time
+
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import remediation as _remediation
@@ -339,6 +363,9 @@ def argument_spec():
         cluster=dict(type='str'),
         portgroup=portgroup_argument_spec(),
         remediate=dict(type='bool', default=False),
+        remediation_limit=dict(type='int'),
+        remediation_hold_down=dict(type='int', default=0),
+        remediation_min_egress_nodes=dict(type='int', default=0),
         wait_timeout=dict(type='int', default=120),
         poll_interval=dict(type='float', default=1.0),
         fail_on_error=dict(type='bool', default=True),
@@ -360,6 +387,10 @@ def check_input(params):
     if params['wire']:
         messages += _wire.validate_wire(params['wire'])
     messages += not_positive(params, ('wait_timeout', 'poll_interval'))
+    if params['remediation_limit'] is not None:
+        messages += not_positive(params, ('remediation_limit',))
+    messages += ['%s %r is negative; give 0 (none) or more.' % (key, params[key])
+                 for key in ('remediation_hold_down', 'remediation_min_egress_nodes') if params[key] < 0]
     return cidr, messages
 
 
@@ -400,19 +431,22 @@ class Verification(object):
 
     def remediate(self, snapshot, result):
         """(remediation record, final result, changed, diff) for the broken egress nodes."""
-        plan = _remediation.plan_remediation(result, snapshot, self.cidr)
+        now = time.time()
+        limits = {'limit': self.params['remediation_limit'], 'hold_down': self.params['remediation_hold_down'],
+                  'min_egress_nodes': self.params['remediation_min_egress_nodes'], 'now': now}
+        plan = _remediation.plan_remediation(result, snapshot, self.cidr, limits)
         record = {'nodes': plan['nodes'], 'moves': [dict(move, to=None, seconds=None) for move in plan['moves']],
                   'refused': plan['refused'], 'check_mode': self.module.check_mode, 'seconds': None, 'comparison': [],
-                  'detected': bool(plan['nodes']), 'skipped': plan['skipped']}
-        if plan['skipped']:
-            result['findings'] += [item for item in plan['findings'] if item['id'] == 'egressip_remediation_skipped']
+                  'detected': bool(plan['nodes']), 'skipped': plan['skipped'], 'deferred': plan['deferred']}
+        kept = [item for item in plan['findings'] if item['id'] in ('egressip_remediation_skipped', 'egressip_remediation_deferred')]
+        result['findings'] += kept
         if not plan['nodes']:
             return record, result, False, None
         if plan['refused']:
             result['findings'] += plan['findings']
             return record, result, False, None
-        vio.patch_nodes(self.module.k8s, plan['nodes'], _remediation.label_patch(), self.module.check_mode)
-        diff = _remediation.remediation_diff(plan['nodes'])
+        vio.patch_nodes(self.module.k8s, plan['nodes'], _remediation.label_patch(now), self.module.check_mode)
+        diff = _remediation.remediation_diff(plan['nodes'], now)
         if self.module.check_mode:
             return record, result, True, diff
         started = self.clock.now()
@@ -426,7 +460,7 @@ class Verification(object):
                                  'may_be_unassigned': False, 'ok': move['to'] in move['candidates']} for move in record['moves']]
         initial = {'summary': _verify.summary(result), 'findings': result['findings'], 'egress_ips': result['egress_ips']}
         _snapshot, final = self.once()
-        final['findings'] += _remediation.remediated_findings([move for move in record['moves'] if move['to']])
+        final['findings'] += kept + _remediation.remediated_findings([move for move in record['moves'] if move['to']])
         final['findings'] += [catalogue_finding(
             'egressip_drill_not_reassigned', 'EgressIP %s: %s left node %s (label removed by remediation) and was not assigned to '
             'another node within %d s.' % (move['egressip'], move['ip'], move['from'], self.params['wait_timeout']),

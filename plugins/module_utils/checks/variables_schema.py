@@ -194,7 +194,10 @@ SCHEMA = {
     'egressip_lock': _dict(namespace=_str(), name=_str(), lease_duration=_int(3, example=60), wait_timeout=_int(0, example=120),
                            progress_interval=_int(0, example=10), max_hold=_int(1, example=21600)),
     # how the guard playbook records a round (roles/guard, docs/guard.md)
-    'egressip_guard': _dict(namespace=_str(), status_configmap=_str(), events=_bool(), instance=_str(), in_cluster=_dict(
+    'egressip_guard': _dict(namespace=_str(), status_configmap=_str(), events=_bool(), instance=_str(), remediate=_bool(),
+                            max_remediations=_int(1, example=1), hold_down=_int(0, example=1800), min_egress_nodes=_int(0, example=3),
+                            lock_wait_timeout=_int(0, example=0),
+                            in_cluster=_dict(
         enabled=_bool(), namespace=_str(), schedule=_str(example='* * * * *'), image=_str(), image_pull_secret=_str(),
         vcenter_secret=_str(), starting_deadline_seconds=_int(1, example=50), active_deadline_seconds=_int(1, example=300),
         successful_jobs_history_limit=_int(0, example=1), failed_jobs_history_limit=_int(0, example=3), alerts=_bool(),

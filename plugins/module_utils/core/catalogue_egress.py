@@ -313,6 +313,12 @@ EGRESSIP_CHECKS = {
         'remedy': 'Fix the node\'s secondary path, or remove the label yourself once the egress IPs it hosts (for example primary-network '
                   'ones) may move: oc label node <node> k8s.ovn.org/egress-assignable-.',
     },
+    'egressip_remediation_deferred': {
+        'severity': 'warning',
+        'title': 'Remediation left a broken node labelled for now: its hold-down, the floor of egress nodes or the per-run limit',
+        'remedy': 'Fix the node\'s secondary path (the other findings say how); a later guard round unlabels it when the limit and '
+                  'the hold-down allow, or remove the label yourself: oc label node <node> k8s.ovn.org/egress-assignable-.',
+    },
     'egressip_remediation_refused': {
         'severity': 'error',
         'title': 'A node with a broken secondary path was not unlabelled: no capable replacement could take its egress IPs',
@@ -371,5 +377,11 @@ EGRESSIP_CHECKS = {
         'severity': 'error',
         'title': 'The guard was given something other than a verification result',
         'remedy': 'Pass the registered result of ocp.egressip.egressip_verify as verification (the guard role does).',
+    },
+    'guard_remediation_locked': {
+        'severity': 'warning',
+        'title': 'The guard round did not remediate: it could not take the cluster lock (another writing run holds it)',
+        'remedy': 'Nothing to do when an enable, upgrade or disable is running: the next round remediates once it ended. '
+                  'Otherwise see cluster_lock_held (a stale Lease frees itself after its lease duration).',
     },
 }

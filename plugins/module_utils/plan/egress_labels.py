@@ -186,10 +186,12 @@ def plan_egress_nodes(selector, networks, macs, snapshot, present=True, exclusiv
     deleted: EgressIP objects an earlier step of the same run deletes (their IPs hold no label back).
     """
     states = nn.by_name(snapshot['nns'])
-    labelled, recorded, matching, capable, not_capable = [], [], [], [], []
+    labelled, recorded, matching, capable, not_capable, remediated = [], [], [], [], [], []
     for node in sorted(snapshot['nodes'], key=lambda item: item['metadata']['name']):
         name = node['metadata']['name']
         labels = node['metadata'].get('labels') or {}
+        if nn.REMEDIATED_ANNOTATION in (node['metadata'].get('annotations') or {}):
+            remediated.append(name)
         if nn.EGRESS_ASSIGNABLE_LABEL in labels:
             labelled.append(name)
         if label_recorded(node):
@@ -221,13 +223,22 @@ def plan_egress_nodes(selector, networks, macs, snapshot, present=True, exclusiv
     return {'findings': findings, 'add': add, 'remove': remove, 'adopt': adopted, 'forget': stale, 'capable': capable,
             'not_capable': not_capable, 'matching': matching, 'before': labelled, 'after': after,
             'hand_made': sorted(set(after) - owned - set(adopted) - set(add)),
-            'recorded_before': sorted(recorded), 'recorded_after': sorted((set(recorded) - set(remove) - set(stale)) | set(add) | set(adopted))}
+            'recorded_before': sorted(recorded), 'recorded_after': sorted((set(recorded) - set(remove) - set(stale)) | set(add) | set(adopted)),
+            # the remediations' record (egressip.ocp/remediated-at, the guard's hold-down) goes with the collection (absent)
+            'remediated_before': remediated, 'remediated_after': remediated if present else []}
 
 
 def label_changes(plan):
-    """[(node, merge patch)] of an egress_nodes plan: label with its record, label removal with it, record alone."""
-    return ([(name, label_patch(True)) for name in plan['add']] + [(name, label_patch(False)) for name in plan['remove']]
-            + [(name, record_patch(True)) for name in plan['adopt']] + [(name, record_patch(False)) for name in plan['forget']])
+    """[(node, merge patch)] of an egress_nodes plan: label with its record, label removal with it, record alone; and,
+    when the collection goes (state absent), the remediated-at annotation with them or alone."""
+    changes = ([(name, label_patch(True)) for name in plan['add']] + [(name, label_patch(False)) for name in plan['remove']]
+               + [(name, record_patch(True)) for name in plan['adopt']] + [(name, record_patch(False)) for name in plan['forget']])
+    cleared = sorted(set(plan.get('remediated_before') or []) - set(plan.get('remediated_after') or []))
+    for name, body in changes:
+        if name in cleared:
+            body['metadata']['annotations'][nn.REMEDIATED_ANNOTATION] = None
+    patched = set(name for name, _body in changes)
+    return changes + [(name, {'metadata': {'annotations': {nn.REMEDIATED_ANNOTATION: None}}}) for name in cleared if name not in patched]
 
 
 def label_patch(add):

@@ -10,7 +10,8 @@ An object is in one state per round: ``blackhole`` (an IP assigned to a node who
 not be checked) or ``healthy``. A Warning Event is created when an object enters a bad state and, while the state
 lasts, the same Event's ``count`` and ``lastTimestamp`` are raised each round (as the kubelet aggregates its own
 Events); a Normal ``EgressIPHealthy`` Event only when an object leaves a bad state. ``unknown`` keeps the last known
-state and gives no Event.
+state and gives no Event. A round that remediated (removed a broken node's label) adds a Normal ``EgressIPRemediated``
+Event per object whose IPs moved.
 
 Core v1 Events, as ``oc describe egressip`` and ``oc get events`` show them. An EgressIP is cluster-scoped, so its
 Events live in the ``default`` namespace (the API server accepts no other namespace for an Event without
@@ -36,6 +37,7 @@ REASONS = {
     CAPACITY_LOW: ('Warning', 'EgressIPCapacityLow'),
     HEALTHY: ('Normal', 'EgressIPHealthy'),
 }
+REMEDIATED = ('Normal', 'EgressIPRemediated')
 UNASSIGNED_STATUSES = ('unassigned', 'node_missing', 'node_lacks_network', 'unhealthy_node')
 CAPACITY_IDS = ('egressip_single_point_of_failure', 'egressip_node_capacity_lost', 'egress_nodes_capacity_insufficient')
 EVENTS_NAMESPACE = 'default'
@@ -105,22 +107,65 @@ def event_name(object_name, nanoseconds):
     return '%s.%x' % (object_name[:NAME_PART_LIMIT], nanoseconds)
 
 
-def new_event(name, uid, entry, now, nanoseconds, namespace=EVENTS_NAMESPACE, instance=None):
-    """A core v1 Event on EgressIP `name` for its state `entry`."""
-    event_type, reason = REASONS[entry['state']]
+def _event(name, uid, reason, message, now, nanoseconds, namespace, instance):
+    event_type, reason = reason
     involved = {'apiVersion': 'k8s.ovn.org/v1', 'kind': 'EgressIP', 'name': name}
     if uid:
         involved['uid'] = uid
     body = {
         'apiVersion': 'v1', 'kind': 'Event',
         'metadata': {'name': event_name(name, nanoseconds), 'namespace': namespace, 'labels': {MANAGED_BY_LABEL: MANAGED_BY_VALUE}},
-        'involvedObject': involved, 'reason': reason, 'message': event_message(name, entry), 'type': event_type,
+        'involvedObject': involved, 'reason': reason, 'message': message, 'type': event_type,
         'source': {'component': COMPONENT}, 'reportingComponent': REPORTING_COMPONENT,
         'firstTimestamp': now, 'lastTimestamp': now, 'count': 1,
     }
     if instance:
         body['reportingInstance'] = instance[:128]
     return body
+
+
+def new_event(name, uid, entry, now, nanoseconds, namespace=EVENTS_NAMESPACE, instance=None):
+    """A core v1 Event on EgressIP `name` for its state `entry`."""
+    return _event(name, uid, REASONS[entry['state']], event_message(name, entry), now, nanoseconds, namespace, instance)
+
+
+def _move_words(move, check_mode):
+    if check_mode:
+        return '%s would leave %s (candidates: %s)' % (move['ip'], move['from'], ', '.join(move.get('candidates') or []) or 'none')
+    if move.get('to'):
+        timing = ' in %.2f s' % move['seconds'] if move.get('seconds') is not None else ''
+        return '%s moved from %s to %s%s' % (move['ip'], move['from'], move['to'], timing)
+    return '%s left %s and was not assigned to another node yet' % (move['ip'], move['from'])
+
+
+def remediated_message(name, moves, remediation):
+    """What an EgressIPRemediated Event says: which labels the guard removed and where each IP of the object went."""
+    nodes = sorted(set(move['from'] for move in moves))
+    verb = 'would remove' if remediation.get('check_mode') else 'removed'
+    text = ('The guard %s the k8s.ovn.org/egress-assignable label of %s (broken secondary path) so that OVN-Kubernetes moves '
+            'EgressIP %s: %s.' % (verb, ', '.join(nodes), name, '; '.join(_move_words(move, remediation.get('check_mode')) for move in moves)))
+    text += ' Fix the node, then label it again (the enable playbook or egress_nodes); the IPs do not move back.'
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT - 3] + '...'
+
+
+def remediation_events(remediation, uids, now, nanoseconds, namespace=EVENTS_NAMESPACE, instance=None):
+    """One Normal EgressIPRemediated Event per EgressIP whose IPs a remediation moved (or would move, in check mode);
+    none when it was refused or unlabelled no node. ``remediation``: egressip_verify's ``remediation`` record."""
+    remediation = remediation or {}
+    if remediation.get('refused') or not remediation.get('nodes'):
+        return []
+    by_object = {}
+    for move in remediation.get('moves') or []:
+        by_object.setdefault(move['egressip'], []).append(move)
+    return [_event(name, uids.get(name), REMEDIATED, remediated_message(name, by_object[name], remediation), now, nanoseconds + offset,
+                   namespace, instance) for offset, name in enumerate(sorted(by_object))]
+
+
+def remediation_summary(remediation):
+    """What the status ConfigMap keeps of a round's remediation (None without one)."""
+    if not remediation:
+        return None
+    return dict((key, remediation.get(key)) for key in ('nodes', 'moves', 'refused', 'deferred', 'skipped', 'check_mode', 'seconds'))
 
 
 def previous_record(configmap):
@@ -136,11 +181,13 @@ def previous_record(configmap):
     return dict((key, value) for key, value in (objects or {}).items() if isinstance(value, dict))
 
 
-def plan_round(states, previous, uids, now, nanoseconds, events=True, namespace=EVENTS_NAMESPACE, instance=None):
-    """What this round records: {'create': [Event bodies], 'raise': [(event name, patch)], 'objects': the new record}.
+def plan_round(states, previous, uids, now, nanoseconds, events=True, namespace=EVENTS_NAMESPACE, instance=None, remediation=None):
+    """What this round records: {'create': [Event bodies], 'raise': [(event name, patch)], 'objects': the new record,
+    'next_offset': the first nanosecond offset no Event of this plan uses}.
 
     Per object: a bad state new since the last round creates a Warning Event; the same bad state raises that Event's
     count; leaving a bad state for healthy creates a Normal EgressIPHealthy Event; unknown keeps the last record.
+    A remediation of the round (egressip_verify's record) adds a Normal EgressIPRemediated Event per object it moved.
     """
     plan = {'create': [], 'raise': [], 'objects': {}}
     for offset, name in enumerate(sorted(states)):
@@ -162,6 +209,9 @@ def plan_round(states, previous, uids, now, nanoseconds, events=True, namespace=
             plan['create'].append(body)
             record.update(event=body['metadata']['name'], count=1)
         plan['objects'][name] = record
+    if events:
+        plan['create'] += remediation_events(remediation, uids, now, nanoseconds + len(states), namespace, instance)
+    plan['next_offset'] = len(states) + len(plan['create'])
     return plan
 
 
@@ -172,7 +222,7 @@ def verdict(summary):
     return 'warning' if summary.get('warnings') else 'ok'
 
 
-def status_data(verification, objects, now, events_written):
+def status_data(verification, objects, now, events_written, remediation=None):
     """The status ConfigMap's data: the round's time and verdict in keys of their own, the whole summary as JSON."""
     summary = dict(verification.get('summary') or {})
     findings = [dict((key, item.get(key)) for key in ('id', 'severity', 'message', 'objects'))
@@ -183,6 +233,8 @@ def status_data(verification, objects, now, events_written):
         'findings': findings[:FINDINGS_KEPT], 'findings_left_out': max(0, len(findings) - FINDINGS_KEPT),
         'objects': objects, 'events': events_written,
     }
+    if remediation:
+        body['remediation'] = remediation_summary(remediation)
     return {'time': now, 'verdict': body['verdict'], DATA_KEY: json.dumps(body, sort_keys=True, indent=1)}
 
 

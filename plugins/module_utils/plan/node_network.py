@@ -34,6 +34,7 @@ NODE_ANNOTATION = 'egressip.ocp/node'
 ADDRESSES_ANNOTATION = 'egressip.ocp/addresses'
 EGRESS_ASSIGNABLE_LABEL = 'k8s.ovn.org/egress-assignable'
 LABEL_RECORD_ANNOTATION = 'egressip.ocp/egress-assignable'  # beside the label: this collection set it (value MANAGED_BY_VALUE)
+REMEDIATED_ANNOTATION = 'egressip.ocp/remediated-at'  # when a remediation last removed the node's label (UTC); the guard's hold-down
 HOSTNAME_LABEL = 'kubernetes.io/hostname'
 
 POLICY_API_VERSION = 'nmstate.io/v1'

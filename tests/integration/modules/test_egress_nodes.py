@@ -92,8 +92,8 @@ def test_full_path_check_mode_then_labels(twin, run_module, macs):
     result = run_module('egress_nodes', args(), check=True, diff=True)
     assert result['_rc'] == 0, result
     assert result['changed'] is True and kube_writes(twin) == 0 and labelled(twin) == []
-    assert result['diff'] == {'before': {'egress_assignable': [], 'set_by_collection': []},
-                              'after': {'egress_assignable': [W[0], W[1]], 'set_by_collection': [W[0], W[1]]}}
+    assert result['diff'] == {'before': {'egress_assignable': [], 'set_by_collection': [], 'remediated': []},
+                              'after': {'egress_assignable': [W[0], W[1]], 'set_by_collection': [W[0], W[1]], 'remediated': []}}
 
     result = run_module('egress_nodes', args(nodes=nics(macs, W[0], W[1])))
     assert result['_rc'] == 0, result

@@ -125,3 +125,36 @@ def test_a_long_message_is_cut_and_an_event_name_stays_a_dns_subdomain():
     assert len(guard.event_message('payments', entry)) == guard.MESSAGE_LIMIT
     assert len(guard.event_name('a' * 253, 0x18b2c6d1e0f4a000)) <= 253
     assert guard.verdict({'errors': 0, 'warnings': 1}) == 'warning' and guard.verdict({}) == 'ok'
+
+
+REMEDIATION = {'nodes': ['w-0'], 'refused': False, 'check_mode': False, 'seconds': 1.5, 'deferred': {'w-4': 'its limit'}, 'skipped': {},
+               'moves': [{'egressip': 'payments', 'ip': '10.20.0.200', 'from': 'w-0', 'to': 'w-2', 'seconds': 1.5, 'candidates': ['w-2']}]}
+
+
+def test_a_remediation_adds_one_normal_event_per_object_it_moved_and_the_status_keeps_it():
+    healthy = verification([row('payments', '10.20.0.200', 'w-2'), row('billing', '10.20.0.210', 'w-1')])
+    previous = {'payments': {'state': 'blackhole', 'since': NOW, 'event': 'payments.1', 'count': 2}}
+    plan = guard.plan_round(guard.object_states(healthy), previous, {'payments': 'uid-1'}, LATER, 1000, remediation=REMEDIATION)
+    reasons = sorted((body['involvedObject']['name'], body['type'], body['reason']) for body in plan['create'])
+    assert reasons == [('payments', 'Normal', 'EgressIPHealthy'), ('payments', 'Normal', 'EgressIPRemediated')]
+    remediated = next(body for body in plan['create'] if body['reason'] == 'EgressIPRemediated')
+    assert remediated['message'].startswith('The guard removed the k8s.ovn.org/egress-assignable label of w-0 (broken secondary path)')
+    assert '10.20.0.200 moved from w-0 to w-2 in 1.50 s' in remediated['message']
+    assert remediated['involvedObject']['uid'] == 'uid-1'
+    names = [body['metadata']['name'] for body in plan['create']]
+    assert len(set(names)) == 2 and plan['next_offset'] >= 2 + len(names)
+    data = guard.status_data(healthy, plan['objects'], LATER, [], REMEDIATION)
+    kept = json.loads(data[guard.DATA_KEY])['remediation']
+    assert kept['nodes'] == ['w-0'] and kept['deferred'] == {'w-4': 'its limit'} and kept['moves'][0]['to'] == 'w-2'
+
+
+def test_no_remediated_event_for_a_refused_remediation_or_without_events_and_check_mode_says_would():
+    states = guard.object_states(verification([row('payments', '10.20.0.200', 'w-0', 'blackhole')]))
+    refused = dict(REMEDIATION, refused=True)
+    assert [body['reason'] for body in guard.plan_round(states, {}, {}, NOW, 0, remediation=refused)['create']] == ['EgressIPBlackhole']
+    assert guard.plan_round(states, {}, {}, NOW, 0, events=False, remediation=REMEDIATION)['create'] == []
+    checked = guard.remediation_events(dict(REMEDIATION, check_mode=True), {}, NOW, 0)
+    assert 'would remove' in checked[0]['message'] and '10.20.0.200 would leave w-0 (candidates: w-2)' in checked[0]['message']
+    stuck = dict(REMEDIATION, moves=[dict(REMEDIATION['moves'][0], to=None, seconds=None)])
+    assert 'left w-0 and was not assigned to another node yet' in guard.remediation_events(stuck, {}, NOW, 0)[0]['message']
+    assert guard.remediation_summary(None) is None

@@ -117,6 +117,28 @@ def test_a_record_whose_label_was_removed_by_hand_is_dropped():
     assert result['recorded_before'] == ['w-0', 'w-1'] and result['recorded_after'] == ['w-0']
 
 
+def test_absent_also_removes_the_remediations_record_and_present_keeps_it_for_the_hold_down():
+    remediated = {nn.REMEDIATED_ANNOTATION: '2026-12-03T12:13:20Z'}
+    labelled = node('w-0', '10.20.0.10/24', labelled=True, recorded=True)
+    unlabelled = node('w-1', '10.20.0.11/24', recorded=True)  # the guard removed its label; the record stays
+    spare = node('w-2', '10.20.0.12/24')  # an idle node a remediation unlabelled, its record since dropped
+    for item in (labelled, unlabelled, spare):
+        item['metadata']['annotations'].update(remediated)
+    kept = plan([labelled, unlabelled, spare], exclusive=False)
+    assert kept['remediated_after'] == ['w-0', 'w-1', 'w-2']
+    assert all(nn.REMEDIATED_ANNOTATION not in body['metadata']['annotations'] for _name, body in el.label_changes(kept))
+    gone = plan([labelled, unlabelled, spare], present=False, exclusive=False)
+    assert (gone['remediated_before'], gone['remediated_after']) == (['w-0', 'w-1', 'w-2'], [])
+    changes = dict(el.label_changes(gone))
+    assert sorted(changes) == ['w-0', 'w-1', 'w-2']
+    assert changes['w-0']['metadata'] == {'labels': {nn.EGRESS_ASSIGNABLE_LABEL: None},
+                                          'annotations': {nn.LABEL_RECORD_ANNOTATION: None, nn.REMEDIATED_ANNOTATION: None}}
+    assert changes['w-1']['metadata'] == {'annotations': {nn.LABEL_RECORD_ANNOTATION: None, nn.REMEDIATED_ANNOTATION: None}}
+    assert changes['w-2']['metadata'] == {'annotations': {nn.REMEDIATED_ANNOTATION: None}}
+    assert el.label_changes(plan([node('w-0', '10.20.0.10/24', labelled=True, recorded=True)], present=False, exclusive=False)) == [
+        ('w-0', el.label_patch(False))], 'no remediation record: the patch is as before'
+
+
 def test_deleted_egressips_hold_no_label_back():
     nodes = [node('w-0', '10.20.0.10/24', labelled=True, recorded=True)]
     payments = eip('payments', [('w-0', '10.20.0.200')])

@@ -371,9 +371,61 @@ def test_remediation_unlabels_every_broken_egress_node_when_the_ips_have_somewhe
     plan = remediation.plan_remediation(result, snapshot)
     assert plan['refused'] is False and plan['nodes'] == ['w0', 'w3']
     assert plan['moves'] == [{'egressip': 'payments', 'ip': '10.20.0.200', 'from': 'w0', 'candidates': ['w2'], 'may_be_unassigned': False}]
-    assert plan['findings'] == []
-    assert remediation.label_patch() == {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': None}}}
-    assert remediation.remediation_diff(['w0'])['after'] == {'w0': {'labels': {}}}
+    assert plan['findings'] == [] and plan['deferred'] == {}
+    now = 1796300000  # 2026-12-03T12:13:20Z
+    assert remediation.label_patch(now) == {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': None},
+                                                         'annotations': {'egressip.ocp/remediated-at': '2026-12-03T12:13:20Z'}}}
+    assert remediation.remediation_diff(['w0'], now)['after'] == {'w0': {'labels': {}, 'annotations': {'egressip.ocp/remediated-at': '2026-12-03T12:13:20Z'}}}
+    assert remediation.remediated_at({'metadata': {'annotations': {'egressip.ocp/remediated-at': '2026-12-03T12:13:20Z'}}}) == now
+
+
+def _broken(*names, count=5):
+    cluster = Cluster(count=count)  # payments: 10.20.0.200 on w0, 10.20.0.201 on w1
+    for name in names:
+        cluster.vsphere['vms'][name]['nics'][1]['connected'] = False
+    return cluster
+
+
+def test_the_guards_limit_moves_the_ips_of_one_node_and_unlabels_idle_broken_ones_with_it():
+    cluster = _broken('w0', 'w1', 'w3')
+    cluster.egressips.append(owned(egressip_object('billing', ['10.20.0.210'], [('10.20.0.210', 'w1')])))
+    snapshot = cluster.snapshot()
+    plan = remediation.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot, CIDR, {'limit': 1, 'now': 1796300000})
+    # w1 hosts two IPs, so it goes first; w3 hosts none: unlabelled too, so that no moved IP lands on it
+    assert plan['nodes'] == ['w1', 'w3'] and list(plan['deferred']) == ['w0']
+    assert 'moves the egress IPs of 1 node(s), its limit (egressip_guard.max_remediations)' in plan['deferred']['w0']
+    assert [item['id'] for item in plan['findings']] == ['egressip_remediation_deferred']
+    assert plan['findings'][0]['severity'] == 'warning' and plan['findings'][0]['objects'] == [{'kind': 'Node', 'name': 'w0'}]
+    assert sorted(move['ip'] for move in plan['moves']) == ['10.20.0.201', '10.20.0.210']
+
+
+def test_the_guard_never_leaves_fewer_egress_nodes_than_the_floor():
+    cluster = _broken('w0', 'w3', count=4)
+    snapshot = cluster.snapshot()
+    result = verify.evaluate(snapshot, cidr=CIDR)
+    plan = remediation.plan_remediation(result, snapshot, CIDR, {'min_egress_nodes': 3, 'now': 1796300000})
+    assert plan['nodes'] == ['w0']
+    assert 'would leave 2 egress-assignable node(s), below the 3 the variables ask for' in plan['deferred']['w3']
+    plan = remediation.plan_remediation(result, snapshot, CIDR, {'min_egress_nodes': 4, 'now': 1796300000})
+    assert plan['nodes'] == [] and sorted(plan['deferred']) == ['w0', 'w3'] and plan['moves'] == []
+
+
+def test_the_hold_down_keeps_a_node_hosting_ips_that_a_remediation_unlabelled_a_moment_ago():
+    cluster = _broken('w0', 'w3')
+    now = 1796300000
+    for name in ('w0', 'w3'):
+        cluster.node(name)['metadata']['annotations']['egressip.ocp/remediated-at'] = remediation.time_text(now - 60)
+    snapshot = cluster.snapshot()
+    result = verify.evaluate(snapshot, cidr=CIDR)
+    plan = remediation.plan_remediation(result, snapshot, CIDR, {'hold_down': 1800, 'now': now})
+    # w0 hosts an IP again and broke again: flapping, left to a person; idle w3 moves nothing when unlabelled
+    assert plan['nodes'] == ['w3'] and list(plan['deferred']) == ['w0']
+    assert 'unlabelled by a remediation 60 s ago, within the hold-down of 1800 s' in plan['deferred']['w0']
+    plan = remediation.plan_remediation(result, snapshot, CIDR, {'hold_down': 1800, 'now': now + 1800})
+    assert plan['nodes'] == ['w0', 'w3'] and plan['deferred'] == {}
+    cluster.node('w0')['metadata']['annotations']['egressip.ocp/remediated-at'] = 'yesterday'  # unreadable: no hold-down
+    snapshot = cluster.snapshot()
+    assert remediation.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot, CIDR, {'hold_down': 1800, 'now': now})['nodes'] == ['w0', 'w3']
 
 
 def test_remediation_refused_when_an_ip_would_be_left_unassigned():
@@ -390,7 +442,7 @@ def test_nothing_to_remediate_on_a_healthy_cluster():
     cluster = Cluster()
     snapshot = cluster.snapshot()
     assert remediation.plan_remediation(verify.evaluate(snapshot, cidr=CIDR), snapshot) == {'nodes': [], 'moves': [], 'refused': False,
-                                                                                            'findings': [], 'skipped': {}}
+                                                                                            'findings': [], 'skipped': {}, 'deferred': {}}
 
 
 def test_remediation_never_removes_a_hand_made_label_or_moves_an_egress_ip_it_does_not_own():
