@@ -79,8 +79,8 @@ def default_cronjob(cronjob):
                        ("failedJobsHistoryLimit", 1)):
         spec.setdefault(key, value)
     pod = spec.setdefault("jobTemplate", {}).setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
-    for key, value in (("restartPolicy", "Always"), ("dnsPolicy", "ClusterFirst"), ("schedulerName", "default-scheduler"), ("terminationGracePeriodSeconds", 30),
-                       ("securityContext", {})):
+    for key, value in (("restartPolicy", "Always"), ("dnsPolicy", "ClusterFirst"), ("schedulerName", "default-scheduler"),
+                       ("terminationGracePeriodSeconds", 30), ("securityContext", {})):
         pod.setdefault(key, value)
     for container in pod.get("containers") or []:
         image = container.get("image") or ""

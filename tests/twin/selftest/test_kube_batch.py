@@ -79,6 +79,6 @@ def test_the_roleref_of_a_binding_cannot_change(api):
                'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole', 'name': 'view'}}
     rbac.create_cluster_role_binding(binding)
     rbac.patch_cluster_role_binding('readers', {'subjects': [{'kind': 'Group', 'name': 'others', 'apiGroup': 'rbac.authorization.k8s.io'}]})
-    status, body = failure(rbac.patch_cluster_role_binding, 'readers', {'roleRef': {'apiGroup': 'rbac.authorization.k8s.io',
-                                                                                     'kind': 'ClusterRole', 'name': 'edit'}})
+    other = {'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole', 'name': 'edit'}}
+    status, body = failure(rbac.patch_cluster_role_binding, 'readers', other)
     assert status == 422 and 'cannot change roleRef' in body['message'], body
