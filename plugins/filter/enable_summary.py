@@ -20,7 +20,7 @@ options:
   _input:
     description:
       - A mapping with any of the keys C(portgroup), C(nics), C(machine_api), C(addresses), C(forwarding), C(labels),
-        C(egressips), C(guard) (M(ocp.egressip.egressip_guard_deploy): the in-cluster guard's objects by action), each the
+        C(egressips), C(guard) (M(ocp.egressip.egressip_guard_deploy), the in-cluster guard's objects by action), each the
         registered result of that step's module.
     type: dict
     required: true
