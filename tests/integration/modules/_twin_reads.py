@@ -43,3 +43,32 @@ def lease(twin, name='egressip-lock', namespace='openshift-machine-api'):
         if exc.status == 404:
             return None
         raise
+
+
+def cluster_identity(twin):
+    """{'name', 'id', 'api_url'} of the twin's cluster: the Infrastructure's infrastructureName, ClusterVersion's clusterID, its API URL."""
+    objects = twin.custom_objects()
+    version = objects.get_cluster_custom_object('config.openshift.io', 'v1', 'clusterversions', 'version')
+    infrastructure = objects.get_cluster_custom_object('config.openshift.io', 'v1', 'infrastructures', 'cluster')
+    return {'name': infrastructure['status']['infrastructureName'], 'id': version['spec']['clusterID'],
+            'api_url': twin.kube_state['url'].rstrip('/')}
+
+
+def assert_report_names_the_cluster(twin, report, markdown=None, page=None, started=None):
+    """The report (JSON data) names the twin's cluster and a time made during the test (UTC, ISO 8601, not before
+    `started`); its Markdown and HTML (when given) show the cluster's ID and that time, the HTML in its header."""
+    import datetime  # pylint: disable=import-outside-toplevel
+    expected = cluster_identity(twin)
+    cluster = report['cluster']
+    assert {key: cluster[key] for key in expected} == expected and cluster['openshift_version'].startswith('4.'), cluster
+    assert cluster['unknown'] == {}, cluster
+    made = datetime.datetime.strptime(report['generated_at'], '%Y-%m-%dT%H:%M:%SZ')
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    assert (started or now - datetime.timedelta(hours=1)).replace(microsecond=0) <= made <= now, (made, started, now)
+    if markdown is not None:
+        assert 'Cluster `%s` (ID `%s`, OpenShift %s), API server %s; made %s (UTC).' % (
+            expected['name'], expected['id'], cluster['openshift_version'], expected['api_url'], report['generated_at']) in markdown
+    if page is not None:
+        header = page[page.index('<header>'):page.index('</header>')]
+        assert '<dt>Cluster ID</dt><dd>%s</dd>' % expected['id'] in header and '<dt>Cluster</dt><dd>%s</dd>' % expected['name'] in header
+        assert '<time datetime="%s">' % report['generated_at'] in header

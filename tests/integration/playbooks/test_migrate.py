@@ -82,6 +82,7 @@ def test_discovery_writes_the_variables_file_and_the_report(twin, hand_made, run
         out / 'egressip-variables.yml').read_text()
     assert '## What enable changes' in (out / 'migrate.md').read_text()
     assert bh.assignments(twin) == hand_made['assignments']
+    reads.assert_report_names_the_cluster(twin, report, (out / 'migrate.md').read_text())
 
 
 def test_extra_variables_that_shadow_the_discovered_ones_are_refused(twin, hand_made, run_playbook, out):

@@ -12,6 +12,7 @@ from twin.fixture import kube_writes, vcsim_writes
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
 import _egress_cluster as ec  # noqa: E402  pylint: disable=wrong-import-position
+import _twin_reads as reads  # noqa: E402  pylint: disable=wrong-import-position
 
 TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 31, 'carrier_loss': 'keep'}  # ignore-carrier: blackholes
 PLAYBOOK = 'playbooks/support_report.yml'
@@ -88,6 +89,9 @@ def test_unconfigured_cluster_says_what_is_missing(twin, run_playbook, tmp_path,
                     '## What if a node fails', '## EgressIPs on the primary network'):
         assert section in markdown
     assert report['verdict'] in run.stdout and 'support_report.md' in run.stdout
+    reads.assert_report_names_the_cluster(twin, report, markdown, read(tmp_path, 'support_report.html'))
+    assert report['generated_at'] == report['about']['generated_at']
+    assert report['cluster']['platform'] == 'VSphere'  # beside the facts preflight shows
 
 
 def test_without_variables_only_the_cluster_is_described(twin, run_playbook, tmp_path):

@@ -6,6 +6,7 @@ cluster. Drill: each trigger (unlabel, disconnect_nic with blackhole detection a
 confirmation) with measured times in the report; times are checked for consistency only, never for speed.
 """
 
+import datetime
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from twin.fixture import vcsim_writes
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
 import _egress_cluster as ec  # noqa: E402  pylint: disable=wrong-import-position
+import _twin_reads as reads  # noqa: E402  pylint: disable=wrong-import-position
 
 TWIN_OPTIONS = {'workers': 3, 'probe_interval': 0.5, 'random_seed': 21, 'carrier_loss': 'keep'}  # ignore-carrier: blackholes
 VARIABLES_FILE = '@examples/twin-cluster.yml'
@@ -50,6 +52,7 @@ def test_verify_playbook_in_check_mode_writes_nothing(twin, run_playbook, tmp_pa
 
 
 def test_verify_playbook_writes_the_reports_and_a_second_run_gives_the_same(twin, run_playbook, tmp_path, browser):
+    started = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     run = run_playbook('playbooks/verify.yml', extra(tmp_path))
     assert run.rc == 0, run
     assert sorted(os.listdir(str(tmp_path))) == ['verify.html', 'verify.json', 'verify.md']
@@ -62,6 +65,8 @@ def test_verify_playbook_writes_the_reports_and_a_second_run_gives_the_same(twin
     markdown = read(tmp_path, 'verify.md')
     assert markdown.startswith('# EgressIP verification\n\n**Result: PASSED**')
     assert '## Egress IPs' in markdown and '## Nodes' in markdown and '## Wire check' in markdown and '```mermaid' in markdown
+    reads.assert_report_names_the_cluster(twin, report, markdown, read(tmp_path, 'verify.html'), started)
+    assert '<dt>Cluster ID</dt><dd>%s</dd>' % report['cluster']['id'] in seen['dom']
     first = (read(tmp_path, 'verify.json'), read(tmp_path, 'verify.md'))
     twin.reset_kube_requests()
     again = run_playbook('playbooks/verify.yml', extra(tmp_path))
@@ -70,6 +75,8 @@ def test_verify_playbook_writes_the_reports_and_a_second_run_gives_the_same(twin
     # the same report bytes change nothing; the probe may see the other egress IP of the object (ECMP), which is a change
     same = (read(tmp_path, 'verify.json'), read(tmp_path, 'verify.md')) == first
     assert again.changed == (0 if same else 1)
+    # a report that says the same keeps its files and their time; another one is made now
+    assert (json.loads(read(tmp_path, 'verify.json'))['generated_at'] == report['generated_at']) == same
 
 
 def test_verify_playbook_fails_on_a_blackhole_after_writing_the_report(twin, run_playbook, tmp_path):
@@ -111,6 +118,9 @@ def test_drill_unlabel_each_egress_node_in_turn(twin, run_playbook, tmp_path, br
     assert '## Steps' in markdown and '## Cordon moves nothing' in markdown and 'no failback' in markdown
     assert '## Final state' in markdown and '```mermaid' in markdown
     assert os.path.exists(os.path.join(str(tmp_path), 'failover_drill_baseline.md'))
+    # the drill names the cluster and the time of its final verification
+    assert report['generated_at'] == report['final']['generated_at'] >= report['baseline']['generated_at']
+    reads.assert_report_names_the_cluster(twin, report, markdown, read(tmp_path, 'failover_drill.html'))
     seen = browser(tmp_path / 'failover_drill.html')
     assert seen['png_ok'] and seen['console'] == [], seen
     assert '<h2>Steps</h2>' in seen['dom'] and seen['dom'].count('<g class="node ') == len(report['final']['nodes'])
