@@ -99,9 +99,11 @@ RULES = {
     'upgrade': _CLUSTER_READS + _LOCK + _PROBES + _WRITES,
     'disable': _CLUSTER_READS + _LOCK + _REMOVALS + _GUARD_REMOVAL,
     'render': _CLUSTER_READS,
-    # a guard round: verify (its probe pods), then Events on the EgressIPs and the status ConfigMap beside the lock's Lease
+    # a guard round: verify (its probe pods), then Events on the EgressIPs and the status ConfigMap beside the lock's Lease;
+    # with egressip_guard.remediate, labels moved under the cluster lock
     'guard': _CLUSTER_READS + _PROBES + [('', 'events', ('create', 'patch'), 'events', None),
-                                         ('', 'configmaps', ('get', 'create', 'patch'), 'lock', None)],
+                                         ('', 'configmaps', ('get', 'create', 'patch'), 'lock', None),
+                                         ('', 'nodes', ('patch',), None, 'lock')] + _LOCK,
 }
 
 

@@ -69,8 +69,10 @@ def rbac(namespace, rules, namespaces):
     """ServiceAccount, ClusterRole + binding for the cluster-wide rules, a Role + binding per namespace of the others.
 
     rules: (group, resource, verbs, scope, when) as in checks/permissions.py; namespaces: scope -> namespace, the
-    scope 'lock' being the guard's own namespace."""
+    scope 'lock' being the guard's own namespace. The in-cluster guard does not remediate, so it never takes the cluster
+    lock: the rules only a run under the lock needs (when 'lock': node labels, the Lease's writes) are left out."""
     subject = [{'kind': 'ServiceAccount', 'name': NAME, 'namespace': namespace}]
+    rules = [entry for entry in rules if entry[4] != 'lock']
     cluster_wide = [entry for entry in rules if not entry[3]]
     by_namespace = {}
     for entry in rules:
