@@ -19,6 +19,15 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
+    ADDRESSES_ANNOTATION,
+    EGRESS_ASSIGNABLE_LABEL,
+    HOSTNAME_LABEL,
+    is_managed,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    NODE_ANNOTATION,
+)
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import permissions
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import guard_manifests as gm
@@ -101,7 +110,7 @@ def plan_policies(params, entries, snapshot, networks, findings):
     gateways = dict((network.version, str(network.gateway)) for network in networks)
     policies = []
     for item in plan['allocations']:
-        hostname = (nodes[item['node']]['metadata'].get('labels') or {}).get(nn.HOSTNAME_LABEL) or item['node']
+        hostname = (nodes[item['node']]['metadata'].get('labels') or {}).get(HOSTNAME_LABEL) or item['node']
         addresses = dict((6 if ':' in address else 4, address) for address in (item['address'], item['ipv6_address']) if address)
         policies.append(nn.desired_policy(item['node'], hostname, item['mac'], addresses, gateways,
                                           params['network']['route_metric'], params['interface_name'], item['interface']))
@@ -117,11 +126,11 @@ def plan_forwarding(params, entries, snapshot):
         return [], {}, []
     targets, findings = fw.forwarding_targets(entries, snapshot)
     current = next((item for item in snapshot['tuneds'] if item['metadata']['name'] == nn.TUNED_NAME), None)
-    if current is not None and not nn.is_managed(current):
+    if current is not None and not is_managed(current):
         tuned_id = '%s/%s' % (nn.TUNED_NAMESPACE, nn.TUNED_NAME)
         findings.append(catalogue_finding(
             'node_object_not_owned', 'Tuned %s exists without the label %s=%s; it was not created by this collection.'
-            % (tuned_id, nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE), objects=[{'kind': 'Tuned', 'name': tuned_id}]))
+            % (tuned_id, MANAGED_BY_LABEL, MANAGED_BY_VALUE), objects=[{'kind': 'Tuned', 'name': tuned_id}]))
     ipv6 = bool(params['network'].get('ipv6')) or ':' in params['network']['cidr']
     tuned = fw.desired_tuned(targets, params['tuned_priority'], ipv6)
     interfaces = dict((target['node'], target['interface']) for target in targets)
@@ -214,13 +223,13 @@ def describe(manifest):
     what = {
         'EgressIP': lambda: 'egress IPs %s' % ', '.join(manifest['spec']['egressIPs']),
         'NodeNetworkConfigurationPolicy': lambda: 'base address %s on the NIC with MAC %s of node %s' % (
-            manifest['metadata']['annotations'][nn.ADDRESSES_ANNOTATION],
-            manifest['spec']['desiredState']['interfaces'][0]['mac-address'], manifest['metadata']['annotations'][nn.NODE_ANNOTATION]),
+            manifest['metadata']['annotations'][ADDRESSES_ANNOTATION],
+            manifest['spec']['desiredState']['interfaces'][0]['mac-address'], manifest['metadata']['annotations'][NODE_ANNOTATION]),
         'Tuned': lambda: 'IP forwarding on the egress NIC of %d node(s)' % sum(len(item['match']) for item in manifest['spec']['recommend']),
-        'Node': lambda: 'partial: label %s' % nn.EGRESS_ASSIGNABLE_LABEL,
+        'Node': lambda: 'partial: label %s' % EGRESS_ASSIGNABLE_LABEL,
         'MachineSet': lambda: 'partial: %s' % ' and '.join(
             part for part, present in (('template network devices', _has_devices(manifest)),
-                                       ('template label %s' % nn.EGRESS_ASSIGNABLE_LABEL, _has_template_label(manifest))) if present),
+                                       ('template label %s' % EGRESS_ASSIGNABLE_LABEL, _has_template_label(manifest))) if present),
         'Network': lambda: 'partial: gatewayConfig.ipForwarding Global',
     }
     return {'file': render.file_name(manifest), 'kind': kind, 'name': name, 'what': what.get(kind, lambda: GUARD_KINDS.get(kind, ''))()}
@@ -231,7 +240,7 @@ def _has_devices(manifest):
 
 
 def _has_template_label(manifest):
-    return nn.EGRESS_ASSIGNABLE_LABEL in el.machineset_template_labels(manifest)
+    return EGRESS_ASSIGNABLE_LABEL in el.machineset_template_labels(manifest)
 
 
 def build(params, snapshot):

@@ -115,6 +115,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import guard
 
 WHAT = 'egressip_guard_record'
@@ -169,7 +170,7 @@ def write_configmap(module, current, data):
     if current is None:
         return kube.create(module.k8s, kube.CONFIGMAPS, guard.status_configmap(params['name'], params['namespace'], data),
                            module.check_mode, namespace=params['namespace'])
-    return kube.patch(module.k8s, kube.CONFIGMAPS, params['name'], {'metadata': {'labels': {guard.MANAGED_BY_LABEL: guard.MANAGED_BY_VALUE}},
+    return kube.patch(module.k8s, kube.CONFIGMAPS, params['name'], {'metadata': {'labels': {MANAGED_BY_LABEL: MANAGED_BY_VALUE}},
                                                                     'data': data}, module.check_mode, namespace=params['namespace'])
 
 

@@ -246,7 +246,7 @@ findings:
   sample: []
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_path as _verify_path
@@ -257,7 +257,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs imp
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import WARNING
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 
-OWNER = (nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE)
+OWNER = (MANAGED_BY_LABEL, MANAGED_BY_VALUE)
 
 
 def desired_snapshot(snap, objects, exclusive):

@@ -174,6 +174,7 @@ primary_egressips:
 import json
 import os
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_identity as _identity
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import files as _report_files
@@ -182,7 +183,6 @@ from ansible_collections.ocp.egressip.plugins.module_utils.reports import suppor
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_path as _verify_path
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_context import AUDIT
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_egress import primary_egressips
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import run_checks

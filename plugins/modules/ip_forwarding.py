@@ -185,6 +185,7 @@ diff:
   sample: {before: {ipForwarding: Restricted}, after: {ipForwarding: Global}}
 '''
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import is_managed, MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
@@ -228,10 +229,10 @@ def per_interface(module, result, operator):
     current = read_tuned(module.k8s)
     targets, found = wait_for_interfaces(module, entries, snapshot)
     findings += found
-    if current is not None and not nn.is_managed(current):
+    if current is not None and not is_managed(current):
         findings.append(catalogue_finding(
             'node_object_not_owned', 'Tuned %s exists without the label %s=%s; it was not created by this collection.'
-            % (TUNED_ID, nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE), objects=[{'kind': 'Tuned', 'name': TUNED_ID}]))
+            % (TUNED_ID, MANAGED_BY_LABEL, MANAGED_BY_VALUE), objects=[{'kind': 'Tuned', 'name': TUNED_ID}]))
     result['current_mode'] = fw.forwarding_mode(result['cluster_ip_forwarding'], targets, current)
     result['tuned'] = TUNED_ID
     if errors(findings):
@@ -346,7 +347,7 @@ def cidr_findings(problems):
 
 
 def _owned_shape():
-    return {'metadata': {'labels': {nn.MANAGED_BY_LABEL: None}}, 'spec': {'profile': None, 'recommend': None}}
+    return {'metadata': {'labels': {MANAGED_BY_LABEL: None}}, 'spec': {'profile': None, 'recommend': None}}
 
 
 def cluster_wide(module, result, operator):

@@ -41,6 +41,14 @@ try:
 except ImportError:  # the module reports it through _address_plan.NETADDR_IMPORT_ERROR
     netaddr = None
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
+    EGRESS_ASSIGNABLE_LABEL,
+    HOSTNAME_LABEL,
+    is_managed,
+    LABEL_RECORD_ANNOTATION,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+)
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as _machine_api
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
@@ -98,13 +106,13 @@ class Discovery(object):
 
     def _row(self, node, vm, address, interface, mac, nic):
         hosted = hosted_egress_ips(self.egressips).get(_name(node), [])
-        return {'node': _name(node), 'hostname': _labels(node).get(nn.HOSTNAME_LABEL) or _name(node), 'ready': node_ready(node),
+        return {'node': _name(node), 'hostname': _labels(node).get(HOSTNAME_LABEL) or _name(node), 'ready': node_ready(node),
                 'vm': (vm or {}).get('name'), 'host': (vm or {}).get('host'), 'power_state': (vm or {}).get('power_state'),
                 'address': address, 'interface': interface, 'mac': mac,
                 'network': (nic or {}).get('network'), 'switch_uuid': (nic or {}).get('switch_uuid'),
                 'portgroup_key': (nic or {}).get('portgroup_key'), 'adapter': (nic or {}).get('adapter'),
                 'connected': (nic or {}).get('connected'), 'start_connected': (nic or {}).get('start_connected'),
-                'egress_assignable': nn.EGRESS_ASSIGNABLE_LABEL in _labels(node),
+                'egress_assignable': EGRESS_ASSIGNABLE_LABEL in _labels(node),
                 'egress_ips': sorted('%s %s' % item for item in hosted)}
 
     def networks_with_node_nics(self):
@@ -228,12 +236,12 @@ class Discovery(object):
             node = self.nodes_by_name[row['node']]
             found = mf.policies_for(node, row['mac'], row['interface'], self.policies) if row['mac'] else []
             row['policies'] = sorted(_name(policy) for policy, _profile in found)
-            hand_made = [(policy, profile) for policy, profile in found if not nn.is_managed(policy)]
+            hand_made = [(policy, profile) for policy, profile in found if not is_managed(policy)]
             taken = next((policy for policy in self.policies if _name(policy) == nn.policy_name(row['node'])), None)
-            if taken is not None and not nn.is_managed(taken):
+            if taken is not None and not is_managed(taken):
                 findings.append(catalogue_finding(
                     'migrate_object_name_taken', 'NodeNetworkConfigurationPolicy %s exists without the label %s=%s; enable (node_nic_address) '
-                    'refuses to change it.' % (_name(taken), nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE),
+                    'refuses to change it.' % (_name(taken), MANAGED_BY_LABEL, MANAGED_BY_VALUE),
                     objects=[{'kind': 'NodeNetworkConfigurationPolicy', 'name': _name(taken)}]))
             # once enable replaced the hand-made policies, the collection's keeps the profile name: the file stays the same
             names += [profile for _policy, profile in (hand_made or found) if profile]
@@ -241,7 +249,7 @@ class Discovery(object):
                 duplicates.append('%s (%s)' % (row['node'], ', '.join(sorted(_name(policy) for policy, _profile in hand_made))))
             if row['address'] and not found:
                 outside.append('%s (%s on %s)' % (row['node'], row['address'], row['interface'] or 'an unknown interface'))
-            if not any(nn.is_managed(policy) for policy, _profile in found):
+            if not any(is_managed(policy) for policy, _profile in found):
                 self.plan.append('creates NMState policy %s for %s (%s)' % (
                     nn.policy_name(row['node']), row['node'], 'same address %s' % row['address'] if row['address'] else 'a new address'))
         if duplicates:
@@ -276,13 +284,13 @@ class Discovery(object):
     def label_findings(self, rows, cidr):
         findings, overrides, reasons = [], {}, {}
         chosen = set(row['node'] for row in rows)
-        outside = sorted(_name(node) for node in self.nodes if nn.EGRESS_ASSIGNABLE_LABEL in _labels(node) and _name(node) not in chosen)
+        outside = sorted(_name(node) for node in self.nodes if EGRESS_ASSIGNABLE_LABEL in _labels(node) and _name(node) not in chosen)
         if outside:
             overrides['egress_nodes_exclusive'] = False
             reasons['egress_nodes_exclusive'] = ('node(s) %s carry the egress-assignable label but are not egress nodes of the secondary '
                                                  'network (primary-network egress IPs may use them): enable keeps their label' % ', '.join(outside))
             findings.append(catalogue_finding('migrate_labelled_outside_selection', 'Node(s) %s carry %s without a secondary NIC or address.'
-                                              % (mf.names_text(outside), nn.EGRESS_ASSIGNABLE_LABEL),
+                                              % (mf.names_text(outside), EGRESS_ASSIGNABLE_LABEL),
                                               objects=[{'kind': 'Node', 'name': name} for name in outside[:mf.MAX_LISTED]]))
         add, remove, blocked, by_hand = [], [], [], []
         for row in rows:
@@ -309,15 +317,15 @@ class Discovery(object):
             reasons['egress_nodes_adopt'] = ('egress nodes carry the egress-assignable label: a label set by hand is handed over to the '
                                              'collection (the record %s is written beside it; the label stays, nothing moves), so later '
                                              'runs and disable manage it; kept true so the file stays the same after the adoption'
-                                             % nn.LABEL_RECORD_ANNOTATION)
+                                             % LABEL_RECORD_ANNOTATION)
             unrecorded = [name for name, recorded in by_hand if not recorded]
             if unrecorded:
                 self.plan.append('hands over the hand-made %s label of %s (record %s; the label stays)'
-                                 % (nn.EGRESS_ASSIGNABLE_LABEL, ', '.join(unrecorded), nn.LABEL_RECORD_ANNOTATION))
+                                 % (EGRESS_ASSIGNABLE_LABEL, ', '.join(unrecorded), LABEL_RECORD_ANNOTATION))
         if add:
-            self.plan.append('labels %s with %s' % (', '.join(add), nn.EGRESS_ASSIGNABLE_LABEL))
+            self.plan.append('labels %s with %s' % (', '.join(add), EGRESS_ASSIGNABLE_LABEL))
         if remove:
-            self.plan.append('removes %s from %s (not capable, hosting no egress IP)' % (nn.EGRESS_ASSIGNABLE_LABEL, ', '.join(remove)))
+            self.plan.append('removes %s from %s (not capable, hosting no egress IP)' % (EGRESS_ASSIGNABLE_LABEL, ', '.join(remove)))
         return findings, overrides, reasons
 
     def machineset_rows(self, rows, portgroup):
@@ -344,12 +352,12 @@ class Discovery(object):
         if choice == fw.PER_INTERFACE:
             tuned = next((item for item in self.snapshot.get('tuneds') or []
                           if _name(item) == nn.TUNED_NAME and _meta(item).get('namespace') == mfw.TUNED_NAMESPACE), None)
-            if tuned is not None and not nn.is_managed(tuned):
+            if tuned is not None and not is_managed(tuned):
                 findings.append(catalogue_finding(
                     'migrate_object_name_taken', 'Tuned %s/%s exists without the label %s=%s; enable (ip_forwarding) refuses to change it.'
-                    % (mfw.TUNED_NAMESPACE, nn.TUNED_NAME, nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE),
+                    % (mfw.TUNED_NAMESPACE, nn.TUNED_NAME, MANAGED_BY_LABEL, MANAGED_BY_VALUE),
                     objects=[{'kind': 'Tuned', 'name': nn.TUNED_NAME, 'namespace': mfw.TUNED_NAMESPACE}]))
-            covered = fw.forwarded_interfaces(tuned) if nn.is_managed(tuned) else {}
+            covered = fw.forwarded_interfaces(tuned) if is_managed(tuned) else {}
             todo = [row['node'] for row in rows if row['interface'] not in covered.get(row['hostname'], set())]
             if todo:
                 self.plan.append('sets IP forwarding on the secondary NIC of %s (Tuned %s)' % (', '.join(todo), nn.TUNED_NAME))

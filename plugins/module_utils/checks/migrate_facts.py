@@ -24,6 +24,7 @@ try:
 except ImportError:  # the module reports it through _address_plan.NETADDR_IMPORT_ERROR
     netaddr = None
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL, HOSTNAME_LABEL, is_managed
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import (
@@ -42,7 +43,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import hand_made
 NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name'
 SDN_CONVERTED_PREFIX = 'egressip-'
 # Labels that say nothing about a node's role: never used as the egress node selector.
-GENERIC_LABELS = (nn.HOSTNAME_LABEL, nn.EGRESS_ASSIGNABLE_LABEL, 'kubernetes.io/os', 'kubernetes.io/arch', 'beta.kubernetes.io/os',
+GENERIC_LABELS = (HOSTNAME_LABEL, EGRESS_ASSIGNABLE_LABEL, 'kubernetes.io/os', 'kubernetes.io/arch', 'beta.kubernetes.io/os',
                   'beta.kubernetes.io/arch', 'node.openshift.io/os_id', 'node.kubernetes.io/instance-type',
                   'beta.kubernetes.io/instance-type', 'topology.kubernetes.io/region', 'topology.kubernetes.io/zone',
                   'failure-domain.beta.kubernetes.io/region', 'failure-domain.beta.kubernetes.io/zone')
@@ -311,8 +312,8 @@ def exact_selector(nodes, wanted):
     if candidates:
         _rank, key, value = sorted(candidates)[0]
         return {key: value}, False
-    hostnames = sorted(_labels(node).get(nn.HOSTNAME_LABEL) or _name(node) for node in chosen)
-    return {'matchExpressions': [{'key': nn.HOSTNAME_LABEL, 'operator': 'In', 'values': hostnames}]}, True
+    hostnames = sorted(_labels(node).get(HOSTNAME_LABEL) or _name(node) for node in chosen)
+    return {'matchExpressions': [{'key': HOSTNAME_LABEL, 'operator': 'In', 'values': hostnames}]}, True
 
 
 # --- NMState policies ----------------------------------------------------------------------------
@@ -365,7 +366,7 @@ def classify_objects(egressips, nodes, cidr):
             else:
                 kinds.append('other')
         converted = sdn_converted_namespace(egressip)
-        row = {'name': name, 'egress_ips': ips, 'owned': nn.is_managed(egressip), 'sdn_converted_namespace': converted,
+        row = {'name': name, 'egress_ips': ips, 'owned': is_managed(egressip), 'sdn_converted_namespace': converted,
                'network': kinds[0] if kinds and len(set(kinds)) == 1 else ('mixed' if kinds else 'none')}
         if converted:
             findings.append(catalogue_finding(

@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import is_managed
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name
@@ -113,7 +114,7 @@ def forwarding_choice(snapshot, rows):
             continue
         where = '%s/%s' % (_name(tuned), profile)
         state[row['node']] = 'Tuned %s' % where
-        if not nn.is_managed(tuned):
+        if not is_managed(tuned):
             (by_hand_other if other else by_hand).append((row['node'], where))
     if by_hand_other:
         return 'external', [_by_hand_finding(by_hand_other, (

@@ -53,6 +53,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, name as _name
@@ -139,7 +140,7 @@ def cluster_facts(snapshot):
         'ip_forwarding': state['ip_forwarding'],
         'forwarding_by_hostname': state['by_hostname'],
         'nodes': len(nodes),
-        'egress_assignable_nodes': sorted(_name(node) for node in nodes if pc.EGRESS_ASSIGNABLE in _labels(node)),
+        'egress_assignable_nodes': sorted(_name(node) for node in nodes if EGRESS_ASSIGNABLE_LABEL in _labels(node)),
         'machine_api': bool(snapshot.get('machines')),
         'nmstate': snapshot.get('nncps') is not None,
         'egressips': len(snapshot.get('egressips') or []),

@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import HOSTNAME_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as _machine_api
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as _node_network
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
@@ -118,7 +119,7 @@ def forwarding_state(snapshot):
         for hostname, interfaces in fw.forwarded_interfaces(tuned).items():
             state['by_hostname'].setdefault(hostname, set()).update(interfaces)
         recommended_by_hostname = set(item.get('profile') for item in _dig(tuned, 'spec', 'recommend') or []
-                                      if any(match.get('label') == pc.HOSTNAME_LABEL for match in item.get('match') or []))
+                                      if any(match.get('label') == HOSTNAME_LABEL for match in item.get('match') or []))
         for profile in _dig(tuned, 'spec', 'profile') or []:
             interfaces = [match.group(1) for match in pc.FORWARDING_SYSCTL.finditer(profile.get('data') or '')
                           if match.group(1) not in pc.OVN_MANAGED_INTERFACES]
@@ -135,7 +136,7 @@ def check_ip_forwarding(ctx):
     if state['global']:
         return []
     nodes = ctx.capable_nodes() if ctx.mode == pc.AUDIT else ctx.selected_nodes
-    uncovered = [_name(node) for node in nodes if not state['by_hostname'].get(_labels(node).get(pc.HOSTNAME_LABEL, _name(node)))]
+    uncovered = [_name(node) for node in nodes if not state['by_hostname'].get(_labels(node).get(HOSTNAME_LABEL, _name(node)))]
     if not uncovered:
         return []
     choice = ctx.network_config.get('ip_forwarding') or 'per_interface'

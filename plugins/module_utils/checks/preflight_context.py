@@ -18,9 +18,9 @@ try:
 except ImportError:  # the preflight module reports it through _address_plan.NETADDR_IMPORT_ERROR
     netaddr = None
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network_model
-from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as _node_network
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import variables_schema as _variables_schema
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as _vsphere_network
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, name as _name, node_ready
@@ -32,9 +32,7 @@ AUDIT = 'audit'
 MODES = (PLAN, AUDIT)
 
 MINIMUM_VERSION = (4, 14)   # secondary-interface EgressIP arrived in 4.14 (openshift/enhancements egress-ip-multi-nic.md)
-EGRESS_ASSIGNABLE = _node_network.EGRESS_ASSIGNABLE_LABEL
 PRIMARY_UDN_LABEL = 'k8s.ovn.org/primary-user-defined-network'
-HOSTNAME_LABEL = _node_network.HOSTNAME_LABEL
 # configure-ovs.sh gives br-ex's default route metric 48 (openshift/machine-config-operator,
 # templates/common/_base/files/configure-ovs-network.yaml: BRIDGE_METRIC="48"); used when no
 # NodeNetworkState shows the real one.
@@ -166,7 +164,7 @@ class PreflightContext:
         """Nodes that can host the secondary egress IPs now (audit) or once enable has run (plan)."""
         if self.mode == AUDIT:
             return [node for node in self.nodes
-                    if EGRESS_ASSIGNABLE in _labels(node) and node_ready(node) and self.holds_secondary_subnet(node)]
+                    if EGRESS_ASSIGNABLE_LABEL in _labels(node) and node_ready(node) and self.holds_secondary_subnet(node)]
         return [node for node in self.selected_nodes
                 if node_ready(node) and (not self.vsphere_cluster_read() or self.node_vm(node) is not None)]
 

@@ -15,6 +15,7 @@ __metaclass__ = type
 import json
 
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import address_plan as _address_plan
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as _egressip_validation
@@ -168,7 +169,7 @@ def check_node_selector(ctx):
     return [catalogue_finding(
         'egress_nodes_selector_empty',
         'egressip_nodes.selector is %s: it would select every node of the cluster, control plane included, and give each a '
-        'secondary NIC, an address and the %s label.' % ('empty ({})' if ctx.selector == {} else 'missing', pc.EGRESS_ASSIGNABLE),
+        'secondary NIC, an address and the %s label.' % ('empty ({})' if ctx.selector == {} else 'missing', EGRESS_ASSIGNABLE_LABEL),
         objects=[{'kind': 'option', 'name': 'egressip_nodes.selector'}])]
 
 
@@ -187,7 +188,7 @@ def check_capacity(ctx):
         return []  # plan mode counts the selected nodes: a selector finding comes first
     capable = ctx.capable_nodes()
     if ctx.mode == pc.AUDIT:
-        how = 'capable node(s) (labelled %s, Ready, holding %s in host-cidrs)' % (pc.EGRESS_ASSIGNABLE, ctx.cidr)
+        how = 'capable node(s) (labelled %s, Ready, holding %s in host-cidrs)' % (EGRESS_ASSIGNABLE_LABEL, ctx.cidr)
     else:
         how = 'Ready node(s) selected by egressip_nodes.selector%s' % (' with a VM' if ctx.vsphere_cluster_read() else '')
     findings = []
@@ -279,7 +280,7 @@ def check_primary_egressips(ctx):
         objects=[{'kind': 'EgressIP', 'name': name} for name in sorted(set(record['name'] for record in records))])]
     if ctx.mode != pc.PLAN:
         return findings
-    newly = [node for node in ctx.selected_nodes if pc.EGRESS_ASSIGNABLE not in _labels(node)]
+    newly = [node for node in ctx.selected_nodes if EGRESS_ASSIGNABLE_LABEL not in _labels(node)]
     affected = []
     for record in records:
         candidates = [_name(node) for node in newly if record['subnet'] in ctx.networks[_name(node)][0]]
@@ -294,7 +295,7 @@ def check_primary_egressips(ctx):
         findings.append(catalogue_finding(
             'primary_egressips_affected_by_labels',
             'The %s label is shared by primary and secondary egress IPs: labelling %d new node(s) also makes them candidates '
-            'for primary-network egress IPs: %s.' % (pc.EGRESS_ASSIGNABLE, len(newly), '; '.join(lines)),
+            'for primary-network egress IPs: %s.' % (EGRESS_ASSIGNABLE_LABEL, len(newly), '; '.join(lines)),
             objects=[{'kind': 'EgressIP', 'name': name} for name in sorted(set(record['name'] for record, _nodes in affected))],
             severity=WARNING if any(record['node'] is None for record, _nodes in affected) else INFO))
     return findings

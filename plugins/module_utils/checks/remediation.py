@@ -14,14 +14,14 @@ __metaclass__ = type
 import copy
 import datetime
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import (
-    EGRESS_ASSIGNABLE_LABEL,
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
     MANAGED_BY_LABEL,
     MANAGED_BY_VALUE,
+    EGRESS_ASSIGNABLE_LABEL,
     REMEDIATED_ANNOTATION,
 )
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.egress_labels import label_recorded, unowned_egress_ips
 
 TIME_FORMAT = '%Y-%m-%dT%H:%M:%SZ'

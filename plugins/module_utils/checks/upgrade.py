@@ -32,6 +32,15 @@ try:
 except ImportError:  # the module reports it through _address_plan.NETADDR_IMPORT_ERROR
     netaddr = None
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
+    ADDRESSES_ANNOTATION,
+    EGRESS_ASSIGNABLE_LABEL,
+    HOSTNAME_LABEL,
+    is_managed,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    NODE_ANNOTATION,
+)
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_facts as _migrate_facts
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_forwarding as _migrate_forwarding
@@ -96,7 +105,7 @@ def holds_subnet(node, cidr):
 def capable_nodes(snapshot, cidr):
     """Labelled, Ready and holding the subnet in host-cidrs (where OVN-Kubernetes can place the IPs now)."""
     return sorted((node for node in snapshot.get('nodes') or []
-                   if nn.EGRESS_ASSIGNABLE_LABEL in _labels(node) and node_ready(node) and holds_subnet(node, cidr)), key=_name)
+                   if EGRESS_ASSIGNABLE_LABEL in _labels(node) and node_ready(node) and holds_subnet(node, cidr)), key=_name)
 
 
 def egress_objects(snapshot, cidr, objects):
@@ -202,9 +211,9 @@ def node_address_rows(snapshot, capable, cidr):
         interface = _migrate_facts.interface_holding(states.get(_name(node)), address) if address else None
         mac = nn.normalize_mac((interface or {}).get('mac-address')) or None
         found = _migrate_facts.policies_for(node, mac, (interface or {}).get('name'), snapshot.get('nncps') or []) if interface else []
-        policies = [(_name(policy), nn.is_managed(policy), (_condition(policy, 'Available') or {}).get('status') == 'True')
+        policies = [(_name(policy), is_managed(policy), (_condition(policy, 'Available') or {}).get('status') == 'True')
                     for policy, _profile in found]
-        rows.append({'node': _name(node), 'hostname': _labels(node).get(nn.HOSTNAME_LABEL) or _name(node), 'address': address,
+        rows.append({'node': _name(node), 'hostname': _labels(node).get(HOSTNAME_LABEL) or _name(node), 'address': address,
                      'interface': (interface or {}).get('name'), 'mac': mac, 'policies': policies})
     return rows
 
@@ -292,11 +301,11 @@ def collection(snapshot, baseline=None):
         kinds.setdefault(item['kind'], []).append(item['name'])
     listed = '; '.join('%s %s' % (kind, ', '.join(sorted(names))) for kind, names in sorted(kinds.items())) or 'none'
     findings.append(catalogue_finding(
-        'upgrade_managed_objects', 'Objects carrying %s=%s: %s.' % (nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE, listed),
+        'upgrade_managed_objects', 'Objects carrying %s=%s: %s.' % (MANAGED_BY_LABEL, MANAGED_BY_VALUE, listed),
         objects=[{'kind': item['kind'], 'name': item['name']} for item in managed[:_lifecycle.MAX_LISTED]]))
-    marks = (nn.NODE_ANNOTATION, nn.ADDRESSES_ANNOTATION)
+    marks = (NODE_ANNOTATION, ADDRESSES_ANNOTATION)
     incomplete = [_name(policy) for policy in snapshot.get('nncps') or []
-                  if nn.is_managed(policy) and not all((_meta(policy).get('annotations') or {}).get(key) for key in marks)]
+                  if is_managed(policy) and not all((_meta(policy).get('annotations') or {}).get(key) for key in marks)]
     if incomplete:
         findings.append(catalogue_finding(
             'upgrade_marked_object_incomplete', 'NMState policies %s carry the label but not the annotations %s and %s that record the '

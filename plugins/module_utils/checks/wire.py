@@ -13,10 +13,10 @@ __metaclass__ = type
 
 import copy
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import INFO
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import normal_ip
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches
 
 # --- the wire ----------------------------------------------------------------------------------------

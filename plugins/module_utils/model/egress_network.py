@@ -39,7 +39,6 @@ HOST_CIDRS_ANNOTATION = 'k8s.ovn.org/host-cidrs'
 PRIMARY_IFADDR_ANNOTATION = 'k8s.ovn.org/node-primary-ifaddr'
 SECONDARY_HOST_EGRESS_IPS_ANNOTATION = 'k8s.ovn.org/secondary-host-egress-ips'
 EGRESSIP_MARK_ANNOTATION = 'k8s.ovn.org/egressip-mark'
-EGRESS_ASSIGNABLE_LABEL = 'k8s.ovn.org/egress-assignable'
 
 PRIMARY = 'primary'
 SECONDARY = 'secondary'

@@ -12,8 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import (
-    EGRESS_ASSIGNABLE_LABEL,
     EGRESSIP_MARK_ANNOTATION,
     HOST_CIDRS_ANNOTATION,
     NONE,

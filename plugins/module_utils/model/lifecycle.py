@@ -32,21 +32,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL, is_managed as is_marked
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import meta as _meta, name as _name
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import (
-    EGRESS_ASSIGNABLE_LABEL,
-    classify_ip_on_nodes,
-    node_networks_from_node,
-    parse_ip,
-)
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import (  # noqa: F401  pylint: disable=unused-import
-    ADDRESSES_ANNOTATION,
-    MANAGED_BY_LABEL,
-    MANAGED_BY_VALUE,
-    NODE_ANNOTATION,
-    is_managed as is_marked,
-)
+from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import classify_ip_on_nodes, node_networks_from_node, parse_ip
 
 RECORD_FORMAT = 1
 MAX_LISTED = 20

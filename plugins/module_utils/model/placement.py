@@ -105,13 +105,14 @@ try:
 except ImportError:  # pragma: no cover - the modules report the missing library (_egress_network.HAS_NETADDR)
     netaddr = None
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egressip_facts as _egressip_facts
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement_search as ps
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import normal_ip
 
 BUDGET = 200000  # work units (nodes + IPs per search step): well under a second
-EGRESS_LABEL = _egress_network.EGRESS_ASSIGNABLE_LABEL
+EGRESS_LABEL = EGRESS_ASSIGNABLE_LABEL
 
 # Failure triggers: what the cluster manager sees, and what it does about the node's IPs.
 TRIGGERS = {

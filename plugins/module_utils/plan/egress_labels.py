@@ -19,6 +19,14 @@ try:
 except ImportError:  # the modules report it through _address_plan.NETADDR_IMPORT_ERROR
     netaddr = None
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
+    EGRESS_ASSIGNABLE_LABEL,
+    is_managed,
+    LABEL_RECORD_ANNOTATION,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    REMEDIATED_ANNOTATION,
+)
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import node_networks_from_node
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import hosted_egress_ips
@@ -66,7 +74,7 @@ def node_capability(host_cidrs, nns, networks, mac=None):
 
 def label_recorded(obj):
     """Whether a Node (or MachineSet template metadata holder) carries the record that this collection set its label."""
-    return (((obj or {}).get('metadata') or {}).get('annotations') or {}).get(nn.LABEL_RECORD_ANNOTATION) == nn.MANAGED_BY_VALUE
+    return (((obj or {}).get('metadata') or {}).get('annotations') or {}).get(LABEL_RECORD_ANNOTATION) == MANAGED_BY_VALUE
 
 
 def unowned_egress_ips(hosted, owned_objects, networks=None):
@@ -105,7 +113,7 @@ def plan_labels(labelled, capable, matching, egressips, exclusive=True, force=Fa
     remove = sorted(candidates if force else candidates & recorded)
     if force:
         return add, remove, findings
-    owned_objects = set(obj['metadata']['name'] for obj in egressips or [] if nn.is_managed(obj))
+    owned_objects = set(obj['metadata']['name'] for obj in egressips or [] if is_managed(obj))
     hosted = hosted_egress_ips(egressips)
     for node in remove:
         findings += [_moves_unowned(node, name, ip) for name, ip in unowned_egress_ips(hosted.get(node, []), owned_objects, networks)]
@@ -124,15 +132,15 @@ def hand_made_findings(kept, labelled_capable, matching, force):
         findings.append(catalogue_finding(
             'egress_label_set_by_hand', 'node %s %s the egress node selector and carries %s without the record %s=%s: the label was '
             'not set by this collection (by hand, or by a release before the record), so it %s. %s'
-            % (node, where, nn.EGRESS_ASSIGNABLE_LABEL, nn.LABEL_RECORD_ANNOTATION, nn.MANAGED_BY_VALUE,
-               'is removed (force)' if force else 'is kept', fix % (node, nn.LABEL_RECORD_ANNOTATION, nn.MANAGED_BY_VALUE, node, nn.EGRESS_ASSIGNABLE_LABEL)),
+            % (node, where, EGRESS_ASSIGNABLE_LABEL, LABEL_RECORD_ANNOTATION, MANAGED_BY_VALUE,
+               'is removed (force)' if force else 'is kept', fix % (node, LABEL_RECORD_ANNOTATION, MANAGED_BY_VALUE, node, EGRESS_ASSIGNABLE_LABEL)),
             objects=[{'kind': 'Node', 'name': node}]))
     for node in labelled_capable:
         findings.append(catalogue_finding(
             'egress_label_set_by_hand', 'node %s carries %s without the record %s=%s (set by hand, or by a release before the record): '
             'it stays, and disable will not remove it. %s'
-            % (node, nn.EGRESS_ASSIGNABLE_LABEL, nn.LABEL_RECORD_ANNOTATION, nn.MANAGED_BY_VALUE,
-               fix % (node, nn.LABEL_RECORD_ANNOTATION, nn.MANAGED_BY_VALUE, node, nn.EGRESS_ASSIGNABLE_LABEL)),
+            % (node, EGRESS_ASSIGNABLE_LABEL, LABEL_RECORD_ANNOTATION, MANAGED_BY_VALUE,
+               fix % (node, LABEL_RECORD_ANNOTATION, MANAGED_BY_VALUE, node, EGRESS_ASSIGNABLE_LABEL)),
             objects=[{'kind': 'Node', 'name': node}], severity='info'))
     return findings
 
@@ -141,7 +149,7 @@ def _moves_unowned(node, name, ip):
     return catalogue_finding(
         'node_hosts_unowned_egress_ips',
         'removing %s from node %s would move egress IP %s of EgressIP %s, which this collection does not own (a primary-network '
-        'egress IP, or an object without the label %s=%s).' % (nn.EGRESS_ASSIGNABLE_LABEL, node, ip, name, nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE),
+        'egress IP, or an object without the label %s=%s).' % (EGRESS_ASSIGNABLE_LABEL, node, ip, name, MANAGED_BY_LABEL, MANAGED_BY_VALUE),
         objects=[{'kind': 'Node', 'name': node}, {'kind': 'EgressIP', 'name': name}])
 
 
@@ -159,7 +167,7 @@ def _strands(remove, capable, egressips, hosted):
                 findings.append(catalogue_finding(
                     'node_hosts_egress_ips',
                     'removing %s from node %s would strand egress IP %s of EgressIP %s: %d capable replacement node(s) for %d IP(s) of that object.'
-                    % (nn.EGRESS_ASSIGNABLE_LABEL, node, egress_ip, object_name, len(spare), needed),
+                    % (EGRESS_ASSIGNABLE_LABEL, node, egress_ip, object_name, len(spare), needed),
                     objects=[{'kind': 'Node', 'name': node}, {'kind': 'EgressIP', 'name': object_name}]))
     return findings
 
@@ -190,9 +198,9 @@ def plan_egress_nodes(selector, networks, macs, snapshot, present=True, exclusiv
     for node in sorted(snapshot['nodes'], key=lambda item: item['metadata']['name']):
         name = node['metadata']['name']
         labels = node['metadata'].get('labels') or {}
-        if nn.REMEDIATED_ANNOTATION in (node['metadata'].get('annotations') or {}):
+        if REMEDIATED_ANNOTATION in (node['metadata'].get('annotations') or {}):
             remediated.append(name)
-        if nn.EGRESS_ASSIGNABLE_LABEL in labels:
+        if EGRESS_ASSIGNABLE_LABEL in labels:
             labelled.append(name)
         if label_recorded(node):
             recorded.append(name)
@@ -236,20 +244,20 @@ def label_changes(plan):
     cleared = sorted(set(plan.get('remediated_before') or []) - set(plan.get('remediated_after') or []))
     for name, body in changes:
         if name in cleared:
-            body['metadata']['annotations'][nn.REMEDIATED_ANNOTATION] = None
+            body['metadata']['annotations'][REMEDIATED_ANNOTATION] = None
     patched = set(name for name, _body in changes)
-    return changes + [(name, {'metadata': {'annotations': {nn.REMEDIATED_ANNOTATION: None}}}) for name in cleared if name not in patched]
+    return changes + [(name, {'metadata': {'annotations': {REMEDIATED_ANNOTATION: None}}}) for name in cleared if name not in patched]
 
 
 def label_patch(add):
     """Merge patch of a Node: the egress-assignable label ('') with the record that this collection set it, or both removed (null)."""
-    return {'metadata': {'labels': {nn.EGRESS_ASSIGNABLE_LABEL: '' if add else None},
-                         'annotations': {nn.LABEL_RECORD_ANNOTATION: nn.MANAGED_BY_VALUE if add else None}}}
+    return {'metadata': {'labels': {EGRESS_ASSIGNABLE_LABEL: '' if add else None},
+                         'annotations': {LABEL_RECORD_ANNOTATION: MANAGED_BY_VALUE if add else None}}}
 
 
 def record_patch(add):
     """Merge patch of a Node: the record alone (a hand-made label handed over, or a record whose label is gone)."""
-    return {'metadata': {'annotations': {nn.LABEL_RECORD_ANNOTATION: nn.MANAGED_BY_VALUE if add else None}}}
+    return {'metadata': {'annotations': {LABEL_RECORD_ANNOTATION: MANAGED_BY_VALUE if add else None}}}
 
 
 def _template_metadata(machineset):
@@ -271,7 +279,7 @@ def plan_machineset_labels(capable, rows, machinesets, present=True, force=False
     labelled by hand keeps it unless force. Returns ([(name, add)], before, after).
     """
     labelled = sorted(item['metadata']['name'] for item in machinesets
-                      if nn.EGRESS_ASSIGNABLE_LABEL in machineset_template_labels(item))
+                      if EGRESS_ASSIGNABLE_LABEL in machineset_template_labels(item))
     if present:
         wanted = sorted(set(row['machineset'] for row in rows if row['node'] in set(capable) and row['machineset']))
         changes = [(name, True) for name in wanted if name not in labelled]

@@ -12,6 +12,7 @@ __metaclass__ = type
 
 import copy
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import is_managed, MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import normal_ip
@@ -19,7 +20,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 
 API_VERSION = kube.api_version(kube.EGRESSIPS)
 KIND = kube.EGRESSIPS.kind
-OWNER = (nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE)
+OWNER = (MANAGED_BY_LABEL, MANAGED_BY_VALUE)
 
 
 def desired_object(entry):
@@ -29,7 +30,7 @@ def desired_object(entry):
     if entry.get('pod_selector') is not None:
         spec['podSelector'] = copy.deepcopy(entry['pod_selector'])
     return {'apiVersion': API_VERSION, 'kind': KIND,
-            'metadata': {'name': entry['name'], 'labels': {nn.MANAGED_BY_LABEL: nn.MANAGED_BY_VALUE}}, 'spec': spec}
+            'metadata': {'name': entry['name'], 'labels': {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}, 'spec': spec}
 
 
 def managed_view(obj):
@@ -41,8 +42,8 @@ def managed_view(obj):
         return None
     labels = (obj.get('metadata') or {}).get('labels') or {}
     view = {'metadata': {'labels': {}}, 'spec': {}}
-    if nn.MANAGED_BY_LABEL in labels:
-        view['metadata']['labels'][nn.MANAGED_BY_LABEL] = labels[nn.MANAGED_BY_LABEL]
+    if MANAGED_BY_LABEL in labels:
+        view['metadata']['labels'][MANAGED_BY_LABEL] = labels[MANAGED_BY_LABEL]
     spec = obj.get('spec') or {}
     for key in ('egressIPs', 'namespaceSelector', 'podSelector'):
         if spec.get(key) is not None:
@@ -70,11 +71,11 @@ def plan_changes(objects, existing, state, exclusive, adopt):
     changes, refusals, deletes = [], [], []
     for index, entry in enumerate(objects):
         current = existing.get(entry['name'])
-        owned = current is not None and nn.is_managed(current)
+        owned = current is not None and is_managed(current)
         if current is not None and not owned and not adopt:
             refusals.append(catalogue_finding(
                 'egressip_not_owned', 'objects[%d].name %s: EgressIP %s exists without the label %s=%s, so it was not created by '
-                'this collection; it is left as it is.' % (index, entry['name'], entry['name'], nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE),
+                'this collection; it is left as it is.' % (index, entry['name'], entry['name'], MANAGED_BY_LABEL, MANAGED_BY_VALUE),
                 objects=[{'kind': 'EgressIP', 'name': entry['name']}]))
             continue
         if state == 'absent':
@@ -90,7 +91,7 @@ def plan_changes(objects, existing, state, exclusive, adopt):
                             'patch': nn.merge_patch(before, after), 'drops_ips': _drops_ips(before, after)})
     if state == 'present' and exclusive:
         for name, current in sorted(existing.items()):
-            if name not in listed and nn.is_managed(current):
+            if name not in listed and is_managed(current):
                 deletes.append(_delete(name, current))
     # Deletes and patches that free IPs go first, so an IP can move from one object to another in one run.
     updates = [change for change in changes if change['action'] != 'create']

@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import ipaddress
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import HOSTNAME_LABEL, is_managed
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import hosted_egress_ips
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
@@ -58,7 +59,7 @@ def desired_tuned(targets, priority, ipv6=False):
             lines.append('net.ipv6.conf.%s.forwarding=1' % sysctl_interface(interface))
         profiles.append({'name': name, 'data': '\n'.join(lines) + '\n'})
         recommend.append({'profile': name, 'priority': int(priority),
-                          'match': [{'label': nn.HOSTNAME_LABEL, 'value': hostname} for hostname in sorted(set(hostnames))]})
+                          'match': [{'label': HOSTNAME_LABEL, 'value': hostname} for hostname in sorted(set(hostnames))]})
     return {
         'apiVersion': nn.TUNED_API_VERSION,
         'kind': 'Tuned',
@@ -83,7 +84,7 @@ def forwarded_interfaces(tuned):
         keys_by_profile[profile.get('name')] = interfaces
     for item in (tuned.get('spec') or {}).get('recommend') or []:
         for match in item.get('match') or []:
-            if match.get('label') == nn.HOSTNAME_LABEL and match.get('value'):
+            if match.get('label') == HOSTNAME_LABEL and match.get('value'):
                 result.setdefault(match['value'], set()).update(keys_by_profile.get(item.get('profile'), set()))
     return result
 
@@ -126,7 +127,7 @@ def forwarding_progress(profile, expected):
 
 def forwarding_removals(nodes, before, after):
     """{node name: sorted interfaces} whose IPv4 forwarding a change of the collection's Tuned from `before` to `after` removes."""
-    hostnames = dict((((node.get('metadata') or {}).get('labels') or {}).get(nn.HOSTNAME_LABEL) or node['metadata']['name'],
+    hostnames = dict((((node.get('metadata') or {}).get('labels') or {}).get(HOSTNAME_LABEL) or node['metadata']['name'],
                       node['metadata']['name']) for node in nodes)
     now, later = forwarded_interfaces(before), forwarded_interfaces(after)
     removed = {}
@@ -258,7 +259,7 @@ def forwarding_targets(entries, snapshot):
                 objects=[{'kind': 'Node', 'name': name}]))
             continue
         node = nodes[name]
-        targets.append({'node': name, 'hostname': ((node.get('metadata') or {}).get('labels') or {}).get(nn.HOSTNAME_LABEL) or name,
+        targets.append({'node': name, 'hostname': ((node.get('metadata') or {}).get('labels') or {}).get(HOSTNAME_LABEL) or name,
                         'interface': interface['name'], 'parent': parent_profile(node)})
     return targets, findings
 
@@ -269,7 +270,7 @@ def forwarding_mode(cluster_value, targets, tuned):
         return GLOBAL
     if not targets:
         return 'off'
-    forwarded = forwarded_interfaces(tuned if nn.is_managed(tuned) else None)
+    forwarded = forwarded_interfaces(tuned if is_managed(tuned) else None)
     on = [target for target in targets if target['interface'] in forwarded.get(target['hostname'], set())]
     if len(on) == len(targets):
         return PER_INTERFACE
@@ -279,7 +280,7 @@ def forwarding_mode(cluster_value, targets, tuned):
 def forwarding_report(targets, cluster_value, before, after):
     """Per node: the kernel name of its NIC and whether forwarding is on before and after a run."""
     cluster_wide = cluster_value == 'Global'
-    before_on = forwarded_interfaces(before if nn.is_managed(before) else None)
+    before_on = forwarded_interfaces(before if is_managed(before) else None)
     after_on = forwarded_interfaces(after)
     return [dict(node=target['node'], interface=target['interface'],
                  forwarding_before=cluster_wide or target['interface'] in before_on.get(target['hostname'], set()),

@@ -26,7 +26,7 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 HEALTHY, BLACKHOLE, UNASSIGNED, CAPACITY_LOW, UNKNOWN = 'healthy', 'blackhole', 'unassigned', 'capacity_low', 'unknown'
 BAD = (BLACKHOLE, UNASSIGNED, CAPACITY_LOW)

@@ -16,9 +16,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.guard_manifests import KINDS, NAME, NAME_LABEL
-from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 # metadata the API server owns: never compared, never shown in a diff
 SERVER_METADATA = ('uid', 'resourceVersion', 'creationTimestamp', 'generation', 'managedFields', 'selfLink')

@@ -19,6 +19,7 @@ try:
 except ImportError:  # the modules report it through _address_plan.NETADDR_IMPORT_ERROR
     netaddr = None
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import HOSTNAME_LABEL, is_managed, MANAGED_BY_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 
@@ -105,12 +106,12 @@ def replace_blockers(policy, hostname, mac, kernel_name, addresses):
     reasons = []
     metadata = (policy or {}).get('metadata') or {}
     labels = metadata.get('labels') or {}
-    if nn.MANAGED_BY_LABEL in labels:
-        reasons.append('it carries the label %s=%s' % (nn.MANAGED_BY_LABEL, labels[nn.MANAGED_BY_LABEL]))
+    if MANAGED_BY_LABEL in labels:
+        reasons.append('it carries the label %s=%s' % (MANAGED_BY_LABEL, labels[MANAGED_BY_LABEL]))
     spec = (policy or {}).get('spec') or {}
     selector = spec.get('nodeSelector') or {}
-    if selector != {nn.HOSTNAME_LABEL: hostname}:
-        reasons.append('its nodeSelector %s selects more than this node (%s=%s)' % (json.dumps(selector, sort_keys=True), nn.HOSTNAME_LABEL, hostname))
+    if selector != {HOSTNAME_LABEL: hostname}:
+        reasons.append('its nodeSelector %s selects more than this node (%s=%s)' % (json.dumps(selector, sort_keys=True), HOSTNAME_LABEL, hostname))
     extra = sorted(set(spec) - set(REPLACEABLE_SPEC_KEYS))
     if extra:
         reasons.append('it also sets spec.%s' % ', spec.'.join(extra))
@@ -170,14 +171,14 @@ def plan_hand_made_replacement(allocations, snapshot):
         if node is None:
             continue
         labels = (node.get('metadata') or {}).get('labels') or {}
-        hostname = labels.get(nn.HOSTNAME_LABEL) or allocation['node']
+        hostname = labels.get(HOSTNAME_LABEL) or allocation['node']
         addresses = {}
         for text in (allocation.get('address'), allocation.get('ipv6_address')):
             if text:
                 addresses[6 if ':' in text else 4] = text
         for policy in policies:
             name = policy['metadata']['name']
-            if nn.is_managed(policy) or name == allocation['policy']:
+            if is_managed(policy) or name == allocation['policy']:
                 continue
             if policy_nic_interface(policy, labels, allocation['mac'], allocation.get('interface')) is None:
                 continue

@@ -18,6 +18,14 @@ try:
 except ImportError:  # the modules report it through _address_plan.NETADDR_IMPORT_ERROR
     netaddr = None
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
+    ADDRESSES_ANNOTATION,
+    HOSTNAME_LABEL,
+    is_managed,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    NODE_ANNOTATION,
+)
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import address_plan as _address_plan
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import node_networks_from_node
@@ -122,11 +130,11 @@ def _input_findings(entries, nodes, policies, networks, node_networks):
         findings += _address_plan.check_host_subnets(network, primary, host)
     for name in [entry['node'] for entry in entries if entry['node'] in nodes]:
         existing_policy = policies.get(nn.policy_name(name))
-        if existing_policy is not None and not nn.is_managed(existing_policy):
+        if existing_policy is not None and not is_managed(existing_policy):
             findings.append(catalogue_finding(
                 'node_object_not_owned',
                 'NodeNetworkConfigurationPolicy %s exists without the label %s=%s; it was not created by this collection.'
-                % (nn.policy_name(name), nn.MANAGED_BY_LABEL, nn.MANAGED_BY_VALUE),
+                % (nn.policy_name(name), MANAGED_BY_LABEL, MANAGED_BY_VALUE),
                 objects=[{'kind': nn.POLICY_KIND, 'name': nn.policy_name(name)}, {'kind': 'Node', 'name': name}]))
     return findings
 
@@ -227,7 +235,7 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
         name = entry['node']
         if name not in planned or len(planned[name]) != len(networks):
             continue
-        hostname = ((nodes[name].get('metadata') or {}).get('labels') or {}).get(nn.HOSTNAME_LABEL) or name
+        hostname = ((nodes[name].get('metadata') or {}).get('labels') or {}).get(HOSTNAME_LABEL) or name
         route_interface = secondary_ifnames.get(name) or unknown_interface(entry['mac'])
         desired = nn.desired_policy(name, hostname, entry['mac'], planned[name], gateways, route_metric, profile_name, route_interface)
         current = policies.get(desired['metadata']['name'])
@@ -334,8 +342,8 @@ def plan_nic_release(node_names, snapshot, force):
         plan['release'].append({'node': allocation['node'], 'policy': policy['metadata']['name'], 'allocation': allocation,
                                 'cleanup': interface is not None, 'current': policy,
                                 'interface': (interface or {}).get('name')})
-        plan['before'][policy['metadata']['name']] = nn.owned_view(policy, {'metadata': {'labels': {nn.MANAGED_BY_LABEL: None},
-                                                                                         'annotations': {nn.NODE_ANNOTATION: None,
-                                                                                                         nn.ADDRESSES_ANNOTATION: None}},
+        plan['before'][policy['metadata']['name']] = nn.owned_view(policy, {'metadata': {'labels': {MANAGED_BY_LABEL: None},
+                                                                                         'annotations': {NODE_ANNOTATION: None,
+                                                                                                         ADDRESSES_ANNOTATION: None}},
                                                                             'spec': {'nodeSelector': None, 'desiredState': None}})
     return plan

@@ -27,15 +27,15 @@ import hashlib
 import json
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
+    ADDRESSES_ANNOTATION,
+    HOSTNAME_LABEL,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    NODE_ANNOTATION,
+    is_managed,
+)
 
-MANAGED_BY_LABEL = 'egressip.ocp/managed-by'
-MANAGED_BY_VALUE = 'ocp.egressip'
-NODE_ANNOTATION = 'egressip.ocp/node'
-ADDRESSES_ANNOTATION = 'egressip.ocp/addresses'
-EGRESS_ASSIGNABLE_LABEL = 'k8s.ovn.org/egress-assignable'
-LABEL_RECORD_ANNOTATION = 'egressip.ocp/egress-assignable'  # beside the label: this collection set it (value MANAGED_BY_VALUE)
-REMEDIATED_ANNOTATION = 'egressip.ocp/remediated-at'  # when a remediation last removed the node's label (UTC); the guard's hold-down
-HOSTNAME_LABEL = 'kubernetes.io/hostname'
 
 POLICY_API_VERSION = 'nmstate.io/v1'
 POLICY_KIND = 'NodeNetworkConfigurationPolicy'
@@ -61,10 +61,6 @@ def managed_metadata(extra_annotations=None):
     if extra_annotations:
         metadata['annotations'] = dict(extra_annotations)
     return metadata
-
-
-def is_managed(obj):
-    return ((obj or {}).get('metadata') or {}).get('labels', {}).get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE
 
 
 def normalize_mac(mac):

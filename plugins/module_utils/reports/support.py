@@ -26,7 +26,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import report as _report
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, WARNING
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_context import AUDIT, EGRESS_ASSIGNABLE, PreflightContext
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_context import AUDIT, PreflightContext
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_cluster import SUPPORT_STATEMENT
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import cluster_facts
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import node_ready
@@ -67,7 +68,7 @@ def placement(snapshot, ctx):
                 'egressip': _name(egressip), 'ip': str(ip),
                 'network': where.network if where else 'invalid', 'subnet': str(where.subnet) if where and where.subnet else None,
                 'node': node, 'node_ready': node_ready(node_object) if node_object else None,
-                'node_labelled': EGRESS_ASSIGNABLE in ((node_object or {}).get('metadata') or {}).get('labels', {}) if node_object else None,
+                'node_labelled': EGRESS_ASSIGNABLE_LABEL in ((node_object or {}).get('metadata') or {}).get('labels', {}) if node_object else None,
                 'requested': _name(egressip) in requested,
             })
     for entry in ctx.objects:
@@ -94,7 +95,7 @@ def _portgroup_on_host(ctx, host_name):
 def node_rows(ctx):
     """The egress nodes (selected or labelled) with their VM, ESXi host, secondary NIC and address."""
     names = set(_name(node) for node in ctx.selected_nodes)
-    names.update(_name(node) for node in ctx.nodes if EGRESS_ASSIGNABLE in ((node.get('metadata') or {}).get('labels') or {}))
+    names.update(_name(node) for node in ctx.nodes if EGRESS_ASSIGNABLE_LABEL in ((node.get('metadata') or {}).get('labels') or {}))
     rows = []
     for name in sorted(names):
         node = ctx.nodes_by_name[name]
@@ -108,7 +109,7 @@ def node_rows(ctx):
             path_ok = bool(nic and nic.get('connected') and on_host is not False and address is not None)
         rows.append({
             'name': name, 'ready': node_ready(node), 'selected': name in set(_name(item) for item in ctx.selected_nodes),
-            'labelled': EGRESS_ASSIGNABLE in ((node.get('metadata') or {}).get('labels') or {}),
+            'labelled': EGRESS_ASSIGNABLE_LABEL in ((node.get('metadata') or {}).get('labels') or {}),
             'vm': (vm or {}).get('name'), 'esxi_host': (vm or {}).get('host'),
             'nic_mac': (nic or {}).get('mac'), 'nic_connected': (nic or {}).get('connected') if nic else None,
             'portgroup_on_host': on_host, 'address': str(address) if address is not None else None, 'path_ok': path_ok,

@@ -11,6 +11,7 @@ import pytest
 from pyVim.task import WaitForTask
 from pyVmomi import vim
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import LABEL_RECORD_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 
 from twin.fixture import kube_counts, kube_writes, lock_writes
@@ -21,7 +22,7 @@ TWIN_OPTIONS = {'workers': 4, 'carrier_loss': 'keep'}  # ignore-carrier: blackho
 W = ['ocp1-worker-%d' % i for i in range(4)]
 SELECTOR = {'node-role.kubernetes.io/worker': ''}
 CIDR = '10.20.0.0/24'
-OWNED = {nn.MANAGED_BY_LABEL: nn.MANAGED_BY_VALUE}
+OWNED = {MANAGED_BY_LABEL: MANAGED_BY_VALUE}
 NETWORK = {'cidr': CIDR, 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99', 'wait_sleep': 1}
 
 
@@ -99,7 +100,7 @@ def test_full_path_check_mode_then_labels(twin, run_module, macs):
     assert result['_rc'] == 0, result
     assert result['added'] == [W[0], W[1]] and result['capable'] == [W[0], W[1]]
     assert labelled(twin) == [W[0], W[1]]
-    assert all((twin.core_v1().read_node(name).metadata.annotations or {}).get(nn.LABEL_RECORD_ANNOTATION) == 'ocp.egressip'
+    assert all((twin.core_v1().read_node(name).metadata.annotations or {}).get(LABEL_RECORD_ANNOTATION) == 'ocp.egressip'
                for name in W[:2]), 'the record is written with the label'
     reasons = dict((item['node'], item['reasons']) for item in result['not_capable'])
     # worker-2 has the NIC but no address yet; worker-3 has no NIC at all

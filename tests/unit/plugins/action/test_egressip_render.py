@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from ansible_collections.ocp.egressip.plugins.action import egressip_render as action
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import ADDRESSES_ANNOTATION
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips as egressip_plan
@@ -104,7 +105,7 @@ def test_the_same_input_gives_the_same_files():
 def test_an_existing_allocation_is_kept():
     kept = nn.desired_policy('w1', 'w1', MACS['w1'], {4: '10.20.0.50/24'}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
     rendered = manifests(action.build(params(), snapshot(nncps=[kept]))[0])
-    assert rendered['nodenetworkconfigurationpolicy-egressip-w1.yaml']['metadata']['annotations'][nn.ADDRESSES_ANNOTATION] == '10.20.0.50/24'
+    assert rendered['nodenetworkconfigurationpolicy-egressip-w1.yaml']['metadata']['annotations'][ADDRESSES_ANNOTATION] == '10.20.0.50/24'
 
 
 def test_global_and_external_forwarding():

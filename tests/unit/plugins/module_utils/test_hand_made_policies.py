@@ -4,6 +4,7 @@ import copy
 
 import pytest
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import HOSTNAME_LABEL, MANAGED_BY_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import hand_made as hm
 
@@ -27,7 +28,7 @@ def by_mac(**extra):
 def hand_made(interfaces=None, routes=(ROUTE,), selector=None, name='worker-0-egress', **state):
     desired = dict({'interfaces': [by_name()] if interfaces is None else interfaces, 'routes': {'config': list(routes)}}, **state)
     return {'metadata': {'name': name},
-            'spec': {'nodeSelector': {nn.HOSTNAME_LABEL: NODE} if selector is None else selector, 'desiredState': desired}}
+            'spec': {'nodeSelector': {HOSTNAME_LABEL: NODE} if selector is None else selector, 'desiredState': desired}}
 
 
 def blockers(policy, addresses=None):
@@ -50,10 +51,10 @@ def test_names_nic_by_mac_or_kernel_name(interface, expected):
 
 
 def test_policy_nic_interface_needs_the_selector_to_match_the_node():
-    labels = {nn.HOSTNAME_LABEL: NODE, 'node-role.kubernetes.io/worker': ''}
+    labels = {HOSTNAME_LABEL: NODE, 'node-role.kubernetes.io/worker': ''}
     assert hm.policy_nic_interface(hand_made(), labels, MAC, 'ens224')['name'] == 'ens224'
     assert hm.policy_nic_interface(hand_made(selector={}), labels, MAC, 'ens224') is not None  # no selector: every node
-    assert hm.policy_nic_interface(hand_made(selector={nn.HOSTNAME_LABEL: 'worker-1'}), labels, MAC, 'ens224') is None
+    assert hm.policy_nic_interface(hand_made(selector={HOSTNAME_LABEL: 'worker-1'}), labels, MAC, 'ens224') is None
     assert hm.policy_nic_interface(hand_made(), labels, MAC, None) is None  # kernel name unknown: only MAC matches
     assert hm.policy_nic_interface(hand_made(interfaces=[by_mac()]), labels, MAC, None)['name'] == 'egress'
 
@@ -73,9 +74,9 @@ def test_exact_duplicates_are_replaceable(policy):
 
 
 @pytest.mark.parametrize('policy, reason', [
-    (dict(hand_made(), metadata={'name': 'x', 'labels': {nn.MANAGED_BY_LABEL: 'someone'}}), 'carries the label egressip.ocp/managed-by=someone'),
+    (dict(hand_made(), metadata={'name': 'x', 'labels': {MANAGED_BY_LABEL: 'someone'}}), 'carries the label egressip.ocp/managed-by=someone'),
     (hand_made(selector={'node-role.kubernetes.io/worker': ''}), 'selects more than this node'),
-    (hand_made(selector={nn.HOSTNAME_LABEL: NODE, 'extra': 'x'}), 'selects more than this node'),
+    (hand_made(selector={HOSTNAME_LABEL: NODE, 'extra': 'x'}), 'selects more than this node'),
     (hand_made(**{'dns-resolver': {'config': {'server': ['10.20.0.53']}}}), 'its desiredState also configures dns-resolver'),
     (hand_made(**{'route-rules': {'config': []}}), 'route-rules'),
     (hand_made(interfaces=[by_name(), by_name(name='ens256')]), 'it also configures the interface(s) ens256'),
@@ -112,7 +113,7 @@ def test_dual_stack_addresses_compare_by_value():
 # --- the plan over a snapshot ---------------------------------------------------------------------------
 
 def snapshot(policies):
-    nodes = [{'metadata': {'name': name, 'labels': {nn.HOSTNAME_LABEL: name, 'node-role.kubernetes.io/worker': ''}}}
+    nodes = [{'metadata': {'name': name, 'labels': {HOSTNAME_LABEL: name, 'node-role.kubernetes.io/worker': ''}}}
              for name in ('worker-0', 'worker-1')]
     return {'nodes': nodes, 'nncps': policies}
 

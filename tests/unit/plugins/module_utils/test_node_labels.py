@@ -3,13 +3,19 @@ one unless force, and never in a way that moves an egress IP the collection does
 
 import json
 
-from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
+    EGRESS_ASSIGNABLE_LABEL,
+    LABEL_RECORD_ANNOTATION,
+    MANAGED_BY_LABEL,
+    MANAGED_BY_VALUE,
+    REMEDIATED_ANNOTATION,
+)
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import egress_labels as el
 
 CIDR = '10.20.0.0/24'
 SELECTOR = {'node-role.kubernetes.io/worker': ''}
 MAC = '00:50:56:aa:bb:01'
-RECORD = {nn.LABEL_RECORD_ANNOTATION: nn.MANAGED_BY_VALUE}
+RECORD = {LABEL_RECORD_ANNOTATION: MANAGED_BY_VALUE}
 
 
 def node(name, secondary=None, labelled=False, recorded=False, worker=True):
@@ -21,7 +27,7 @@ def node(name, secondary=None, labelled=False, recorded=False, worker=True):
     if worker:
         labels['node-role.kubernetes.io/worker'] = ''
     if labelled:
-        labels[nn.EGRESS_ASSIGNABLE_LABEL] = ''
+        labels[EGRESS_ASSIGNABLE_LABEL] = ''
     return {'metadata': {'name': name, 'labels': labels, 'annotations': annotations}}
 
 
@@ -34,7 +40,7 @@ def nns(name, address=None):
 
 
 def eip(name, items, owned=True):
-    labels = {nn.MANAGED_BY_LABEL: nn.MANAGED_BY_VALUE} if owned else {}
+    labels = {MANAGED_BY_LABEL: MANAGED_BY_VALUE} if owned else {}
     return {'metadata': {'name': name, 'labels': labels}, 'status': {'items': [{'node': n, 'egressIP': ip} for n, ip in items]}}
 
 
@@ -54,9 +60,9 @@ def ids(findings):
 
 
 def test_label_patch_writes_the_record_with_the_label_and_removes_both():
-    assert el.label_patch(True) == {'metadata': {'labels': {nn.EGRESS_ASSIGNABLE_LABEL: ''}, 'annotations': RECORD}}
-    assert el.label_patch(False) == {'metadata': {'labels': {nn.EGRESS_ASSIGNABLE_LABEL: None},
-                                                  'annotations': {nn.LABEL_RECORD_ANNOTATION: None}}}
+    assert el.label_patch(True) == {'metadata': {'labels': {EGRESS_ASSIGNABLE_LABEL: ''}, 'annotations': RECORD}}
+    assert el.label_patch(False) == {'metadata': {'labels': {EGRESS_ASSIGNABLE_LABEL: None},
+                                                  'annotations': {LABEL_RECORD_ANNOTATION: None}}}
     assert el.record_patch(True) == {'metadata': {'annotations': RECORD}}
 
 
@@ -118,7 +124,7 @@ def test_a_record_whose_label_was_removed_by_hand_is_dropped():
 
 
 def test_absent_also_removes_the_remediations_record_and_present_keeps_it_for_the_hold_down():
-    remediated = {nn.REMEDIATED_ANNOTATION: '2026-12-03T12:13:20Z'}
+    remediated = {REMEDIATED_ANNOTATION: '2026-12-03T12:13:20Z'}
     labelled = node('w-0', '10.20.0.10/24', labelled=True, recorded=True)
     unlabelled = node('w-1', '10.20.0.11/24', recorded=True)  # the guard removed its label; the record stays
     spare = node('w-2', '10.20.0.12/24')  # an idle node a remediation unlabelled, its record since dropped
@@ -126,15 +132,15 @@ def test_absent_also_removes_the_remediations_record_and_present_keeps_it_for_th
         item['metadata']['annotations'].update(remediated)
     kept = plan([labelled, unlabelled, spare], exclusive=False)
     assert kept['remediated_after'] == ['w-0', 'w-1', 'w-2']
-    assert all(nn.REMEDIATED_ANNOTATION not in body['metadata']['annotations'] for _name, body in el.label_changes(kept))
+    assert all(REMEDIATED_ANNOTATION not in body['metadata']['annotations'] for _name, body in el.label_changes(kept))
     gone = plan([labelled, unlabelled, spare], present=False, exclusive=False)
     assert (gone['remediated_before'], gone['remediated_after']) == (['w-0', 'w-1', 'w-2'], [])
     changes = dict(el.label_changes(gone))
     assert sorted(changes) == ['w-0', 'w-1', 'w-2']
-    assert changes['w-0']['metadata'] == {'labels': {nn.EGRESS_ASSIGNABLE_LABEL: None},
-                                          'annotations': {nn.LABEL_RECORD_ANNOTATION: None, nn.REMEDIATED_ANNOTATION: None}}
-    assert changes['w-1']['metadata'] == {'annotations': {nn.LABEL_RECORD_ANNOTATION: None, nn.REMEDIATED_ANNOTATION: None}}
-    assert changes['w-2']['metadata'] == {'annotations': {nn.REMEDIATED_ANNOTATION: None}}
+    assert changes['w-0']['metadata'] == {'labels': {EGRESS_ASSIGNABLE_LABEL: None},
+                                          'annotations': {LABEL_RECORD_ANNOTATION: None, REMEDIATED_ANNOTATION: None}}
+    assert changes['w-1']['metadata'] == {'annotations': {LABEL_RECORD_ANNOTATION: None, REMEDIATED_ANNOTATION: None}}
+    assert changes['w-2']['metadata'] == {'annotations': {REMEDIATED_ANNOTATION: None}}
     assert el.label_changes(plan([node('w-0', '10.20.0.10/24', labelled=True, recorded=True)], present=False, exclusive=False)) == [
         ('w-0', el.label_patch(False))], 'no remediation record: the patch is as before'
 

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import LABEL_RECORD_ANNOTATION, MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import networks_from
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import egress_labels as el
@@ -229,7 +230,7 @@ def test_no_node_network_state():
 
 
 def eip(name, items, owned=True):
-    labels = {nn.MANAGED_BY_LABEL: nn.MANAGED_BY_VALUE} if owned else {}
+    labels = {MANAGED_BY_LABEL: MANAGED_BY_VALUE} if owned else {}
     return {'metadata': {'name': name, 'labels': labels}, 'status': {'items': [{'node': node, 'egressIP': ip} for node, ip in items]}}
 
 
@@ -406,7 +407,7 @@ def test_plan_egress_nodes():
              node('m-0', labels={'node-role.kubernetes.io/worker': None, 'k8s.ovn.org/egress-assignable': ''})]
     nodes[3]['metadata']['labels'].pop('node-role.kubernetes.io/worker')
     for item in (nodes[0], nodes[3]):
-        item['metadata']['annotations'] = dict(item['metadata'].get('annotations') or {}, **{nn.LABEL_RECORD_ANNOTATION: nn.MANAGED_BY_VALUE})
+        item['metadata']['annotations'] = dict(item['metadata'].get('annotations') or {}, **{LABEL_RECORD_ANNOTATION: MANAGED_BY_VALUE})
     states = [state('w-0', addresses=['10.20.0.10/24']), state('w-1', addresses=['10.20.0.11/24'], up='down'), state('w-2')]
     plan = el.plan_egress_nodes({'node-role.kubernetes.io/worker': ''}, ['10.20.0.0/24'], {'w-0': MAC}, snapshot(nodes=nodes, nns=states))
     assert (plan['add'], plan['remove'], plan['capable']) == ([], ['m-0'], ['w-0'])
@@ -434,10 +435,10 @@ def test_plan_machineset_labels():
     assert el.plan_machineset_labels(['w-0', 'w-1', 'm-0'], rows, sets) == ([('ms-b', True)], ['ms-a'], ['ms-a', 'ms-b'])
     assert el.plan_machineset_labels([], rows, sets, present=False) == ([], ['ms-a'], ['ms-a']), 'labelled by hand: kept'
     assert el.plan_machineset_labels([], rows, sets, present=False, force=True) == ([('ms-a', False)], ['ms-a'], [])
-    sets[0]['spec']['template']['spec']['metadata']['annotations'] = {nn.LABEL_RECORD_ANNOTATION: nn.MANAGED_BY_VALUE}
+    sets[0]['spec']['template']['spec']['metadata']['annotations'] = {LABEL_RECORD_ANNOTATION: MANAGED_BY_VALUE}
     assert el.plan_machineset_labels([], rows, sets, present=False) == ([('ms-a', False)], ['ms-a'], [])
     assert el.machineset_label_patch(False) == {'spec': {'template': {'spec': {'metadata': {
-        'labels': {'k8s.ovn.org/egress-assignable': None}, 'annotations': {nn.LABEL_RECORD_ANNOTATION: None}}}}}}
+        'labels': {'k8s.ovn.org/egress-assignable': None}, 'annotations': {LABEL_RECORD_ANNOTATION: None}}}}}}
 
 
 def test_parked_policy_matches_no_node_until_activated():
