@@ -34,7 +34,8 @@ VLAN_MAX = 4094
 SELECTOR_OPERATORS = ('In', 'NotIn', 'Exists', 'DoesNotExist')
 LABEL_SELECTOR_KEYS = ('matchLabels', 'matchExpressions')
 # Variables that playbooks of this collection set for their own steps: not part of the file, never refused.
-PLAYBOOK_VARIABLES = ('egressip_enable_pending',)
+PLAYBOOK_VARIABLES = ('egressip_enable_pending', 'egressip_fleet_failure')
+SECRET_SHOWN = '(secret value not shown)'
 SHOWN_MAX = 160
 TRUE_STRINGS = ('y', 'yes', 'on', '1', 'true', 't')
 FALSE_STRINGS = ('n', 'no', 'off', '0', 'false', 'f', '')
@@ -45,7 +46,7 @@ class Field:
     its keys (dict), element (list, map values), bounds, choices, required keys, extra check."""
 
     def __init__(self, kind, keys=None, element=None, minimum=None, maximum=None, choices=None, required=(), check=None,
-                 example=None):
+                 example=None, secret=False):
         self.kind = kind
         self.keys = keys or {}
         self.element = element
@@ -55,6 +56,7 @@ class Field:
         self.required = required
         self.check = check
         self.example = example
+        self.secret = secret
 
 
 def _str(check=None, example=None):
@@ -161,6 +163,18 @@ def _node_selector(path, value):
     return node_selector_problems(path, value)
 
 
+def _rollout(path, value):
+    """egressip_rollout, Ansible's serial: a batch size or a list of them, each a count (1) or a percentage ("25%")."""
+    fix = 'give a list of batch sizes, each a number of clusters or a percentage, e.g. [1, "25%"] (the first batch is the canary).'
+    for position, size in enumerate(value if isinstance(value, list) else [value]):
+        text = str(size).strip()
+        number = text[:-1] if text.endswith('%') else text
+        if isinstance(size, bool) or not number.isdigit() or int(number) < 1 or (text.endswith('%') and int(number) > 100):
+            where = '%s[%d]' % (path, position) if isinstance(value, list) else path
+            return [_invalid(where, size, 'is not a batch size (a number of clusters from 1, or a percentage from 1% to 100%)', fix)]
+    return [] if value != [] else [_invalid(path, value, 'is empty', fix)]
+
+
 SCHEMA = {
     'egressip_acknowledge_unsupported': _bool(),
     'egressip_vsphere': _dict(
@@ -190,6 +204,18 @@ SCHEMA = {
         confirm_power_off=_bool(), cordon_check=_bool(), wait_timeout=_int(1, example=120),
         poll_interval=Field('number', minimum=0.01, example=1.0), observe_seconds=Field('number', minimum=0, example=10)),
     'egressip_report_dir': _str(),
+    # the fleet (docs/fleet.md): the clusters a run covers, its rollout and each cluster's connection (host variables)
+    'egressip_hosts': _str(),
+    'egressip_rollout': Field('raw', check=_rollout),
+    'egressip_max_fail_percentage': Field('number', minimum=0, maximum=100, example=0),
+    # kubernetes.core's option names (clients/k8s.py k8s_argument_spec), vmware.vmware's (clients/vsphere_options.py)
+    'egressip_kubernetes': _dict(
+        kubeconfig=Field('raw', secret=True), context=_str(), host=_str(), api_key=Field('str', secret=True), validate_certs=_bool(),
+        ca_cert=_str(), client_cert=_str(), client_key=_str(), proxy=_str(), no_proxy=_str(), impersonate_user=_str(),
+        impersonate_groups=Field('list', element=_str())),
+    'egressip_vcenter': _dict(
+        hostname=_str(), username=_str(), password=Field('str', secret=True), port=_int(1, 65535, example=443), validate_certs=_bool(),
+        proxy_host=_str(), proxy_port=_int(1, 65535, example=3128)),
     # the cluster lock of the writing playbooks (roles/cluster_lock, docs/reliability.md)
     'egressip_lock': _dict(namespace=_str(), name=_str(), lease_duration=_int(3, example=60), wait_timeout=_int(0, example=120),
                            progress_interval=_int(0, example=10), max_hold=_int(1, example=21600)),
@@ -215,6 +241,13 @@ def _option(path):
 def _invalid(path, value, problem, fix):
     return catalogue_finding('variables_invalid', '%s %s %s.' % (path, _shown(value), problem), objects=_option(path),
                              remedy='%s: %s' % (path, fix))
+
+
+def _masked(finding, value):
+    """The finding without the secret value (as _shown wrote it)."""
+    shown = _shown(value)
+    return dict(finding, **dict((key, finding[key].replace(shown, SECRET_SHOWN)) for key in ('message', 'remedy')
+                                if isinstance(finding.get(key), str)))
 
 
 def _shown(value):
@@ -329,7 +362,10 @@ def _bounds(path, field, value):
 
 
 def _check(path, field, value):
-    """(converted value, findings) of one value against its field."""
+    """(converted value, findings) of one value against its field; a secret value is never shown in a finding."""
+    if field.secret:
+        converted, findings = _check(path, Field(field.kind, check=field.check), value)
+        return converted, [_masked(finding, value) for finding in findings]
     if field.kind == 'raw':
         return value, field.check(path, value) if field.check else []
     if field.kind == 'dict':
@@ -343,7 +379,8 @@ def _check_dict(path, field, value):
     if value is None:
         return {}, []
     if not isinstance(value, dict):
-        return None, [_invalid(path, value, 'is not a dictionary', 'write it as a mapping of %s (docs/variables.md).'
+        shown = SECRET_SHOWN if any(child.secret for child in field.keys.values()) else value
+        return None, [_invalid(path, shown, 'is not a dictionary', 'write it as a mapping of %s (docs/variables.md).'
                                % ', '.join(sorted(field.keys)))]
     converted, findings = {}, []
     for key in value:

@@ -552,7 +552,12 @@ class KubeconfigMasking(object):
         super(KubeconfigMasking, self)._load_params()
         params = self.params if isinstance(self.params, dict) else {}
         nested = params.get('kubernetes') if isinstance(params.get('kubernetes'), dict) else {}
-        for kubeconfig in (params.get('kubeconfig'), nested.get('kubeconfig')):
+        # preflight's variables file holds a fleet cluster's connection variables too (docs/fleet.md)
+        variables = params.get('variables') if isinstance(params.get('variables'), dict) else {}
+        fleet_k8s, fleet_vcenter = (variables.get(name) if isinstance(variables.get(name), dict) else {}
+                                    for name in ('egressip_kubernetes', 'egressip_vcenter'))
+        self.no_log_values.update(str(value) for value in (fleet_k8s.get('api_key'), fleet_vcenter.get('password')) if value)
+        for kubeconfig in (params.get('kubeconfig'), nested.get('kubeconfig'), fleet_k8s.get('kubeconfig')):
             self.no_log_values.update(kubeconfig_secrets(kubeconfig))
 
 

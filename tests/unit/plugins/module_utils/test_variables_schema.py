@@ -141,3 +141,42 @@ def test_choice_suggests_the_nearest():
 def test_field_findings_by_public_path():
     assert schema.field_findings('egressip_network.route_metric', 200) == []
     assert schema.field_findings('egressip_vsphere.portgroup.vlan_id', 4095)[0]['id'] == 'variables_invalid'
+
+
+# --- the fleet variables (issue 16, docs/fleet.md) ------------------------------------------------------------
+
+
+def test_the_fleet_variables_fit_the_schema():
+    fleet = dict(egressip_hosts='egressip_clusters:!lab', egressip_rollout=[1, '25%', '100%'], egressip_max_fail_percentage=10,
+                 egressip_kubernetes={'host': 'https://api.a.example.com:6443', 'api_key': 'sha256~x', 'validate_certs': 'yes',
+                                      'ca_cert': '/ca.crt', 'proxy': 'http://proxy:3128', 'context': 'a', 'kubeconfig': {'apiVersion': 'v1'}},
+                 egressip_vcenter={'hostname': 'vc.example.com', 'username': 'u', 'password': 'p', 'port': '443', 'validate_certs': False},
+                 egressip_fleet_failure={'task': 'Preflight', 'message': 'x'})
+    normalized, findings = schema.check(variables(**fleet))
+    assert findings == []
+    assert normalized['egressip_vcenter']['port'] == 443 and normalized['egressip_kubernetes']['validate_certs'] is True
+    assert schema.validate(variables(egressip_rollout=2)) == []
+
+
+@pytest.mark.parametrize('rollout, where', [([1, '0%'], 'egressip_rollout[1]'), (['a'], 'egressip_rollout[0]'), (0, 'egressip_rollout'),
+                                            ([1, '150%'], 'egressip_rollout[1]'), ([True], 'egressip_rollout[0]'), ([], 'egressip_rollout')])
+def test_a_rollout_that_is_not_a_list_of_batch_sizes_is_refused_with_the_fix(rollout, where):
+    finding = only(schema.validate(variables(egressip_rollout=rollout)))
+    assert finding['id'] == 'variables_invalid' and finding['message'].startswith(where)
+    assert 'e.g. [1, "25%"]' in finding['remedy']
+
+
+def test_a_connection_key_kubernetes_core_lacks_is_refused_with_the_nearest_name():
+    finding = only(schema.validate(variables(egressip_kubernetes={'kube_config': '/k'})))
+    assert finding['id'] == 'variables_unknown_key' and 'did you mean kubeconfig?' in finding['message']
+    finding = only(schema.validate(variables(egressip_vcenter={'host': 'vc'})))
+    assert 'egressip_vcenter.host' in finding['message'] and 'hostname' in finding['remedy']
+    assert only(schema.validate(variables(egressip_max_fail_percentage=101)))['message'].startswith('egressip_max_fail_percentage 101')
+
+
+def test_a_secret_is_never_shown_in_a_finding():
+    for changes in ({'egressip_vcenter': {'password': ['hunter2-secret']}}, {'egressip_kubernetes': {'api_key': {'token': 'hunter2-secret'}}},
+                    {'egressip_vcenter': 'hunter2-secret'}, {'egressip_kubernetes': ['hunter2-secret']}):
+        finding = only(schema.validate(variables(**changes)))
+        assert finding['id'] == 'variables_invalid', finding
+        assert 'hunter2' not in finding['message'] + finding['remedy'] and schema.SECRET_SHOWN in finding['message']
