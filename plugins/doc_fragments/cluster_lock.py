@@ -2,7 +2,7 @@
 # Copyright: contributors to the ocp.egressip collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The cluster lock options of every writing module (module_utils/core/module_lock.py ModuleLock).
+"""The cluster lock options of every writing module (module_utils/clients/module_lock.py ModuleLock).
 
 ``ocp.egressip.cluster_lock.nested``, for a vCenter module, whose Lease goes through the Kubernetes connection of its
 ``kubernetes`` option, is the same with O(lock_timeout) saying so (written by plugin_utils/fragments.py).

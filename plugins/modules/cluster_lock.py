@@ -178,7 +178,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import PROGRESS_TRIES, EgressModule
-from ansible_collections.ocp.egressip.plugins.module_utils.core.module_lock import LockHeld, acquire, release
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module_lock import LockHeld, acquire, release
 
 
 def hold(store, holder, duration, owner, sleep=time.sleep):

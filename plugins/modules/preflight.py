@@ -261,7 +261,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import PLAYBOOKS
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import check as check_permissions
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import vcenter_findings
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import vcenter_findings, vcenter_privileges
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import SEVERITY_ORDER, cluster_facts, run_checks
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_egress import primary_egressips
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import (
@@ -304,7 +304,8 @@ def run(module):
     if module.params['permissions_only'] or errors(permissions):
         # a missing permission would fail the reads too: report it alone, before anything else is asked
         return result_of({'vsphere': None}, module.params, permissions, checks=False)
-    snapshot = read_snapshot(module)
+    wanted = module.params['vcenter_privileges']
+    snapshot = read_snapshot(module, vcenter_privileges(wanted, (module.params['portgroup'] or {}).get('switch_type')) if wanted else None)
     privileges = vcenter_findings((snapshot['vsphere'] or {}).get('privileges'), module.params['vcenter_privileges'])
     tls = tls_findings(module.k8s.connection, module.params['vsphere'] if snapshot['vsphere'] is not None else None)
     return result_of(snapshot, module.params, permissions + privileges + tls)

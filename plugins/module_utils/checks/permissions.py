@@ -51,7 +51,7 @@ _CLUSTER_READS = [
     ('tuned.openshift.io', 'profiles', READ, None, None),
     ('machine.openshift.io', 'machinesets', READ, None, None),
     ('machine.openshift.io', 'machines', READ, None, None),
-    # whether the cluster lock is held: every writing module reads it, in check mode too (_module_lock.py)
+    # whether the cluster lock is held: every writing module reads it, in check mode too (clients/module_lock.py)
     ('coordination.k8s.io', 'leases', ('get',), 'lock', None),
 ]
 _LOCK = [('coordination.k8s.io', 'leases', ('get', 'create', 'update'), 'lock', 'lock')]
@@ -219,32 +219,6 @@ def vcenter_privileges(playbook, switch_type='standard'):
     """{'datacenter'|'host'|'vm': privilege ids} the playbook's vCenter steps use ({} for the read-only playbooks)."""
     by_switch = VCENTER_PRIVILEGES.get(playbook) or {}
     return dict(by_switch.get('any') or by_switch.get(switch_type or 'standard') or {})
-
-
-def read_privileges(client, wanted, entities):
-    """Ask vCenter (AuthorizationManager.HasPrivilegeOnEntities, for this session) about each privilege on each entity.
-
-    entities: {'datacenter'|'host'|'vm': [(name, managed object)]}. Returns {'user', 'missing': [{'privilege', 'kind', 'entity'}]}.
-    """
-    content = client.content
-    manager = content.sessionManager
-    # one RetrievePropertiesEx, as every read of the collection (a property access would be a Fetch call)
-    records = client.retrieve_objects([manager], type(manager), ['currentSession'], 'reading the current session')
-    session = records[0].props.get('currentSession') if records else None
-    missing = []
-    for kind, privileges in sorted(wanted.items()):
-        named = entities.get(kind) or []
-        if not named or not privileges:
-            continue
-        names = dict((ref._moId, name) for name, ref in named)  # pylint: disable=protected-access
-        answers = client.call('HasPrivilegeOnEntities', 'checking the privileges of the session on the %s(s)' % kind,
-                              content.authorizationManager.HasPrivilegeOnEntities, entity=[ref for _name, ref in named],
-                              sessionId=getattr(session, 'key', None), privId=list(privileges))
-        for answer in answers or []:
-            for availability in answer.privAvailability or []:
-                if not availability.isGranted:
-                    missing.append({'privilege': availability.privId, 'kind': kind, 'entity': names.get(answer.entity._moId, answer.entity._moId)})
-    return {'user': getattr(session, 'userName', None), 'missing': missing}
 
 
 def vcenter_findings(privileges, playbook):

@@ -38,7 +38,7 @@ KUBERNETES = 'kubernetes'
 VSPHERE = 'vsphere'
 NONE = None
 
-# When the cluster lock (core/module_lock.py) is taken: by run() before the step, or by the step once its input is checked.
+# When the cluster lock (clients/module_lock.py) is taken: by run() before the step, or by the step once its input is checked.
 LOCK_BEFORE = 'before'
 LOCK_IN_STEP = 'step'
 
@@ -76,7 +76,7 @@ def merged_findings(result_findings, refusal_findings):
 
 def _module_lock():
     # imported by the writing modules only: a read-only module does not load the lock and Lease code
-    from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock  # pylint: disable=import-outside-toplevel
+    from ansible_collections.ocp.egressip.plugins.module_utils.clients import module_lock  # pylint: disable=import-outside-toplevel
     return module_lock
 
 

@@ -350,3 +350,29 @@ def read_vm_devices(client, vms, networks):
                         change_version=details[vm['moid']].get('config.changeVersion') or None)
         snapshots.append(snapshot)
     return snapshots
+
+
+def read_privileges(client, wanted, entities):
+    """Ask vCenter (AuthorizationManager.HasPrivilegeOnEntities, for this session) about each privilege on each entity.
+
+    entities: {'datacenter'|'host'|'vm': [(name, managed object)]}. Returns {'user', 'missing': [{'privilege', 'kind', 'entity'}]}.
+    """
+    content = client.content
+    manager = content.sessionManager
+    # one RetrievePropertiesEx, as every read of the collection (a property access would be a Fetch call)
+    records = client.retrieve_objects([manager], type(manager), ['currentSession'], 'reading the current session')
+    session = records[0].props.get('currentSession') if records else None
+    missing = []
+    for kind, privileges in sorted(wanted.items()):
+        named = entities.get(kind) or []
+        if not named or not privileges:
+            continue
+        names = dict((ref._moId, name) for name, ref in named)  # pylint: disable=protected-access
+        answers = client.call('HasPrivilegeOnEntities', 'checking the privileges of the session on the %s(s)' % kind,
+                              content.authorizationManager.HasPrivilegeOnEntities, entity=[ref for _name, ref in named],
+                              sessionId=getattr(session, 'key', None), privId=list(privileges))
+        for answer in answers or []:
+            for availability in answer.privAvailability or []:
+                if not availability.isGranted:
+                    missing.append({'privilege': availability.privId, 'kind': kind, 'entity': names.get(answer.entity._moId, answer.entity._moId)})
+    return {'user': getattr(session, 'userName', None), 'missing': missing}

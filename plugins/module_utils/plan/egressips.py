@@ -13,13 +13,13 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import is_managed, MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.core import kinds
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import normal_ip
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 
-API_VERSION = kube.api_version(kube.EGRESSIPS)
-KIND = kube.EGRESSIPS.kind
+API_VERSION = kinds.api_version(kinds.EGRESSIPS)
+KIND = kinds.EGRESSIPS.kind
 OWNER = (MANAGED_BY_LABEL, MANAGED_BY_VALUE)
 
 

@@ -26,6 +26,7 @@ import copy
 import hashlib
 import json
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core import kinds
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
     ADDRESSES_ANNOTATION,
@@ -37,8 +38,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
 )
 
 
-POLICY_API_VERSION = 'nmstate.io/v1'
-POLICY_KIND = 'NodeNetworkConfigurationPolicy'
+POLICY_API_VERSION = kinds.api_version(kinds.NNCPS)
+POLICY_KIND = kinds.NNCPS.kind
 POLICY_PREFIX = 'egressip-'
 ENACTMENT_POLICY_LABEL = 'nmstate.io/policy'
 MAIN_ROUTE_TABLE = 254

@@ -27,13 +27,13 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi impor
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import objects_argument_spec, portgroup_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import read_privileges, vcenter_privileges
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import vm_uuid_from_provider_id
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter import (
     find_datacenter,
     index_vms,
     read_cluster_network,
+    read_privileges,
     read_vm_nics,
     select_vms,
 )
@@ -79,7 +79,7 @@ def _nsx_facts(client, datacenter):
 
 def read_vcenter(client, datacenter_name, cluster_name, nodes, privileges=None):
     """The vCenter part of the snapshot for one datacenter and vSphere cluster and the VMs behind `nodes`; with
-    `privileges` ({'datacenter'|'host'|'vm': privilege ids}, _permissions.vcenter_privileges) whether this session holds them.
+    `privileges` ({'datacenter'|'host'|'vm': privilege ids}, checks/permissions.vcenter_privileges) whether this session holds them.
 
     A datacenter or cluster that does not exist is reported in `not_found` (a finding), not raised.
     """
@@ -172,10 +172,11 @@ def requested_config(params):
     }
 
 
-def read_snapshot(module):
+def read_snapshot(module, privileges=None):
     """The whole snapshot for a module with ``config_argument_spec()`` and the nested ``vsphere`` connection.
 
-    Pods are read only when objects are requested (and read_pods); vCenter only with datacenter and cluster.
+    Pods are read only when objects are requested (and read_pods); vCenter only with datacenter and cluster, and with
+    ``privileges`` ({'datacenter'|'host'|'vm': privilege ids}) whether the session holds them.
     """
     params = module.params
     skip = () if params['read_pods'] and params['objects'] else ('pods',)
@@ -183,7 +184,6 @@ def read_snapshot(module):
     snapshot['vsphere'] = None
     if params['datacenter'] and params['cluster']:
         client = module.vcenter(reason='to check vCenter (datacenter and cluster given)')
-        wanted = vcenter_privileges(params['vcenter_privileges'], (params['portgroup'] or {}).get('switch_type')) if params.get('vcenter_privileges') else None
-        snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'], wanted)
+        snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'], privileges)
     snapshot['config'] = requested_config(params)
     return snapshot

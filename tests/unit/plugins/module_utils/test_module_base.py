@@ -163,7 +163,7 @@ def test_the_base_loads_neither_pyvmomi_nor_netaddr():
 
 
 class FakeLock(object):
-    """core/module_lock as the base sees it: its options, and each take() recorded."""
+    """clients/module_lock as the base sees it: its options, and each take() recorded."""
 
     def __init__(self):
         self.taken = []

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
-from ansible_collections.ocp.egressip.plugins.module_utils.core import module_lock
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import module_lock
 
 UTC = datetime.timezone.utc
 

@@ -5,6 +5,7 @@ import os
 import yaml
 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import permissions as _permissions
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter as _vcenter
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -117,7 +118,7 @@ ENTITIES = {'datacenter': [('DC0', Ref('datacenter-2'))], 'host': [('H0', Ref('h
 def test_enable_on_a_standard_switch_asks_host_and_vm_privileges_of_this_session():
     vcenter = FakeVcenter()
     wanted = _permissions.vcenter_privileges('enable', 'standard')
-    assert _permissions.read_privileges(vcenter, wanted, ENTITIES) == {'user': 'VSPHERE.LOCAL\\egress', 'missing': []}
+    assert _vcenter.read_privileges(vcenter, wanted, ENTITIES) == {'user': 'VSPHERE.LOCAL\\egress', 'missing': []}
     assert vcenter.calls == [(['host-1', 'host-2'], 'session-1', ['Host.Config.Network']),
                              (['vm-10'], 'session-1', list(_permissions._NIC_PRIVILEGES))]  # pylint: disable=protected-access
     assert _permissions.vcenter_privileges('enable', 'distributed')['datacenter'] == ('DVPortgroup.Create', 'DVPortgroup.Modify')
@@ -126,7 +127,7 @@ def test_enable_on_a_standard_switch_asks_host_and_vm_privileges_of_this_session
 
 def test_a_missing_vcenter_privilege_is_a_finding_naming_privilege_entity_and_account():
     vcenter = FakeVcenter(denied={('Host.Config.Network', 'host-2'), ('Network.Assign', 'vm-10')})
-    privileges = _permissions.read_privileges(vcenter, _permissions.vcenter_privileges('enable'), ENTITIES)
+    privileges = _vcenter.read_privileges(vcenter, _permissions.vcenter_privileges('enable'), ENTITIES)
     findings = _permissions.vcenter_findings(privileges, 'enable')
     assert [(f['id'], f['severity']) for f in findings] == [('vcenter_privilege_missing', 'error')]
     assert findings[0]['message'] == ('The vCenter account VSPHERE.LOCAL\\egress lacks privilege(s) the enable playbook uses: '
