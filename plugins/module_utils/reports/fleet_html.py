@@ -63,9 +63,9 @@ th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-
 th { background: #f1f1f1; }
 td.number { text-align: right; }
 code { background: #f4f4f4; padding: 0 .2em; }
-tr.verdict-ok td.verdict { color: #2e7d32; font-weight: bold; }
-tr.verdict-warning td.verdict { color: #8a5a00; font-weight: bold; }
-tr.verdict-error td.verdict, tr.verdict-failed td.verdict { color: #b71c1c; font-weight: bold; }
+tr.verdict-ok td.verdict-cell { color: #2e7d32; font-weight: bold; }
+tr.verdict-warning td.verdict-cell { color: #8a5a00; font-weight: bold; }
+tr.verdict-error td.verdict-cell, tr.verdict-failed td.verdict-cell { color: #b71c1c; font-weight: bold; }
 svg.verdicts { border: 1px solid #ddd; border-radius: 6px; background: #fcfcfc; max-width: 100%; height: auto; }
 .legend { font-size: 12px; fill: #333; }
 </style>
@@ -81,7 +81,7 @@ svg.verdicts { border: 1px solid #ddd; border-radius: 6px; background: #fcfcfc; 
 <h2>Clusters</h2>
 {% if rows %}<table class="clusters"><thead><tr>{% for header in headers %}<th>{{ header }}</th>{% endfor %}</tr></thead><tbody>
 {% for row in rows %}<tr class="cluster verdict-{{ row.verdict }}" data-cluster="{{ row.inventory }}">
-{%- for cell in row.cells %}<td{% if loop.index0 == 5 %} class="verdict"{% elif loop.index0 > 5 and loop.index0 < 13 %} class="number"{% endif %}>
+{%- for cell in row.cells %}<td{% if loop.index0 == 5 %} class="verdict-cell"{% elif loop.index0 > 5 and loop.index0 < 13 %} class="number"{% endif %}>
 {{- cell if cell is not none else '-' }}</td>{% endfor %}</tr>
 {% endfor %}</tbody></table>
 {% else %}<p>No cluster has reported yet.</p>
