@@ -53,7 +53,7 @@ PLAY = '''
           ansible.builtin.include_role:
             name: ocp.egressip.fleet_report
           vars:
-            fleet_report_playbook: verify
+            fleet_report_playbook: "{{ fleet_playbook | default('verify') }}"
     - name: Stop the rollout after a failed cluster
       ansible.builtin.fail:
         msg: "{{ egressip_fleet_failure.message }}"
@@ -129,13 +129,17 @@ def test_serial_batches_share_one_run_and_a_failed_batch_stops_the_rest(run_play
     assert 'cluster-b' in (reports / 'fleet_report.md').read_text().split('## Not run', 1)[1]
 
 
-def test_one_cluster_on_implicit_localhost(run_playbook, tmp_path):
+def test_one_cluster_on_implicit_localhost_with_what_enable_changed(run_playbook, tmp_path):
     reports = tmp_path / 'reports'
     (tmp_path / 'play.yml').write_text(PLAY)
     (tmp_path / 'inventory.yml').write_text('all: {}\n')
-    result = run(run_playbook, tmp_path, extra_vars={'fleet_hosts': 'localhost', 'egressip_report_dir': str(reports),
-                                                      'fake_verify': CLUSTERS['cluster-a']['fake_verify']})
+    egressips = {'changed': True, 'egressips': [{'name': 'payments', 'action': 'create'}, {'name': 'web', 'action': 'none'}]}
+    extra_vars = {'fleet_hosts': 'localhost', 'egressip_report_dir': str(reports), 'fleet_playbook': 'enable',
+                  'fake_verify': CLUSTERS['cluster-a']['fake_verify'], 'egressips_module_result': egressips}
+    result = run(run_playbook, tmp_path, extra_vars=extra_vars)
     assert result.rc == 0, result
     report = json.loads((reports / 'fleet_report.json').read_text())
     assert [row['inventory'] for row in report['clusters']] == ['localhost'] and report['verdict'] == 'ok'
-    assert report['clusters'][0]['cluster']['name'] == 'ocp-a-4xk2p'
+    assert report['clusters'][0]['cluster']['name'] == 'ocp-a-4xk2p' and report['playbooks'] == ['enable']
+    assert report['clusters'][0]['changes'] == ['EgressIP objects: create 1 (payments)']
+    assert '| localhost | EgressIP objects: create 1 (payments) |' in (reports / 'fleet_report.md').read_text()

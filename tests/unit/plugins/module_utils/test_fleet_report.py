@@ -56,8 +56,8 @@ def test_findings_of_several_sources_count_once():
     row = fleet.row('a', {'playbook': 'failover_drill', 'verify': report, 'failover_drill': drill}, T1)
     assert row['findings']['errors'] == 1 and row['checks'] == ['failover_drill', 'verify']
     # the guard's summary (no findings list) counts when nothing else says more
-    guard = fleet.row('g', {'playbook': 'guard', 'guard': {'verdict': 'unhealthy', 'summary': {'ok': False, 'errors': 2, 'warnings': 0,
-                                                                                                  'egress_ips': 3, 'assigned': 3}}}, T1)
+    summary = {'ok': False, 'errors': 2, 'warnings': 0, 'egress_ips': 3, 'assigned': 3}
+    guard = fleet.row('g', {'playbook': 'guard', 'guard': {'verdict': 'unhealthy', 'summary': summary}}, T1)
     assert guard['findings']['errors'] == 2 and guard['verdict'] == 'error' and guard['egress_ips']['total'] == 3
 
 
