@@ -14,7 +14,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.reports import fleet
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import fleet_files
 
 T1, T2 = '2026-12-03T10:00:01Z', '2026-12-03T11:30:00Z'
-ALL = ['cluster-a', 'cluster-b', 'cluster-c']
+ALL = ('cluster-a', 'cluster-b', 'cluster-c')
 
 
 class Failed(Exception):
