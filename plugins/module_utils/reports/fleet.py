@@ -35,9 +35,11 @@ SOURCES = ('verify', 'guard', 'failover_drill', 'support', 'upgrade', 'migrate',
 DRIFT_IDS = ('egressip_object_missing', 'portgroup_missing', 'portgroup_vlan_mismatch', 'blackhole_portgroup_vlan_mismatch',
              'machineset_missing_secondary_device')
 IP_FIELDS = ('total', 'assigned', 'healthy', 'blackholed')
-SECRET_WORDS = ('password', 'passwd', 'token', 'api_key', 'apikey', 'secret', 'client_key', 'credential', 'bearer')
-SECRET_VALUE = re.compile(r'(?i)\b([A-Za-z0-9_.-]*(?:%s)[A-Za-z0-9_.-]*)(["\']?\s*[=:]\s*|\s+)(\[redacted\]|"[^"]*"|\'[^\']*\'|[^\s,;}\]]+)'
+SECRET_WORDS = ('password', 'passwd', 'token', 'api_key', 'apikey', 'secret', 'client_key', 'credential')
+# a word naming a credential, then = or : and its value (quoted, or up to a space or delimiter); "Bearer <token>"
+SECRET_VALUE = re.compile(r'(?i)\b([A-Za-z0-9_.-]*(?:%s)[A-Za-z0-9_.-]*)(["\']?\s*[=:]\s*)(\[redacted\]|"[^"]*"|\'[^\']*\'|[^\s,;}\]]+)'
                           % '|'.join(SECRET_WORDS))
+BEARER = re.compile(r'(?i)\b(bearer)(\s+)(\[redacted\]|[^\s,;}\]]+)')
 URL_USERINFO = re.compile(r'(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@')
 TEXT_LIMIT, MESSAGE_LIMIT, CHANGES_LIMIT, DRIFT_LIMIT = 200, 1000, 12, 50
 
@@ -58,7 +60,9 @@ def redact(text):
     if not text:
         return text
     text = URL_USERINFO.sub(r'\1[redacted]@', text)
-    return SECRET_VALUE.sub(lambda match: '%s%s[redacted]' % (match.group(1), match.group(2)), text)
+    for pattern in (SECRET_VALUE, BEARER):
+        text = pattern.sub(lambda match: '%s%s[redacted]' % (match.group(1), match.group(2)), text)
+    return text
 
 
 def _count(value):

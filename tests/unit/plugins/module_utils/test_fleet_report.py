@@ -124,8 +124,11 @@ def test_nothing_outside_the_keys_read_reaches_the_report_and_credentials_are_re
         assert 'hunter2' not in text
     assert row['failure']['message'] == ('login failed: password=[redacted] token: [redacted] via https://[redacted]@vc.example.com/sdk')
     assert row['changes'] == ['added NIC to worker-0']
-    # redaction is idempotent (a stored row read back is redacted again)
+    # redaction is idempotent (a stored row read back is redacted again), and leaves prose alone
     assert fleet.redact(row['failure']['message']) == row['failure']['message']
+    assert fleet.redact('Authorization: Bearer sha256~abc failed') == 'Authorization: Bearer [redacted] failed'
+    assert fleet.redact('HTTP 401: the service account token is invalid') == 'HTTP 401: the service account token is invalid'
+    assert fleet.redact('api_key="a b c" rejected') == 'api_key=[redacted] rejected'
 
 
 def test_a_stored_row_read_back_is_the_same_row_and_cannot_add_keys():
