@@ -48,16 +48,15 @@ PLAY = '''
         - name: What failed
           ansible.builtin.set_fact:
             egressip_fleet_failure: {task: "{{ ansible_failed_task.name }}", message: "{{ ansible_failed_result.msg }}"}
+        - name: Fail again, so that the cluster counts as failed and the rollout stops (as the playbooks do)
+          ansible.builtin.fail:
+            msg: "{{ egressip_fleet_failure.task }}: {{ egressip_fleet_failure.message }}"
       always:
         - name: Fleet report
           ansible.builtin.include_role:
             name: ocp.egressip.fleet_report
           vars:
             fleet_report_playbook: "{{ fleet_playbook | default('verify') }}"
-    - name: Stop the rollout after a failed cluster
-      ansible.builtin.fail:
-        msg: "{{ egressip_fleet_failure.message }}"
-      when: egressip_fleet_failure is defined
 '''
 
 
