@@ -53,6 +53,15 @@ def cluster_problem(cluster):
     return None
 
 
+def _makedirs(path):
+    """Create the directory; another fork creating it at the same moment is fine."""
+    try:
+        os.makedirs(path)
+    except OSError as exc:
+        if exc.errno != errno.EEXIST or not os.path.isdir(path):
+            raise
+
+
 def _read_json(path):
     try:
         text = _files.read_text(path)
@@ -65,9 +74,11 @@ def read_rows(dest, run_id):
     """{cluster: row} of the records of the run on disk (a file that cannot be read is skipped)."""
     directory = os.path.join(dest, RECORDS, run_id)
     rows = {}
-    if not os.path.isdir(directory):
+    try:
+        names = sorted(os.listdir(directory))
+    except (IOError, OSError):  # no record yet, or another run removed them (check mode reads without the lock)
         return rows
-    for name in sorted(os.listdir(directory)):
+    for name in names:
         if name.endswith('.json') and not name.startswith('.'):
             value = _read_json(os.path.join(directory, name))
             if isinstance(value, dict):
@@ -91,8 +102,7 @@ def contents(report, formats, template=None):
 def locked(dest):
     """The exclusive lock of dest's fleet records (blocks until the writer before has finished)."""
     directory = os.path.join(dest, RECORDS)
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
+    _makedirs(directory)
     with open(os.path.join(directory, LOCK), 'a') as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
@@ -104,9 +114,11 @@ def locked(dest):
 def old_runs(dest, run_id):
     """The record directories of other runs."""
     directory = os.path.join(dest, RECORDS)
-    if not os.path.isdir(directory):
+    try:
+        names = os.listdir(directory)
+    except (IOError, OSError):
         return []
-    return sorted(name for name in os.listdir(directory) if name != run_id and os.path.isdir(os.path.join(directory, name)))
+    return sorted(name for name in names if name != run_id and os.path.isdir(os.path.join(directory, name)))
 
 
 def store_row(module, dest, run_id, cluster, row, stored):
@@ -115,8 +127,7 @@ def store_row(module, dest, run_id, cluster, row, stored):
         return False
     if not module.check_mode:
         directory = os.path.join(dest, RECORDS, run_id)
-        if not os.path.isdir(directory):
-            os.makedirs(directory)
+        _makedirs(directory)
         _files.write_atomic(module, os.path.join(directory, cluster + '.json'), _report.render_json(row))
     return True
 
@@ -165,8 +176,7 @@ def update(module, dest, run_id, cluster, row, clusters=None, formats=('json', '
     try:
         if module.check_mode:
             return _update(module, dest, run_id, cluster, row, clusters, formats, template, mode)
-        if not os.path.isdir(dest):
-            os.makedirs(dest)
+        _makedirs(dest)
         with locked(dest):
             return _update(module, dest, run_id, cluster, row, clusters, formats, template, mode)
     except (IOError, OSError) as exc:

@@ -146,13 +146,14 @@ def test_concurrent_writers_all_land_in_the_report(tmp_path):
     for name in names:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
+            status = 1
             try:
                 update(dest, name, {'verify': verify()}, clusters=names)
+                status = 0
             finally:
-                os._exit(0)
+                os._exit(status)  # pylint: disable=protected-access
         pids.append(pid)
-    for pid in pids:
-        os.waitpid(pid, 0)
+    assert [os.waitpid(pid, 0)[1] for pid in pids] == [0] * len(names)   # no writer failed (a directory made twice, ...)
     written = json.loads((dest / 'fleet_report.json').read_text())
     assert [row['inventory'] for row in written['clusters']] == names and written['not_run'] == []
 
