@@ -128,13 +128,16 @@ def test_serial_batches_share_one_run_and_a_failed_batch_stops_the_rest(run_play
     assert 'cluster-b' in (reports / 'fleet_report.md').read_text().split('## Not run', 1)[1]
 
 
-def test_one_cluster_on_implicit_localhost_with_what_enable_changed(run_playbook, tmp_path):
+def test_one_cluster_on_implicit_localhost_with_what_enable_changed_and_a_template_of_ones_own(run_playbook, tmp_path):
     reports = tmp_path / 'reports'
     (tmp_path / 'play.yml').write_text(PLAY)
     (tmp_path / 'inventory.yml').write_text('all: {}\n')
     egressips = {'changed': True, 'egressips': [{'name': 'payments', 'action': 'create'}, {'name': 'web', 'action': 'none'}]}
+    template = tmp_path / 'page.html.j2'
+    template.write_text('<p>{{ rows | length }} cluster(s): {{ verdict }}</p>\n')
     extra_vars = {'fleet_hosts': 'localhost', 'egressip_report_dir': str(reports), 'fleet_playbook': 'enable',
-                  'fake_verify': CLUSTERS['cluster-a']['fake_verify'], 'egressips_module_result': egressips}
+                  'fake_verify': CLUSTERS['cluster-a']['fake_verify'], 'egressips_module_result': egressips,
+                  'fleet_report_html_template': str(template)}
     result = run(run_playbook, tmp_path, extra_vars=extra_vars)
     assert result.rc == 0, result
     report = json.loads((reports / 'fleet_report.json').read_text())
@@ -142,3 +145,4 @@ def test_one_cluster_on_implicit_localhost_with_what_enable_changed(run_playbook
     assert report['clusters'][0]['cluster']['name'] == 'ocp-a-4xk2p' and report['playbooks'] == ['enable']
     assert report['clusters'][0]['changes'] == ['EgressIP objects: create 1 (payments)']
     assert '| localhost | EgressIP objects: create 1 (payments) |' in (reports / 'fleet_report.md').read_text()
+    assert (reports / 'fleet_report.html').read_text() == '<p>1 cluster(s): OK</p>\n'   # the user's template
