@@ -16,17 +16,28 @@ description:
     collection. The roles pass report and snapshot paths through this filter so that a relative path such as C(reports)
     lands where the user started ansible-playbook (the controller's working directory), as users expect.
   - An absolute path and an empty string are returned unchanged.
+  - With O(cluster), the path of that cluster of a fleet, C(<path>/<cluster>), so that the reports of the clusters of one run
+    never collide (docs/fleet.md); the one-cluster run (C(localhost)) keeps the path as it is.
 options:
   _input:
     description: The path.
     type: path
     required: true
+  cluster:
+    description:
+      - The inventory host (cluster) the path is for; empty or C(localhost), the path is not changed. An empty path stays empty.
+    type: str
+    default: ''
 '''
 
 EXAMPLES = r'''
 - name: Reports next to where the playbook was started
   ansible.builtin.debug:
     msg: "{{ 'reports' | ocp.egressip.launch_path }}"
+
+- name: This cluster's reports (reports/cluster-a for the inventory host cluster-a)
+  ansible.builtin.debug:
+    msg: "{{ 'reports' | ocp.egressip.launch_path(cluster=inventory_hostname) }}"
 '''
 
 RETURN = r'''
@@ -38,8 +49,12 @@ _value:
 import os
 
 
-def launch_path(path):
-    if not path or os.path.isabs(str(path)):
+def launch_path(path, cluster=''):
+    if not path:
+        return path
+    if cluster and str(cluster) != 'localhost':
+        path = os.path.join(str(path), str(cluster))
+    if os.path.isabs(str(path)):
         return path
     # Filters run in the controller process, whose working directory is where ansible-playbook started.
     return os.path.join(os.getcwd(), str(path))

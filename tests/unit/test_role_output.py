@@ -63,7 +63,7 @@ def test_the_shipped_inventory_keeps_the_playbooks_free_of_implicit_localhost_wa
                           + playbooks, env=env, cwd=str(tmp_path), capture_output=True, text=True, check=False, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert 'implicit localhost' not in proc.stderr and 'hosts list is empty' not in proc.stderr, proc.stderr
-    assert proc.stdout.count('playbook: ') == len(playbooks) == 9
+    assert proc.stdout.count('playbook: ') == len(playbooks) == 10  # the nine and their preamble, fleet_hosts.yml
     assert proc.stdout.count('hosts (1):') == proc.stdout.count('  play #') > 0  # every play runs on the one host
     with open(os.path.join(ROOT, 'scripts', 'demo.sh'), encoding='utf-8') as handle:
         assert '-i examples/inventory/localhost.yml' in handle.read()
