@@ -59,6 +59,7 @@ MERGE_PATCH = 'application/merge-patch+json'
 MACHINE_API_NAMESPACE = 'openshift-machine-api'
 FAIL = 'fail'  # list/get: a 404 of the API fails with the kind's message
 
+
 def _dry_run(check_mode):
     return {'dryRun': 'All' if check_mode else None}
 
