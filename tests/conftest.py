@@ -172,7 +172,7 @@ _LONGEST_FIRST = (
     'integration/playbooks/test_unowned_untouched.py', 'integration/playbooks/test_disable.py',
     'integration/playbooks/test_rbac_playbooks.py', 'integration/playbooks/test_cluster_lock_playbooks.py',
     'integration/playbooks/test_render.py', 'integration/playbooks/test_migrate_vcenter_only_nics.py',
-    'integration/roles/test_verify_and_drill_playbooks.py', 'integration/playbooks/test_enable.py',
+    'integration/roles/test_verify_and_drill_playbooks.py', 'integration/playbooks/test_enable.py', 'integration/playbooks/test_fleet.py',
     'integration/playbooks/test_disable_distributed.py', 'integration/playbooks/test_guard.py',
     'integration/playbooks/test_render_guard.py',
 )

@@ -114,11 +114,13 @@ def _no_secret_in(fleet, run, report_dir=None):
         assert not [text for text in texts if secret in text], 'a secret shows in the output or a report'
 
 
-def test_a_canary_that_fails_stops_the_rollout_before_any_other_cluster_is_read(fleet, run_playbook):
+def test_a_canary_that_fails_stops_the_rollout_before_any_other_cluster_is_read(fleet, run_playbook, tmp_path):
     fleet.reset()
     inventory = fleet.inventory('canary', wrong_password=('cluster-a',))
+    reports = str(tmp_path / 'reports')
     # the default rollout [1, "25%"]: cluster-a alone first, the canary
-    run = run_playbook('playbooks/enable.yml', env=fleet.env, extra_args=['-i', inventory, '-f', '3', '-v'])
+    run = run_playbook('playbooks/enable.yml', env=fleet.env, extra_vars={'egressip_report_dir': reports},
+                       extra_args=['-i', inventory, '-f', '3', '-v'])
     assert run.rc != 0, run
     assert run.recap.get('cluster-a', {}).get('failed') == 1, run
     assert 'vCenter' in run.stdout and 'login' in run.stdout.lower(), run
@@ -128,7 +130,7 @@ def test_a_canary_that_fails_stops_the_rollout_before_any_other_cluster_is_read(
         assert fleet.twins[name].kube_requests()['requests'] == [], name
         assert not fleet.twins[name].vcsim_requests()['counts'], name
     assert kube_writes(fleet.twins['cluster-a']) == 0 and not vcsim_writes(fleet.twins['cluster-a'])
-    _no_secret_in(fleet, run)
+    _no_secret_in(fleet, run, reports)
 
 
 def test_enable_configures_each_cluster_from_its_own_host_vars_and_connection(fleet, run_playbook, tmp_path):
@@ -191,7 +193,8 @@ def test_a_failed_cluster_lets_its_batch_finish_and_stops_the_next_batch(fleet, 
 def test_render_and_the_support_report_write_one_directory_per_cluster(fleet, run_playbook, tmp_path):
     fleet.reset()
     inventory = fleet.inventory('all')
-    run = run_playbook('playbooks/render.yml', env=fleet.env, extra_vars={'render_dest': str(tmp_path / 'gitops')},
+    run = run_playbook('playbooks/render.yml', env=fleet.env,
+                       extra_vars={'render_dest': str(tmp_path / 'gitops'), 'egressip_report_dir': str(tmp_path / 'render-reports')},
                        extra_args=['-i', inventory, '-f', '3'])
     assert run.rc == 0, run
     for name in CLUSTERS:
