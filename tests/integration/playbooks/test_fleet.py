@@ -3,7 +3,7 @@ configured from its own host_vars - its own egress IPs and its own connection va
 egressip_vcenter), the controller's environment holding none. Run with -f 3: enable and verify configure and check each
 cluster from its variables and write each cluster's reports to <egressip_report_dir>/<cluster>; a cluster with a wrong
 vCenter password fails alone; a canary that fails stops the rollout before any other cluster is read. The secrets
-(api_key, password) never show in the output (-v) or the reports."""
+(api_key, password) never show in the output (-v, -vvv with every module's arguments) or the reports."""
 
 import copy
 import glob
@@ -137,7 +137,7 @@ def test_enable_configures_each_cluster_from_its_own_host_vars_and_connection(fl
     fleet.reset()
     reports = str(tmp_path / 'reports')
     run = run_playbook('playbooks/enable.yml', env=fleet.env, extra_vars={'egressip_rollout': [1, 2], 'egressip_report_dir': reports},
-                       extra_args=['-i', fleet.inventory('all'), '-f', '3', '-v'])
+                       extra_args=['-i', fleet.inventory('all'), '-f', '3', '-vvv'])  # -vvv: every module's invocation too
     assert run.rc == 0, run
     assert sorted(run.recap) == ['cluster-a', 'cluster-b', 'cluster-c', 'localhost'], run
     assert all(run.recap[name]['failed'] == 0 and run.recap[name]['changed'] > 0 for name in CLUSTERS), run
