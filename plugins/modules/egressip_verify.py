@@ -446,7 +446,7 @@ class Verification(object):
             result['findings'] += plan['findings']
             return record, result, False, None
         vio.patch_nodes(self.module.k8s, plan['nodes'], _remediation.label_patch(now), self.module.check_mode)
-        diff = _remediation.remediation_diff(plan['nodes'], now)
+        diff = _remediation.remediation_diff(plan['nodes'], now, snapshot)
         if self.module.check_mode:
             return record, result, True, diff
         started = self.clock.now()

@@ -161,8 +161,17 @@ def label_patch(now):
     return {'metadata': {'labels': {EGRESS_ASSIGNABLE_LABEL: None}, 'annotations': {REMEDIATED_ANNOTATION: time_text(now)}}}
 
 
-def remediation_diff(nodes, now):
-    return {'before': dict((name, {'labels': {EGRESS_ASSIGNABLE_LABEL: ''}}) for name in nodes),
+def remediation_diff(nodes, now, snapshot=None):
+    """before/after of each unlabelled node: the label, and the remediated-at annotation (its earlier value, if any)."""
+    earlier = dict((node['metadata']['name'], ((node['metadata'].get('annotations') or {}).get(REMEDIATED_ANNOTATION)))
+                   for node in (snapshot or {}).get('nodes') or [])
+
+    def before(name):
+        entry = {'labels': {EGRESS_ASSIGNABLE_LABEL: ''}}
+        if earlier.get(name):
+            entry['annotations'] = {REMEDIATED_ANNOTATION: earlier[name]}
+        return entry
+    return {'before': dict((name, before(name)) for name in nodes),
             'after': dict((name, {'labels': {}, 'annotations': {REMEDIATED_ANNOTATION: time_text(now)}}) for name in nodes)}
 
 

@@ -4,6 +4,8 @@ detected as a blackhole and remediated (check mode first, then for real, then a 
 The tests of this module share one twin and run in order: each leaves the cluster as the next expects.
 """
 
+import datetime
+
 from twin.fixture import vcsim_writes
 
 import _egress_cluster as ec
@@ -103,7 +105,10 @@ def test_remediation_in_check_mode_says_what_would_move_and_writes_nothing(twin,
     assert remediation['check_mode'] is True and remediation['nodes'] == [victim] and remediation['refused'] is False
     spare = sorted(set(ec.workers(twin)) - set(ec.assignments(twin).values()))
     assert remediation['moves'][0]['candidates'] == spare
-    assert result['diff'] == {'before': {victim: {'labels': {ec.LABEL: ''}}}, 'after': {victim: {'labels': {}}}}
+    stamp = result['diff']['after'][victim]['annotations']['egressip.ocp/remediated-at']
+    assert result['diff'] == {'before': {victim: {'labels': {ec.LABEL: ''}}},
+                              'after': {victim: {'labels': {}, 'annotations': {'egressip.ocp/remediated-at': stamp}}}}
+    assert datetime.datetime.strptime(stamp, '%Y-%m-%dT%H:%M:%SZ')
     assert ec.kube_writes(twin) == [] and vcsim_writes(twin) == {}
     dry_runs = [request for request in twin.kube_requests()['requests'] if request['verb'] == 'patch']
     assert dry_runs and all(request['dry_run'] for request in dry_runs)

@@ -377,6 +377,9 @@ def test_remediation_unlabels_every_broken_egress_node_when_the_ips_have_somewhe
                                                          'annotations': {'egressip.ocp/remediated-at': '2026-12-03T12:13:20Z'}}}
     assert remediation.remediation_diff(['w0'], now)['after'] == {'w0': {'labels': {}, 'annotations': {'egressip.ocp/remediated-at': '2026-12-03T12:13:20Z'}}}
     assert remediation.remediated_at({'metadata': {'annotations': {'egressip.ocp/remediated-at': '2026-12-03T12:13:20Z'}}}) == now
+    earlier = {'nodes': [{'metadata': {'name': 'w0', 'annotations': {'egressip.ocp/remediated-at': '2026-12-01T08:00:00Z'}}}]}
+    assert remediation.remediation_diff(['w0'], now, earlier)['before'] == {
+        'w0': {'labels': {'k8s.ovn.org/egress-assignable': ''}, 'annotations': {'egressip.ocp/remediated-at': '2026-12-01T08:00:00Z'}}}
 
 
 def _broken(*names, count=5):
