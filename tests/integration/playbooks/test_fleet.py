@@ -114,6 +114,15 @@ def _no_secret_in(fleet, run, report_dir=None):
         assert not [text for text in texts if secret in text], 'a secret shows in the output or a report'
 
 
+def _fleet_report(reports):
+    with open(os.path.join(reports, 'fleet_report.json'), encoding='utf-8') as handle:
+        return json.load(handle)
+
+
+def _fleet_rows(reports):
+    return dict((row['inventory'], row) for row in _fleet_report(reports)['clusters'])
+
+
 def test_a_canary_that_fails_stops_the_rollout_before_any_other_cluster_is_read(fleet, run_playbook, tmp_path):
     fleet.reset()
     inventory = fleet.inventory('canary', wrong_password=('cluster-a',))
@@ -130,6 +139,10 @@ def test_a_canary_that_fails_stops_the_rollout_before_any_other_cluster_is_read(
         assert fleet.twins[name].kube_requests()['requests'] == [], name
         assert not fleet.twins[name].vcsim_requests()['counts'], name
     assert kube_writes(fleet.twins['cluster-a']) == 0 and not vcsim_writes(fleet.twins['cluster-a'])
+    # the fleet report (roles/fleet_report, in each play's always section) names the canary and what did not run
+    report = _fleet_report(reports)
+    assert [row['inventory'] for row in report['clusters']] == ['cluster-a'] and report['clusters'][0]['verdict'] == 'failed'
+    assert report['not_run'] == ['cluster-b', 'cluster-c'], report
     _no_secret_in(fleet, run, reports)
 
 
@@ -151,6 +164,12 @@ def test_enable_configures_each_cluster_from_its_own_host_vars_and_connection(fl
         assert sorted(item['ip'] for item in report['egress_ips']) == EGRESS_IPS[name], name
         assert report['summary']['healthy'] == 2 and report['cluster']['api_url'] == twin.kube_state['url'].rstrip('/'), name
     assert not os.path.exists(os.path.join(reports, 'verify.json'))
+    rows = _fleet_rows(reports)  # one row per cluster, each its own twin's
+    assert sorted(rows) == list(CLUSTERS)
+    for name in CLUSTERS:
+        assert rows[name]['verdict'] == 'ok' and rows[name]['playbook'] == 'enable', rows[name]
+        assert rows[name]['egress_ips'] == {'total': 2, 'assigned': 2, 'healthy': 2, 'blackholed': 0}, rows[name]
+        assert rows[name]['cluster']['api_url'] == fleet.twins[name].kube_state['url'].rstrip('/'), rows[name]
     _no_secret_in(fleet, run, reports)
 
 
@@ -170,13 +189,19 @@ def test_a_cluster_with_a_wrong_password_fails_alone(fleet, run_playbook, tmp_pa
         assert sorted(item['ip'] for item in report['egress_ips']) == EGRESS_IPS[name], name
         assert report['cluster']['api_url'] == fleet.twins[name].kube_state['url'].rstrip('/'), name
     assert not os.path.exists(os.path.join(reports, 'cluster-c', 'verify.json'))
+    rows = _fleet_rows(reports)
+    assert rows['cluster-a']['verdict'] == rows['cluster-b']['verdict'] == 'ok' and rows['cluster-c']['verdict'] == 'failed', rows
+    failed = _fleet_report(reports)['failed']
+    assert [item['inventory'] for item in failed] == ['cluster-c'] and 'vCenter' in failed[0]['message'], failed
     _no_secret_in(fleet, run, reports)
 
 
-def test_a_failed_cluster_lets_its_batch_finish_and_stops_the_next_batch(fleet, run_playbook):
+def test_a_failed_cluster_lets_its_batch_finish_and_stops_the_next_batch(fleet, run_playbook, tmp_path):
     fleet.reset()
+    reports = str(tmp_path / 'reports')
     # batches [cluster-a, cluster-b], [cluster-c]; cluster-a cannot log in to vCenter
-    run = run_playbook('playbooks/enable.yml', env=fleet.env, extra_vars={'egressip_rollout': [2, 1]},
+    # the fleet report only (no verify report to write): a run that changes no cluster says changed=0
+    run = run_playbook('playbooks/enable.yml', env=fleet.env, extra_vars={'egressip_rollout': [2, 1], 'fleet_report_dir': reports},
                        extra_args=['-i', fleet.inventory('batch', wrong_password=('cluster-a',)), '-f', '3', '-v'])
     assert run.rc != 0, run
     assert run.recap['cluster-a']['failed'] == 1, run
@@ -187,7 +212,9 @@ def test_a_failed_cluster_lets_its_batch_finish_and_stops_the_next_batch(fleet, 
             'egressip_max_fail_percentage=0%') in run.stdout, run
     assert run.recap['cluster-c']['failed'] == 1, run
     assert fleet.twins['cluster-c'].kube_requests()['requests'] == [] and not fleet.twins['cluster-c'].vcsim_requests()['counts']
-    _no_secret_in(fleet, run)
+    rows = _fleet_rows(reports)
+    assert rows['cluster-a']['verdict'] == rows['cluster-c']['verdict'] == 'failed' and rows['cluster-b']['verdict'] == 'ok', rows
+    _no_secret_in(fleet, run, reports)
 
 
 def test_render_and_the_support_report_write_one_directory_per_cluster(fleet, run_playbook, tmp_path):

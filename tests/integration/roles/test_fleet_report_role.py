@@ -135,7 +135,7 @@ def test_one_cluster_on_implicit_localhost_with_what_enable_changed_and_a_templa
     egressips = {'changed': True, 'egressips': [{'name': 'payments', 'action': 'create'}, {'name': 'web', 'action': 'none'}]}
     template = tmp_path / 'page.html.j2'
     template.write_text('<p>{{ rows | length }} cluster(s): {{ verdict }}</p>\n')
-    extra_vars = {'fleet_hosts': 'localhost', 'egressip_report_dir': str(reports), 'fleet_playbook': 'enable',
+    extra_vars = {'fleet_hosts': 'localhost', 'fleet_report_dir': str(reports), 'fleet_playbook': 'enable',
                   'fake_verify': CLUSTERS['cluster-a']['fake_verify'], 'egressips_module_result': egressips,
                   'fleet_report_html_template': str(template)}
     result = run(run_playbook, tmp_path, extra_vars=extra_vars)
@@ -146,3 +146,13 @@ def test_one_cluster_on_implicit_localhost_with_what_enable_changed_and_a_templa
     assert report['clusters'][0]['changes'] == ['EgressIP objects: create 1 (payments)']
     assert '| localhost | EgressIP objects: create 1 (payments) |' in (reports / 'fleet_report.md').read_text()
     assert (reports / 'fleet_report.html').read_text() == '<p>1 cluster(s): OK</p>\n'   # the user's template
+
+
+def test_one_cluster_on_localhost_writes_no_fleet_report_beside_its_reports_unless_asked(run_playbook, tmp_path):
+    reports = tmp_path / 'reports'
+    (tmp_path / 'play.yml').write_text(PLAY)
+    (tmp_path / 'inventory.yml').write_text('all: {}\n')
+    result = run(run_playbook, tmp_path, extra_vars={'fleet_hosts': 'localhost', 'egressip_report_dir': str(reports),
+                                                     'fleet_playbook': 'verify', 'fake_verify': CLUSTERS['cluster-a']['fake_verify']})
+    assert result.rc == 0, result
+    assert not reports.exists() and 'CUSTOM STATS' not in result.stdout, result
