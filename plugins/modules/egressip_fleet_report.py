@@ -176,17 +176,6 @@ def run_id(module):
     return 'ansible-playbook-%s-%s' % (owner['pid'], owner['start'])
 
 
-def read_template(module):
-    path = module.params.get('html_template')
-    if not path:
-        return None
-    text = _report_files.read_text(path)
-    if text is None:
-        module.fail_json(msg='egressip_fleet_report: html_template=%s cannot be read. Fix: give the path of a Jinja2 template file, '
-                             'or leave html_template out for the default page.' % path)
-    return text
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -211,7 +200,7 @@ def main():
                              'out for now.' % (time,))
     run = run_id(module)
     row = _fleet.row(params['cluster'], params['record'], time or _identity.generated_at(_identity.utc_now()))
-    template = read_template(module)
+    template = _report_files.read_template(module, 'egressip_fleet_report')
     try:
         result = _fleet_files.update(module, params['dest'], run, params['cluster'], row, params['clusters'], params['formats'],
                                      template, params['mode'])

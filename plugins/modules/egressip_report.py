@@ -120,18 +120,6 @@ def build(kind, data):
     return report
 
 
-def read_template(module):
-    """The text of html_template, or None for the default page."""
-    path = module.params.get('html_template')
-    if not path:
-        return None
-    text = _report_files.read_text(path)
-    if text is None:
-        module.fail_json(msg='egressip_report: html_template %s cannot be read. Fix: give the path of a Jinja2 template file, '
-                             'or leave html_template out for the default page.' % path)
-    return text
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -152,7 +140,8 @@ def main():
         contents = [(suffix, text) for fmt, suffix, text in (('json', '.json', _report.render_json(report)), ('markdown', '.md', markdown))
                     if fmt in params['formats']]
         if 'html' in params['formats']:
-            contents.append(('.html', _html.render_html(report, template=read_template(module), markdown=markdown)))
+            template = _report_files.read_template(module, 'egressip_report')
+            contents.append(('.html', _html.render_html(report, template=template, markdown=markdown)))
     except (ValueError, KeyError, TypeError) as exc:
         module.fail_json(msg='egressip_report: data is not a %s report: %s' % (params['kind'], exc))
     except Exception as exc:  # pylint: disable=broad-except  # a user's html_template that Jinja2 cannot render

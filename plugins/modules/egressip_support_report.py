@@ -293,10 +293,7 @@ def run(module, _result=None):
     contents = [(suffix, text) for fmt, suffix, text in (('json', '.json', json_text), ('markdown', '.md', markdown_text))
                 if fmt in params['formats']]
     if 'html' in params['formats']:
-        template = _report_files.read_text(params['html_template']) if params['html_template'] else None
-        if params['html_template'] and template is None:
-            module.fail_json(msg='egressip_support_report: html_template %s cannot be read. Fix: give the path of a Jinja2 template '
-                                 'file, or leave html_template out for the default page. Nothing was written.' % params['html_template'])
+        template = _report_files.read_template(module, 'egressip_support_report')
         contents.append(('.html', _html.render_html(report, template=template, markdown=markdown_text, title='EgressIP support report')))
     paths, changed, diffs = [], False, []
     if params['dest']:

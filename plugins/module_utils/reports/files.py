@@ -46,6 +46,19 @@ def read_text(path):
         return to_text(handle.read(), errors='surrogate_or_strict')
 
 
+def read_template(module, what):
+    """The text of the module's html_template option (a Jinja2 page users can give), or None for the default page;
+    a file that cannot be read ends the module with a message naming the option, the path and the fix."""
+    path = module.params.get('html_template')
+    if not path:
+        return None
+    text = read_text(path)
+    if text is None:
+        module.fail_json(msg='%s: html_template=%s cannot be read. Fix: give the path of a Jinja2 template file, or leave '
+                             'html_template out for the default page. Nothing was written.' % (what, path))
+    return text
+
+
 def write_atomic(module, path, content):
     """Write through a temporary file in the same directory, then rename (no half-written report)."""
     directory = os.path.dirname(path) or '.'

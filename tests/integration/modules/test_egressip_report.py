@@ -62,7 +62,7 @@ def test_a_users_html_template_replaces_the_page_and_a_missing_one_is_named(run_
         assert handle.read() == '<p>PASSED: 1 healthy</p>\n'
     missing = run_module('egressip_report', {'kind': 'verify', 'data': VERIFY, 'dest': str(tmp_path / 'other'), 'formats': ['html'],
                                              'html_template': str(tmp_path / 'nope.j2')}, env=NO_TWIN)
-    assert missing['_rc'] != 0 and 'html_template %s cannot be read' % (tmp_path / 'nope.j2') in missing['msg']
+    assert missing['_rc'] != 0 and 'egressip_report: html_template=%s cannot be read' % (tmp_path / 'nope.j2') in missing['msg']
     assert not os.path.exists(str(tmp_path / 'other'))
 
 
