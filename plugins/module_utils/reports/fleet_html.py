@@ -46,7 +46,8 @@ def svg_verdicts(report):
             'aria-label="Clusters per verdict">%s</svg>' % ''.join(parts))
 
 
-TEMPLATE = _html.PAGE_HEAD + '''body { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; margin: 2em; color: #1b1b1b; max-width: 1400px; }
+TEMPLATE = _html.PAGE_HEAD + '''\
+body { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; margin: 2em; color: #1b1b1b; max-width: 1400px; }
 .verdict { font-size: 1.3em; padding: .6em 1em; border-radius: 6px; margin: 0 0 1em 0; }
 .verdict.ok { background: #e4f4e4; border: 2px solid #2e7d32; }
 .verdict.warning { background: #fff8e1; border: 2px solid #b58900; }

@@ -180,7 +180,8 @@ th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-
 th { background: #f1f1f1; }
 '''
 
-TEMPLATE = PAGE_HEAD + '''body { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; margin: 2em; color: #1b1b1b; max-width: 1200px; }
+TEMPLATE = PAGE_HEAD + '''\
+body { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; margin: 2em; color: #1b1b1b; max-width: 1200px; }
 .verdict { font-size: 1.4em; padding: .6em 1em; border-radius: 6px; margin: 0 0 1em 0; }
 .verdict.passed { background: #e4f4e4; border: 2px solid #2e7d32; }
 .verdict.failed { background: #fde4e4; border: 2px solid #c62828; }
