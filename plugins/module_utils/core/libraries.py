@@ -13,7 +13,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+# re-exported: the other module_utils import it from here
 try:
-    import netaddr
+    import netaddr  # noqa: F401 pylint: disable=unused-import
 except ImportError:  # pragma: no cover - reported by the modules that declare it (clients/module.py LIBRARIES)
     netaddr = None
