@@ -80,7 +80,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Builds the report from the records on disk and this one and compares; writes, creates and removes nothing.
   diff_mode:
     support: full

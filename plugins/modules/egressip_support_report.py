@@ -82,7 +82,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Reads and renders; writes no file.
   diff_mode:
     support: full
