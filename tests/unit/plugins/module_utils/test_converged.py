@@ -45,10 +45,10 @@ def _snapshot():
 BASE = converged.fingerprint(_snapshot(), CONFIG)
 
 
-def _changed(mutate, config=CONFIG):
+def _changed(mutate):
     snapshot = _snapshot()
     mutate(snapshot)
-    return converged.fingerprint(snapshot, config) != BASE
+    return converged.fingerprint(snapshot, CONFIG) != BASE
 
 
 def test_the_same_snapshot_and_configuration_have_one_fingerprint():
