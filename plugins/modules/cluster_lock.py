@@ -109,7 +109,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: The Lease is read, never written; a lock held by another run is reported as a warning.
   diff_mode:
     support: full

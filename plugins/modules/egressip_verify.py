@@ -167,7 +167,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: No write at all; label patches are sent as server-side dry runs and no probe pod is created.
   diff_mode:
     support: full

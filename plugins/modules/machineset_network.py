@@ -149,7 +149,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Reads, then sends the patches as server-side dry runs (validated by the API server, stored nowhere).
   diff_mode:
     support: full

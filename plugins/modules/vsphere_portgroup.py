@@ -117,7 +117,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Reads vCenter, reports what would change, writes nothing.
   diff_mode:
     support: full

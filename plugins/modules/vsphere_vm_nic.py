@@ -142,7 +142,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Reads vCenter and the cluster, reports what would change, writes nothing.
   diff_mode:
     support: full

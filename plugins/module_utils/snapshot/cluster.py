@@ -121,6 +121,11 @@ def _entities(client, datacenter, hosts, vms):
 
 # --- the requested configuration as module options, and the whole read ------------------------------
 
+# The EgressModule options of a module whose options are config_argument_spec()'s (preflight, egressip_support_report):
+# the vCenter checks need both names, the address checks netaddr, and the run only reads.
+CONFIG_MODULE = dict(required_together=[('datacenter', 'cluster')], libraries=('netaddr',), supports_check_mode=True)
+
+
 def config_argument_spec():
     """The options of the public variables file (doc fragment ``ocp.egressip.egressip_config``)."""
     return dict(
