@@ -103,6 +103,7 @@ options:
     choices: [enable, verify, failover_drill, support_report, migrate, upgrade, disable, render, guard]
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
+  - ocp.egressip.failure_domains
   - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
