@@ -15,7 +15,7 @@ class ModuleDocFragment(object):
 options:
   failure_domains:
     description:
-      - vSphere failure domains (C(egressip_vsphere.failure_domains), docs/failure-domains.md) - an OpenShift cluster whose
+      - vSphere failure domains (C(egressip_vsphere.failure_domains), docs/how-it-works.md, Failure domains) - an OpenShift cluster whose
         nodes run in several vSphere clusters. Empty (default) - one datacenter and cluster, as before.
       - Not empty - every failure domain of the Infrastructure object (C(spec.platformSpec.vsphere.failureDomains)) is a
         domain; an entry overrides its datacenter, vSphere cluster or any port group key, and a domain without an entry

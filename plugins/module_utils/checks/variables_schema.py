@@ -201,7 +201,7 @@ SCHEMA = {
     'egressip_vsphere': _dict(
         datacenter=_str(), cluster=_str(),
         portgroup=_portgroup(required=('name', 'switch_type', 'switch')),
-        # several vSphere clusters behind one OpenShift cluster (model/failure_domains.py, docs/failure-domains.md)
+        # several vSphere clusters behind one OpenShift cluster (model/failure_domains.py, docs/how-it-works.md, Failure domains)
         failure_domains=Field('list', check=_failure_domains, element=_dict(
             required=('name',), name=_str(), datacenter=_str(), cluster=_str(), portgroup=_portgroup())),
         accept_untested_nsx=_bool()),

@@ -208,10 +208,10 @@ def map_nodes(nodes, machines, domains):
             unmapped.append(node)
         else:
             mapping[name] = domain['name']
+    names = ', '.join(str(domain['name']) for domain in domains)
     findings = [catalogue_finding(
         'failure_domain_node_unmapped',
-        'node %s matches no failure domain of %s: %s' % (_dig(node, 'metadata', 'name'), ', '.join(str(d['name']) for d in domains),
-                                                          _unmapped_reason(node, machines)),
+        'node %s matches no failure domain of %s: %s' % (_dig(node, 'metadata', 'name'), names, _unmapped_reason(node, machines)),
         objects=[{'kind': 'Node', 'name': _dig(node, 'metadata', 'name')}]) for node in unmapped]
     return mapping, findings
 

@@ -128,8 +128,8 @@ def test_region_must_agree_where_both_are_known():
 
 
 def test_machineset_workspace_domain():
-    machineset = {'spec': {'template': {'spec': {'providerSpec': {'value': {'workspace': machine('x', 'C1')['spec']['providerSpec']
-                                                                                            ['value']['workspace']}}}}}}
+    workspace = machine('x', 'C1')['spec']['providerSpec']['value']['workspace']
+    machineset = {'spec': {'template': {'spec': {'providerSpec': {'value': {'workspace': workspace}}}}}}
     assert fd.workspace_domain(fd.machineset_workspace(machineset), domains())['name'] == 'domain-b'
     assert fd.workspace_domain({}, domains()) is None
 
@@ -195,8 +195,8 @@ def findings_of(snap, mode='audit'):
 
 def test_preflight_checks_each_domain_with_its_own_portgroup():
     found = findings_of(two_domain_snapshot())
-    assert not [item for item in found if item['id'] in ('portgroup_missing', 'failure_domain_portgroup_missing',
-                                                          'failure_domain_node_unmapped')]
+    unwanted = ('portgroup_missing', 'failure_domain_portgroup_missing', 'failure_domain_node_unmapped')
+    assert not [item for item in found if item['id'] in unwanted]
 
 
 def test_preflight_flags_the_domain_whose_portgroup_is_missing():
