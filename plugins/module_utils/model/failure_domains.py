@@ -28,20 +28,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig
 
 ZONE_LABEL = 'topology.kubernetes.io/zone'
 REGION_LABEL = 'topology.kubernetes.io/region'
 MACHINE_ANNOTATION = 'machine.openshift.io/machine'
 OPTION = 'egressip_vsphere.failure_domains'
 OVERRIDES = ('datacenter', 'cluster')
-
-
-def _dig(obj, *keys):
-    for key in keys:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
 
 
 def cluster_of_path(path):
