@@ -7,7 +7,7 @@ per domain. The tests build on each other: the vsphere_network role in check mod
 domain's port group on the hosts of that domain's cluster only and each worker's NIC on its own domain's port group, and
 each MachineSet lists its domain's port group; a second run changes nothing; preflight (audit) passes, flags the
 domain whose port group was removed by hand from one of its hosts, and refuses a failure domain name the Infrastructure
-does not have.
+does not have; the role's absent flow (disable's) takes each domain's NICs, MachineSet devices and port group out.
 """
 
 import copy
@@ -124,3 +124,27 @@ def test_preflight_checks_every_domain_and_flags_the_one_whose_portgroup_is_miss
     unmapped['egressip_vsphere']['failure_domains'] = [{'name': 'domain-c'}]
     unknown = [item for item in preflight(run_module, unmapped) if item['id'] == 'failure_domain_unknown']
     assert len(unknown) == 1 and "'domain-c'" in unknown[0]['message'] and 'domain-a, domain-b' in unknown[0]['message']
+
+
+ABSENT = '''
+- name: Take the vSphere secondary network out of every failure domain
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: vsphere_network, state absent
+      ansible.builtin.include_role:
+        name: ocp.egressip.vsphere_network
+        tasks_from: absent
+'''
+
+
+def test_the_absent_flow_takes_each_domains_nics_devices_and_port_group_out(twin, run_playbook, tmp_path):
+    path = tmp_path / 'absent.yml'
+    path.write_text(ABSENT)
+    run = run_playbook(str(path), VARIABLES)
+    assert run.rc == 0, run
+    assert egress_nics(twin) == dict((name, []) for name in DOMAIN_OF)
+    assert all(portgroups == set() for portgroups in egress_portgroups(twin).values()), egress_portgroups(twin)
+    machinesets = twin.custom_objects().list_namespaced_custom_object(*MACHINE_API, 'machinesets')['items']
+    assert all(item['spec']['template']['spec']['providerSpec']['value']['network']['devices'] == [{'networkName': 'VM Network'}]
+               for item in machinesets), machinesets
