@@ -221,3 +221,24 @@ def test_preflight_names_a_domain_whose_cluster_is_not_found():
     snap['vsphere']['domains'][1]['vsphere'] = {'datacenter': None, 'cluster': None, 'not_found': "vSphere cluster 'DC0_C1' not found"}
     found = [item for item in findings_of(snap) if item['id'] == 'vsphere_cluster_not_found']
     assert [item['message'] for item in found] == ["Failure domain domain-b: vSphere cluster 'DC0_C1' not found"]
+
+
+# --- verify per domain ---------------------------------------------------------------------------------
+
+def test_verify_checks_each_node_on_its_own_domains_portgroup():
+    from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_path as vp  # pylint: disable=import-outside-toplevel
+
+    def facts(portgroup, host, vm_name, node, network):
+        read = {'datacenter': 'DC0', 'cluster': host.rsplit('_', 1)[0], 'not_found': None,
+                'hosts': [snaps.host(host, [{'name': 'VM Network', 'vswitch': 'vSwitch0', 'vlan_id': 0},
+                                            {'name': portgroup, 'vswitch': 'vSwitch1', 'vlan_id': 120}])],
+                'distributed_switches': [], 'vms': [dict(snaps.vm(vm_name, 3, [snaps.nic(3), snaps.nic(13, network)]), node=node, host=host)]}
+        return vp.vsphere_facts(read, {'name': portgroup, 'switch_type': 'standard', 'switch': 'vSwitch1'}, [])
+    merged = vp.domain_facts([('domain-a', ['w1'], facts('ocp-egress-a', 'DC0_C0_H0', 'w1', 'w1', 'ocp-egress-a')),
+                              ('domain-b', ['w0'], facts('ocp-egress-b', 'DC0_C1_H0', 'w0', 'w0', 'ocp-egress-b'))])
+    for node, portgroup in (('w1', 'ocp-egress-a'), ('w0', 'ocp-egress-b')):
+        path = vp.vsphere_path(node, merged)
+        assert path['problems'] == [] and path['nic']['network'] == portgroup, (node, path)
+    assert set(merged['vms']) == {'w0', 'w1'} and merged['findings'] == []
+    # without the domains, w0's NIC on domain-b's port group is not on the (first) port group checked
+    assert vp.vsphere_path('w0', dict(merged, by_node={}))['problems']
