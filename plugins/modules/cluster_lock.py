@@ -88,7 +88,7 @@ options:
       - With O(state=released) - the converged record to leave on the Lease (annotation C(egressip.ocp/converged), the
         fingerprint C(ocp.egressip.preflight) returned for a cluster enable left converged,
         docs/how-it-works.md#the-converged-record); an empty string removes it. Unset, the annotation stays as it is.
-      - The record survives other holders of the lock; RV(lock.converged) returns it.
+      - The record survives other holders of the lock; O(state=acquired) returns it as RV(converged).
     type: str
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
