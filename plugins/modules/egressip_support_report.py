@@ -75,6 +75,7 @@ options:
     default: support_report
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
+  - ocp.egressip.failure_domains
   - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested

@@ -132,6 +132,7 @@ options:
     default: false
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
+  - ocp.egressip.failure_domains
   - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
