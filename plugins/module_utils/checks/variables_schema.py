@@ -190,7 +190,8 @@ SCHEMA = {
         cidr=_str(), gateway=_str(), node_address_range=_str(),
         route_metric=_int(0, ROUTE_METRIC_MAX, example=200),
         ip_forwarding=_choice('per_interface', 'global', 'external'),
-        ipv6=_dict(required=('cidr', 'gateway', 'node_address_range'), cidr=_str(), gateway=_str(), node_address_range=_str())),
+        ipv6=_dict(required=('cidr', 'gateway', 'node_address_range'), cidr=_str(), gateway=_str(), node_address_range=_str(),
+                   route_metric=_int(0, ROUTE_METRIC_MAX, example=210))),
     'egressip_nodes': _dict(selector=Field('raw', check=_node_selector)),
     'egressip_objects': Field('list', element=_dict(
         required=('name', 'egress_ips', 'namespace_selector'),
