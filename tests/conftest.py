@@ -2,7 +2,7 @@
 
 - `twin` (module scope): a fresh twin for each test module; a module may set
   `TWIN_OPTIONS = {'workers': 5, 'nmstate_version': '2.2.43', ...}` (arguments of tests/twin/ctl.py start;
-  `nns_refresh` defaults to 2 s here).
+  `nns_refresh` defaults to 2 s here; `dual_stack: True` for a dual-stack twin).
 - `run_module(name, args, check=False, diff=False, env=None)`: runs a module of this
   collection as Ansible does (a separate Python process reading an args file) and returns
   its result dict.

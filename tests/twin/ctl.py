@@ -100,7 +100,7 @@ def _vcsim_certificates(state_dir):
 
 def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1.0, binary=None, random_seed=None,
           nmstate_version=None, nns_refresh=None, nmstate_retry_backoff=None, tuned_delay=None,
-          carrier_loss=None, carrier_loss_delay=None, vcsim_max_objects=None):
+          carrier_loss=None, carrier_loss_delay=None, vcsim_max_objects=None, dual_stack=False):
     """Start both processes; returns the settings written to <state_dir>/env as a dict.
 
     nmstate_version: the NMState handler's nmstate release (default 2.2.38, before routes could name a
@@ -108,6 +108,8 @@ def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1
     carrier_loss: 'remove' (default, NetworkManager without ignore-carrier: the secondary address goes
     carrier_loss_delay seconds, default 4, after the vNIC is disconnected) or 'keep' (ignore-carrier).
     vcsim_max_objects: the property collector's own page limit (objects per RetrievePropertiesEx page; default none).
+    dual_stack: nodes with IPv4 and IPv6 primary addresses, IPv6 cluster and service networks, an IPv6 echo target
+    (tests/twin/README.md, "Dual stack"); default IPv4 only.
     """
     state_dir = os.path.abspath(state_dir)
     if status(state_dir):
@@ -138,6 +140,8 @@ def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1
                             ('--carrier-loss', carrier_loss), ('--carrier-loss-delay', carrier_loss_delay)):
             if value is not None:
                 nmstate_args += [flag, str(value)]
+        if dual_stack:
+            nmstate_args.append('--dual-stack')
         kube = _spawn([sys.executable, '-m', 'twin.kube', '--listen', '127.0.0.1:0', '--state-dir', state_dir,
                        '--vcsim-state', os.path.join(state_dir, 'vcsim.json'), '--probe-interval', str(probe_interval)]
                       + nmstate_args, kube_log, env=env, cwd=TESTS_DIR)
@@ -247,6 +251,8 @@ def main(argv=None):
     parser.add_argument('--nns-refresh', type=float, default=None, help='seconds between NodeNetworkState refreshes (default 60)')
     parser.add_argument('--carrier-loss', choices=['remove', 'keep'], default=None,
                         help='NetworkManager on carrier loss of the secondary vNIC: remove its address (default) or keep it (ignore-carrier)')
+    parser.add_argument('--dual-stack', action='store_true',
+                        help='dual-stack cluster: IPv4 and IPv6 node addresses, cluster and service networks, an IPv6 echo target')
     args = parser.parse_args(argv)
     try:
         if args.action == 'build':
@@ -255,7 +261,7 @@ def main(argv=None):
             settings = start(args.dir, workers=args.workers, masters=args.masters, hosts=args.hosts,
                              probe_interval=args.probe_interval, random_seed=args.random_seed,
                              nmstate_version=args.nmstate_version, nns_refresh=args.nns_refresh, tuned_delay=args.tuned_delay,
-                             carrier_loss=args.carrier_loss)
+                             carrier_loss=args.carrier_loss, dual_stack=args.dual_stack)
             _log('vCenter simulator: %s (datacenter %s, cluster %s)'
                  % (settings['TWIN_VCSIM_URL'], settings['TWIN_DATACENTER'], settings['TWIN_CLUSTER']))
             _log('Kubernetes API:    %s (kubeconfig %s)' % (settings['TWIN_KUBE_URL'], settings['KUBECONFIG']))
