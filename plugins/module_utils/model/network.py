@@ -231,6 +231,23 @@ def _outside(names, network, gateway, pool, text_range):
     return findings
 
 
+def _not_global_unicast(field, network):
+    """A refusal for a link-local, loopback or multicast subnet: OVN-Kubernetes drops host-cidrs that are not global
+    unicast (util.GetSecondaryHostNetworkContainingIP), so no egress IP could ever be placed in it."""
+    if network.ip.is_link_local():
+        what = 'link-local'
+    elif network.ip.is_loopback():
+        what = 'loopback'
+    elif network.ip.is_multicast():
+        what = 'multicast'
+    else:
+        return None
+    return catalogue_finding(
+        'secondary_cidr_not_global_unicast', '%s %s is a %s network: OVN-Kubernetes places egress IPs only in global unicast host '
+        'networks.' % (field, network, what), objects=[{'kind': 'option', 'name': field}],
+        remedy='choose a global unicast subnet for %s, e.g. %s.' % (field, EXAMPLES[network.version]))
+
+
 def parse_family(values, field_prefix='', needs=FAMILY_KEYS, finding_id=INVALID):
     """(Family or None, findings) from {cidr, gateway, node_address_range}: every problem is reported, not only the first."""
     values = dict((key, (values or {}).get(key)) for key in FAMILY_KEYS)
@@ -239,6 +256,7 @@ def parse_family(values, field_prefix='', needs=FAMILY_KEYS, finding_id=INVALID)
     if findings:
         return None, findings
     network, error = parse_cidr(names['cidr'], values['cidr'], finding_id)
+    error = error or _not_global_unicast(names['cidr'], network)
     findings = [error] if error else _missing(names, ('gateway', 'node_address_range'), values, needs, finding_id)
     if findings:
         return None, findings

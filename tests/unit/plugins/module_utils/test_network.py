@@ -307,3 +307,19 @@ def test_flat_options_are_mutually_exclusive_with_network():
     assert net_model.exclusive_with(('cidr', 'ipv6_cidr'), 'secondary_network') == [['secondary_network', 'cidr'], ['secondary_network', 'ipv6_cidr']]
     spec = net_model.flat_argument_spec(('cidr', 'route_metric', 'ipv6'))
     assert spec['route_metric'] == {'type': 'int'} and 'default' not in spec['cidr'] and set(spec['ipv6']['options']) == set(net_model.FAMILY_KEYS)
+
+
+@pytest.mark.parametrize('cidr, what', [('fe80::/64', 'link-local'), ('169.254.20.0/24', 'link-local'), ('ff05::/64', 'multicast'),
+                                        ('127.0.0.0/8', 'loopback')])
+def test_a_network_that_is_not_global_unicast_is_refused(cidr, what):
+    findings = parse({'cidr': '10.20.0.0/24', 'ipv6': {'cidr': cidr}}, 'egressip_network.', needs=('cidr',))[1] if ':' in cidr else \
+        parse({'cidr': cidr}, 'egressip_network.', needs=('cidr',))[1]
+    assert [item['id'] for item in findings] == ['secondary_cidr_not_global_unicast']
+    assert 'is a %s network: OVN-Kubernetes places egress IPs only in global unicast host networks' % what in findings[0]['message']
+    assert parse({'cidr': 'fd00:20::/64'}, needs=('cidr',))[1] == []  # unique-local is global unicast
+
+
+def test_the_ipv6_gateway_must_be_in_the_ipv6_cidr():
+    findings = parse(dict(NETWORK, ipv6=dict(IPV6, gateway='fd00:99::1')), 'egressip_network.')[1]
+    assert [item['id'] for item in findings] == ['node_gateway_outside_cidr']
+    assert 'egressip_network.ipv6.gateway fd00:99::1 is not inside egressip_network.ipv6.cidr fd00:20::/64' in findings[0]['message']
