@@ -68,12 +68,12 @@ def _family_not_in_cluster(ctx, family, families):
     ips = [ip for entry in ctx.objects for ip in entry.get('egress_ips') or []
            if pc.address_of(ip) is not None and pc.address_of(ip).version == family.version]
     other = sorted(families)[0]
+    requested = ' (%s requested)' % pc.names_text(ips, 5) if ips else ''
     return catalogue_finding(
         'secondary_family_not_in_cluster',
         '%scidr %s is IPv%d but the cluster runs IPv%d only (clusterNetwork %s): pods have no IPv%d address, so no traffic '
-        'would ever leave through an IPv%d egress IP%s.' % (family.field, family.cidr, family.version, other, ', '.join(families[other]),
-                                                         family.version, family.version,
-                                                         ' (%s requested)' % pc.names_text(ips, 5) if ips else ''),
+        'would ever leave through an IPv%d egress IP%s.'
+        % (family.field, family.cidr, family.version, other, ', '.join(families[other]), family.version, family.version, requested),
         objects=[{'kind': 'option', 'name': family.field + 'cidr'}], severity=ERROR if ips else WARNING)
 
 

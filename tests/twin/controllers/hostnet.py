@@ -25,6 +25,7 @@ def configure_stack(dual_stack=False):
     STACK["dual"] = bool(dual_stack)
     return dict(STACK)
 
+
 # What NetworkManager does when a secondary vNIC loses its carrier (DOMAIN.md section 6).
 CARRIER_LOSS_MODES = ("remove", "keep")
 # NetworkManager's LINK_DISCONNECT_DELAY (src/nm-device.c): seconds before it acts on a lost carrier.

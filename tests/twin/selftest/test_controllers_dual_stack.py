@@ -136,8 +136,8 @@ def test_the_wire_answers_over_ipv6_with_the_ipv6_egress_ip(cluster):
     cluster.pod("other", "six", command=ECHO6)
     cluster.settle()
     node = cluster.store.get("pods", "six", namespace="other")["spec"]["nodeName"]
-    assert cluster.store.get_log("other", "six") == next(a["address"] for a in cluster.node(node)["status"]["addresses"]
-                                                      if a["type"] == "InternalIP" and ":" in a["address"])
+    ipv6 = [a["address"] for a in cluster.node(node)["status"]["addresses"] if a["type"] == "InternalIP" and ":" in a["address"]]
+    assert cluster.store.get_log("other", "six") == ipv6[0]
 
 
 def test_ipv6_egress_traffic_needs_ipv6_forwarding(cluster):
