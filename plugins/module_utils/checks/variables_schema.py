@@ -197,7 +197,7 @@ SCHEMA = {
         required=('name', 'egress_ips', 'namespace_selector'),
         name=_str(), egress_ips=Field('list', element=_str()), namespace_selector=Field('raw'), pod_selector=Field('raw'))),
     'egressip_verify': _dict(
-        wire=_dict(echo_target=_str(), namespaces=Field('map', element=_str()), create_namespace=_bool(), image=_str(),
+        wire=_dict(echo_target=_str(), echo_target_ipv6=_str(), namespaces=Field('map', element=_str()), create_namespace=_bool(), image=_str(),
                    timeout=_int(1, example=60), probes=_int(1, example=1)),
         remediate=_bool()),
     'egressip_drill': _dict(
