@@ -83,6 +83,13 @@ options:
         (keys C(pid), C(start), C(process_group_leader)). Without it the renewal goes on until the Lease is released
         or the C(async) limit ends the job.
     type: dict
+  converged:
+    description:
+      - With O(state=released) - the converged record to leave on the Lease (annotation C(egressip.ocp/converged), the
+        fingerprint C(ocp.egressip.preflight) returned for a cluster enable left converged,
+        docs/how-it-works.md#the-converged-record); an empty string removes it. Unset, the annotation stays as it is.
+      - The record survives other holders of the lock; RV(lock.converged) returns it.
+    type: str
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
   - ocp.egressip.progress
@@ -150,9 +157,13 @@ lock:
   description:
     - The Lease after the task - C(namespace), C(name), C(holder), C(details) (C(user), C(host), C(playbook), C(pid)),
       C(acquire_time), C(renew_time), C(lease_duration_seconds), C(lease_transitions), C(expires_at), C(expired),
-      C(resource_version); null when there is none.
+      C(resource_version), C(converged) (the converged record, or null); null when there is none.
   returned: always
   type: dict
+converged:
+  description: With O(state=acquired), the converged record on the Lease before this task (null when none).
+  returned: with O(state=acquired)
+  type: str
 owner:
   description: The ansible-playbook process of this run (C(pid), C(start), C(process_group_leader), C(playbooks)), or null.
   returned: always
@@ -242,6 +253,7 @@ def main():
             holder=dict(type='str'),
             playbook=dict(type='str'),
             owner=dict(type='dict'),
+            converged=dict(type='str'),
         ),
         progress=PROGRESS_TRIES, supports_check_mode=True,
     )
@@ -265,8 +277,11 @@ def main():
             changed, written, previous = acquire(module.check_mode, store, holder, details, params)
             result.update(changed=changed, acquired=not module.check_mode, previous_holder=previous)
             result['lock'] = lease.describe(written, lease.now())
+            # read before taking it (check mode writes nothing): what preflight compares its fingerprint with
+            result['converged'] = (before or {}).get('converged')
         else:
-            changed, written, info = release(store, holder) if not module.check_mode else (False, None, before)
+            changed, written, info = (release(store, holder, converged=params['converged']) if not module.check_mode
+                                      else (False, None, before))
             result.update(changed=changed, released=changed, lock=lease.describe(written, lease.now()))
             if not changed and info and info['holder'] and info['holder'] != holder:
                 _lost(module, result, params, info)

@@ -106,6 +106,15 @@ options:
           - The VLAN the port group must have on the ESXi host each VM runs on now (C(blackhole_portgroup_vlan_mismatch));
             without it, the VLAN most hosts give the port group.
         type: int
+  vcenter_facts:
+    description:
+      - The vCenter facts a C(ocp.egressip.preflight) of the same run read (its RV(ocp.egressip.preflight#module:vcenter) result,
+        with O(ocp.egressip.preflight#module:vcenter_facts=true)), taken instead of reading vCenter again for the first look;
+        a second look (after remediation) reads vCenter.
+      - Only for a run that wrote nothing since that preflight (the enable playbook passes it when its converged record let it
+        skip every step, docs/how-it-works.md#the-converged-record); otherwise the facts are stale.
+      - Used with O(datacenter), O(cluster) and O(portgroup) only.
+    type: dict
   remediate:
     description:
       - Remove the egress-assignable label of the egress nodes whose secondary path is broken, so OVN-Kubernetes moves
@@ -362,6 +371,7 @@ def argument_spec():
         datacenter=dict(type='str'),
         cluster=dict(type='str'),
         portgroup=portgroup_argument_spec(),
+        vcenter_facts=dict(type='dict'),
         remediate=dict(type='bool', default=False),
         remediation_limit=dict(type='int'),
         remediation_hold_down=dict(type='int', default=0),
@@ -399,7 +409,7 @@ def vsphere_options(module):
         return None
     module.require('pyvmomi', reason='to check the node VMs (datacenter given)')
     return {'vcenter': lambda: module.vsphere, 'datacenter': params['datacenter'], 'cluster': params['cluster'],
-            'portgroup': params['portgroup']}
+            'portgroup': params['portgroup'], 'facts': params['vcenter_facts']}
 
 
 class Verification(object):
@@ -418,6 +428,8 @@ class Verification(object):
 
     def once(self):
         snapshot = vio.read_verify_snapshot(self.module.k8s, self.vsphere)
+        if self.vsphere:
+            self.vsphere['facts'] = None  # the preflight's facts serve the first look only
         result = _verify.evaluate(snapshot, cidr=self.cidr, names=self.names, expected=self.expected,
                                   gateway=self.gateways or None)
         if self.vsphere is None:

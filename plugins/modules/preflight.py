@@ -101,6 +101,35 @@ options:
         finding C(vcenter_privilege_missing). Needs O(datacenter) and O(cluster); unset, no privilege is checked.
     type: str
     choices: [enable, verify, failover_drill, support_report, migrate, upgrade, disable, render, guard]
+  converged:
+    description:
+      - The converged record (docs/how-it-works.md#the-converged-record). Given, the module returns the fingerprint of this
+        snapshot in RV(fingerprint) (a hash of every part of the cluster and vCenter enable's vSphere network, node network,
+        egress node and EgressIP steps decide from, and of their configuration) and whether it equals O(converged.record) in
+        RV(converged).
+    type: dict
+    suboptions:
+      record:
+        description: The recorded fingerprint (the cluster lock Lease's C(egressip.ocp/converged) annotation); empty for none.
+        type: str
+        default: ''
+      steps:
+        description: The step roles' options the run uses (part of the configuration hashed).
+        type: dict
+        default: {}
+      collection_version:
+        description: This collection's version (part of the configuration hashed).
+        type: str
+      only:
+        description: Read and return the fingerprint only, without the checks (enable's record of a run that wrote).
+        type: bool
+        default: false
+  vcenter_facts:
+    description:
+      - Return the vCenter part of the snapshot as RV(vcenter), for a step of the same run that may use it instead of reading
+        vCenter again (the verify of an enable that skipped its steps, O(ocp.egressip.egressip_verify#module:vcenter_facts)).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
   - ocp.egressip.egressip_network
@@ -250,6 +279,20 @@ checked:
   returned: always
   type: dict
   sample: {vcenter: true, pods: true}
+fingerprint:
+  description: The fingerprint of the converged record for this snapshot and configuration (model/converged.py).
+  returned: when O(converged) is given
+  type: str
+  sample: v1:5f1c0d7e9a2b4c6d8e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d
+converged:
+  description:
+    - Whether RV(fingerprint) equals O(converged.record) and no finding is an error, so enable may skip its steps.
+  returned: when O(converged) is given
+  type: bool
+vcenter:
+  description: The vCenter part of the snapshot (hosts, switches, the node VMs and their NICs); null when vCenter was not read.
+  returned: when O(vcenter_facts=true) (with O(converged), only when RV(converged) is true)
+  type: dict
 msg:
   description: On failure, every error finding with its remedy in one message.
   returned: failure
@@ -270,6 +313,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster impo
     read_snapshot,
 )
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.tls import tls_findings
+from ansible_collections.ocp.egressip.plugins.module_utils.model import converged as _converged
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.variables_schema import check as check_variables
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
@@ -287,6 +331,9 @@ def argument_spec():
         takes_lock=dict(type='bool', default=True),
         guard=dict(type='bool', default=False),
         vcenter_privileges=dict(type='str', choices=list(PLAYBOOKS)),
+        converged=dict(type='dict', options=dict(record=dict(type='str', default=''), steps=dict(type='dict', default={}),
+                                                 collection_version=dict(type='str'), only=dict(type='bool', default=False))),
+        vcenter_facts=dict(type='bool', default=False),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
@@ -306,9 +353,29 @@ def run(module):
         return result_of({'vsphere': None}, module.params, permissions, checks=False)
     wanted = module.params['vcenter_privileges']
     snapshot = read_snapshot(module, vcenter_privileges(wanted, (module.params['portgroup'] or {}).get('switch_type')) if wanted else None)
+    converged = converged_result(snapshot, module.params['converged'], variables)
+    if converged.get('only'):
+        return {'fingerprint': converged['fingerprint'], 'converged': converged['converged']}
     privileges = vcenter_findings((snapshot['vsphere'] or {}).get('privileges'), module.params['vcenter_privileges'])
     tls = tls_findings(module.k8s.connection, module.params['vsphere'] if snapshot['vsphere'] is not None else None)
-    return result_of(snapshot, module.params, permissions + privileges + tls)
+    result = result_of(snapshot, module.params, permissions + privileges + tls)
+    if converged:
+        # converged only when nothing stands in the way: an error finding makes the run stop before the steps anyway
+        result.update(fingerprint=converged['fingerprint'], converged=converged['converged'] and result['summary']['ok'])
+    if module.params['vcenter_facts'] and result.get('converged', True):
+        result['vcenter'] = dict((key, value) for key, value in (snapshot['vsphere'] or {}).items() if key != 'privileges') or None
+    return result
+
+
+def converged_result(snapshot, options, variables):
+    """{'fingerprint', 'converged', 'only'} of the converged record (model/converged.py), or {} when not asked."""
+    if not options:
+        return {}
+    if variables is None:  # module options: the same values under the public names
+        variables = dict(('egressip_' + key, value) for key, value in (snapshot.get('config') or {}).items())
+    config = _converged.step_config(variables, options['steps'], options['collection_version'])
+    current = _converged.fingerprint(snapshot, config)
+    return {'fingerprint': current, 'converged': _converged.converged(options['record'], current), 'only': options['only']}
 
 
 def permission_findings(module):

@@ -34,7 +34,8 @@ VLAN_MAX = 4094
 SELECTOR_OPERATORS = ('In', 'NotIn', 'Exists', 'DoesNotExist')
 LABEL_SELECTOR_KEYS = ('matchLabels', 'matchExpressions')
 # Variables that playbooks of this collection set for their own steps: not part of the file, never refused.
-PLAYBOOK_VARIABLES = ('egressip_enable_pending', 'egressip_fleet_failure')
+PLAYBOOK_VARIABLES = ('egressip_enable_pending', 'egressip_fleet_failure', 'egressip_enable_converged', 'egressip_enable_steps',
+                      'egressip_enable_wrote', 'egressip_enable_record', 'egressip_enable_collection')
 SECRET_SHOWN = '(secret value not shown)'
 SHOWN_MAX = 160
 TRUE_STRINGS = ('y', 'yes', 'on', '1', 'true', 't')
@@ -209,6 +210,8 @@ SCHEMA = {
     'egressip_hosts': _str(),
     'egressip_rollout': Field('raw', check=_rollout),
     'egressip_max_fail_percentage': Field('number', minimum=0, maximum=100, example=0),
+    # enable skips its steps on a cluster its converged record says has not changed (docs/how-it-works.md#the-converged-record)
+    'egressip_skip_when_converged': _bool(),
     # kubernetes.core's option names (clients/k8s.py k8s_argument_spec), vmware.vmware's (clients/vsphere_options.py)
     'egressip_kubernetes': _dict(
         kubeconfig=Field('raw', secret=True), context=_str(), host=_str(), api_key=Field('str', secret=True), validate_certs=_bool(),

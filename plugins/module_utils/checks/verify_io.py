@@ -84,11 +84,15 @@ def relevant_nodes(nodes, egressips):
     return [node for node in nodes if (node.get('metadata') or {}).get('name') in hosting or is_egress_assignable(node)]
 
 
-def read_vsphere(vcenter, datacenter, cluster, portgroup, nodes):
+def read_vsphere(vcenter, datacenter, cluster, portgroup, nodes, facts=None):
     """The vSphere facts of verify: the run's one vCenter session (``vcenter()``), the preflight's batched read, converted by
-    _verify_path.vsphere_facts."""
-    client = vcenter()
-    vcenter = read_vcenter(client, datacenter, cluster, nodes)
+    _verify_path.vsphere_facts. facts: what a preflight of this run read (snapshot.cluster.read_vcenter), used instead."""
+    if facts:
+        # preflight read the VMs of every node: keep those verify reads
+        names = set((node.get('metadata') or {}).get('name') for node in nodes)
+        vcenter = dict(facts, vms=[vm for vm in facts.get('vms') or [] if vm.get('node') in names])
+    else:
+        vcenter = read_vcenter(vcenter(), datacenter, cluster, nodes)
     vcenter.setdefault('datacenter', datacenter)
     return _verify_path.vsphere_facts(vcenter, portgroup, nodes)
 
@@ -99,7 +103,7 @@ def read_verify_snapshot(k8s, vsphere_options=None):
     vsphere = None
     if vsphere_options:
         vsphere = read_vsphere(vsphere_options['vcenter'], vsphere_options['datacenter'], vsphere_options['cluster'],
-                               vsphere_options['portgroup'], relevant_nodes(nodes, egressips))
+                               vsphere_options['portgroup'], relevant_nodes(nodes, egressips), vsphere_options.get('facts'))
     snapshot = _verify.build_snapshot(nodes, egressips, nns=nns, vsphere=vsphere)
     snapshot['notes'] = notes
     snapshot['forwarding'] = read_forwarding(k8s, notes)
@@ -218,8 +222,12 @@ def _list_probe_pods(k8s, run_id):
     return kube.list_objects(k8s, kube.PODS, label_selector=selector)
 
 
+FIRST_POD_POLL = 0.2
+
+
 def _wait_pods(k8s, run_id, count, timeout, clock, interval):
     deadline = clock.now() + timeout + POD_LIST_MARGIN
+    tries = 0
     while True:
         pods = _list_probe_pods(k8s, run_id)
         finished = [pod for pod in pods if (pod.get('status') or {}).get('phase') in ('Succeeded', 'Failed')]
@@ -227,7 +235,9 @@ def _wait_pods(k8s, run_id, count, timeout, clock, interval):
                       % (run_id, len(finished), count, timeout))
         if len(finished) >= count or clock.now() >= deadline:
             return sorted(pods, key=lambda pod: (pod['metadata'].get('namespace'), pod['metadata'].get('name')))
-        clock.sleep(interval)
+        # a probe pod takes about a second: the first looks come sooner (0.2 s, doubling up to the interval)
+        clock.sleep(min(interval, FIRST_POD_POLL * 2 ** tries))
+        tries += 1
 
 
 def _log(k8s, pod):

@@ -28,6 +28,7 @@ DEFAULT_NAME = 'egressip-lock'
 DEFAULT_NAMESPACE = 'openshift-machine-api'
 MANAGED_BY = {'egressip.ocp/managed-by': 'ocp.egressip'}
 ANNOTATION = 'egressip.ocp/lock-'
+CONVERGED_ANNOTATION = 'egressip.ocp/converged'  # the converged record of enable (model/converged.py); kept across holders
 DETAIL_KEYS = ('user', 'host', 'playbook', 'pid', 'module')
 _TIME_RE = re.compile(r'^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$')
 UTC = datetime.timezone.utc
@@ -80,6 +81,7 @@ def describe(lease, moment):
         'resource_version': lease['metadata'].get('resourceVersion'),
     }
     info['details'] = dict((key, annotations.get(ANNOTATION + key)) for key in DETAIL_KEYS if annotations.get(ANNOTATION + key))
+    info['converged'] = annotations.get(CONVERGED_ANNOTATION) or None
     return info
 
 
@@ -148,13 +150,22 @@ def renewed(lease, duration, moment):
     return dict(lease, spec=spec)
 
 
-def released(lease, moment):
-    """No holder any more; transitions and duration stay, so the next holder counts on from there."""
+def released(lease, moment, converged=None):
+    """No holder any more; transitions and duration stay, so the next holder counts on from there.
+
+    converged: the converged record to leave on the Lease (its CONVERGED_ANNOTATION, model/converged.py); '' removes it,
+    None keeps what is there."""
     spec = dict((key, value) for key, value in (lease.get('spec') or {}).items() if key not in ('holderIdentity', 'acquireTime'))
     spec['renewTime'] = micro_time(moment)
     lease = dict(lease, spec=spec)
     lease['metadata'] = dict(lease['metadata'])
-    return _with_holder_annotations(lease, {})
+    lease = _with_holder_annotations(lease, {})
+    if converged is not None:
+        annotations = dict((key, value) for key, value in lease['metadata']['annotations'].items() if key != CONVERGED_ANNOTATION)
+        if converged:
+            annotations[CONVERGED_ANNOTATION] = converged
+        lease['metadata']['annotations'] = annotations
+    return lease
 
 
 class LeaseStore(object):

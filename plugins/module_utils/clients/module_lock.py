@@ -80,14 +80,14 @@ def acquire(check_mode, store, holder, details, params, timeout_name='egressip_l
         time.sleep(min(params['poll_interval'], max(0.1, params['wait_timeout'] - waited)))
 
 
-def release(store, holder, moment_fn=lease.now):
-    """Give the Lease up if ``holder`` has it: (released, Lease after, what it said before)."""
+def release(store, holder, moment_fn=lease.now, converged=None):
+    """Give the Lease up if ``holder`` has it: (released, Lease after, what it said before). converged: lease.released's."""
     for _attempt in range(CONFLICT_RETRIES):
         current = store.read()
         info = lease.describe(current, moment_fn())
         if info is None or info['holder'] != holder:
             return False, current, info
-        if store.replace(lease.released(current, moment_fn())) is not None:
+        if store.replace(lease.released(current, moment_fn(), converged)) is not None:
             return True, store.read(), info
     raise ModuleFailure('Lease %s/%s kept changing while releasing it (409 Conflict %d times).' % (store.namespace, store.name, CONFLICT_RETRIES))
 

@@ -264,9 +264,10 @@ def what_if_checks(snap, node, trigger, carrier_loss=None):
         raise ValueError('node %s is not in the snapshot (nodes: %s)' % (node, ', '.join(sorted(snap['nodes']))))
 
 
-def _what_if(settled_snap, uncertain, node, trigger, budget, carrier_loss=None):
-    before = ps.Model(settled_snap)
-    kept_before, _pending, _invalid = ps.assignments(before, settled_snap)
+def _what_if(settled_snap, uncertain, node, trigger, budget, carrier_loss=None, kept_before=None):
+    """kept_before: ps.assignments of the settled snapshot (the same for every node; what_if_all computes it once)."""
+    if kept_before is None:
+        kept_before = ps.assignments(ps.Model(settled_snap), settled_snap)[0]
     on_node = sorted(item for item, host in kept_before.items() if host == node)
     result = {'node': node, 'trigger': trigger, 'effect': 'none', 'moved': [], 'unassigned': [],
               'blackholed': [], 'exact': not uncertain, 'notes': [TRIGGERS[trigger]]}
@@ -279,12 +280,14 @@ def _what_if(settled_snap, uncertain, node, trigger, budget, carrier_loss=None):
         result['notes'].append(CARRIER_LOSS[result['carrier_loss']] + (
             '' if carrier_loss else ' (assumed: NetworkManager default; not read from the node)'))
         if result['carrier_loss'] == 'keep':
+            before = ps.Model(settled_snap)
             secondary = [item for item in on_node if before.kind(node, item[1]) == 'secondary']
             result['blackholed'] = [{'egressip': name, 'ip': ip} for name, ip in secondary]
             result['effect'] = 'blackhole' if secondary else 'none'
             return result
         model_trigger = 'subnet_gone'
-    if model_trigger not in ps.MOVING:
+    if model_trigger not in ps.MOVING or not on_node:
+        # a node that hosts no egress IP moves none when it fails: OVN-K reassigns only the IPs of the failed node
         return result
     after = ps.Model(settled_snap, failed=node, trigger=model_trigger)
     still = _still_valid(after, settled_snap, node)
@@ -323,7 +326,8 @@ def what_if_all(snap, trigger='unlabel', nodes=None, budget=BUDGET, carrier_loss
     for name in names:
         what_if_checks(snap, name, trigger, per_node.get(name))
     settled_snap, uncertain = settle(snap, budget)
-    return [_what_if(settled_snap, uncertain, name, trigger, budget, per_node.get(name)) for name in names]
+    kept_before = ps.assignments(ps.Model(settled_snap), settled_snap)[0]
+    return [_what_if(settled_snap, uncertain, name, trigger, budget, per_node.get(name), kept_before) for name in names]
 
 
 def single_points_of_failure(what_ifs):

@@ -67,12 +67,75 @@ def test_apply_assigns_every_egress_ip_on_the_secondary_network(twin, run_playbo
 
 
 def test_second_run_changes_nothing(twin, run_playbook):
+    """Every step runs (the converged record is not used) and finds nothing to write."""
     before = _assigned(twin)
+    run = run_playbook('playbooks/enable.yml', extra_vars=[TWIN_VARS, {'egressip_skip_when_converged': False}])
+    assert run.rc == 0, run
+    assert run.changed == 0, run
+    assert SKIPPING not in run.stdout, run
+    assert _assigned(twin) == before
+    assert 'Nothing changed: every step was already as the variables ask.' in run.stdout
+
+
+SKIPPING = 'Skipping the vSphere network, node network, egress node and EgressIP steps'
+CONVERGED = 'egressip.ocp/converged'
+
+
+def _record(twin):
+    from kubernetes import client  # pylint: disable=import-outside-toplevel
+    lease = client.CoordinationV1Api(twin.api_client()).read_namespaced_lease('egressip-lock', 'openshift-machine-api')
+    return (lease.metadata.annotations or {}).get(CONVERGED)
+
+
+def _vm_device_reads(twin):
+    """PropertyCollector retrievals of the VMs' devices in vcsim's log (a read of every VM's NICs is one of them)."""
+    return twin.vcsim_requests()['counts'].get('RetrievePropertiesEx', 0)
+
+
+def test_a_converged_cluster_skips_the_steps_and_still_verifies(twin, run_playbook):
+    """The apply recorded the converged fingerprint on the lock Lease; a rerun with nothing changed skips the four steps,
+    verifies (with the vCenter facts preflight read) and keeps the record."""
+    record = _record(twin)
+    assert record and record.startswith('v1:'), record
+    _reset(twin)
+    full = run_playbook('playbooks/enable.yml', extra_vars=[TWIN_VARS, {'egressip_skip_when_converged': False}])
+    assert full.rc == 0, full
+    full_reads = _vm_device_reads(twin)
+    _reset(twin)
     run = run_playbook('playbooks/enable.yml', extra_vars=TWIN_VARS)
     assert run.rc == 0, run
     assert run.changed == 0, run
-    assert _assigned(twin) == before
-    assert 'Nothing changed: every step was already as the variables ask.' in run.stdout
+    assert SKIPPING in run.stdout and record in run.stdout, run
+    for step in ('One vmxnet3 NIC per selected node VM', 'Base address and gateway route', 'Label k8s.ovn.org/egress-assignable',
+                 'Apply the EgressIP objects'):
+        assert 'skipping: [localhost]' in run.stdout.split(step, 1)[1].split('TASK [', 1)[0], step
+    assert '2 egress IP(s), 2 assigned, 2 healthy' in run.stdout, run
+    assert kube_writes(twin) == 4, 'the wire check only: its namespace and pod, created and deleted'
+    assert not vcsim_writes(twin)
+    assert _vm_device_reads(twin) < full_reads, 'verify took the vCenter facts preflight read'
+    assert _record(twin) == record
+
+
+def test_drift_by_hand_runs_the_steps_again_and_records_anew(twin, run_playbook):
+    """A label removed by hand changes the fingerprint: the steps run and put it back; the next run skips again. Check mode
+    and a changed step option record nothing."""
+    record = _record(twin)
+    node = sorted(_assigned(twin).values())[0]
+    twin.core_v1().patch_node(node, {'metadata': {'labels': {'k8s.ovn.org/egress-assignable': None}}})
+    check = run_playbook('playbooks/enable.yml', extra_vars=TWIN_VARS, check=True)
+    assert check.rc == 0 and SKIPPING not in check.stdout and check.changed > 0, check
+    assert _record(twin) == record, 'check mode records nothing'
+    run = run_playbook('playbooks/enable.yml', extra_vars=TWIN_VARS)
+    assert run.rc == 0, run
+    assert SKIPPING not in run.stdout, run
+    assert run.changed > 0, run
+    assert 'k8s.ovn.org/egress-assignable' in twin.core_v1().read_node(node).metadata.labels
+    assert _record(twin) not in (None, record)
+    again = run_playbook('playbooks/enable.yml', extra_vars=TWIN_VARS)
+    assert again.rc == 0 and again.changed == 0 and SKIPPING in again.stdout, again
+    # another value of a step option is another configuration: every step runs
+    other = run_playbook('playbooks/enable.yml', extra_vars=[TWIN_VARS, {'egress_nodes_wait_timeout': 121}])
+    assert other.rc == 0 and other.changed == 0 and SKIPPING not in other.stdout, other
 
 
 def test_check_mode_on_the_enabled_cluster_reports_no_change_and_writes_nothing(twin, run_playbook):

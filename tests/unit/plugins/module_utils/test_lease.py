@@ -76,6 +76,17 @@ def test_release_drops_the_holder_and_keeps_the_transitions():
     assert free['metadata']['annotations'] == {'team': 'net'}
 
 
+def test_release_sets_keeps_or_clears_the_converged_record():
+    record = {'egressip.ocp/lock-user': 'alice', lease.CONVERGED_ANNOTATION: 'v1:old'}
+    assert lease.released(_lease(annotations=record), NOW)['metadata']['annotations'] == {lease.CONVERGED_ANNOTATION: 'v1:old'}
+    assert lease.released(_lease(annotations=record), NOW, 'v1:new')['metadata']['annotations'] == {lease.CONVERGED_ANNOTATION: 'v1:new'}
+    assert lease.released(_lease(annotations=record), NOW, '')['metadata']['annotations'] == {}
+    assert lease.describe(_lease(annotations=record), NOW)['converged'] == 'v1:old'
+    assert lease.describe(_lease(), NOW)['converged'] is None
+    taken = lease.taken_over(_lease(holder=None, annotations=record), 'bob@bastion/run', {'user': 'bob'}, 60, NOW)
+    assert taken['metadata']['annotations'][lease.CONVERGED_ANNOTATION] == 'v1:old', 'the next holder keeps the record'
+
+
 def _run(script, *args, **kwargs):
     return subprocess.Popen([sys.executable, script] + list(args), stdout=subprocess.PIPE, text=True,
                             env=dict(os.environ, PYTHONPATH=COLLECTIONS), **kwargs)
