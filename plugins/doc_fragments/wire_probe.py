@@ -32,7 +32,7 @@ options:
         description:
           - C([IPv6 address]:port) of an echo service off the cluster reached over IPv6. Given, the objects with IPv6 egress
             IPs get a second probe to it, whose answer must be one of their assigned IPv6 egress IPs (and the probe to
-            O(wire.echo_target) one of their IPv4 ones; an object with IPv6 egress IPs only gets the IPv6 probe alone):
+            O(wire.echo_target) one of their IPv4 ones; an object with IPv6 egress IPs only gets the IPv6 probe alone), as
             traffic of each family leaves with an egress IP of that family.
         type: str
       namespaces:

@@ -9,7 +9,6 @@ import os
 import pytest
 import yaml
 
-from twin.fixture import kube_writes
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 with open(os.path.join(REPO_ROOT, 'examples', 'twin-cluster.yml'), encoding='utf-8') as handle:
