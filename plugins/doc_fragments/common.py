@@ -4,9 +4,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What every module of the collection documents alike.
 
-``ocp.egressip.common`` holds the author and the attributes: check_mode, diff_mode, platform (all) and the
-membership of the ``ocp.egressip.egressip`` action group (meta/runtime.yml lists every module in it); a module
-adds its own ``support`` and ``details``. ``ocp.egressip.common.read_only`` is the whole check_mode and diff_mode
+``ocp.egressip.common`` holds the author and the attributes: check_mode (full support: every module of the collection
+runs in check mode and writes nothing there), diff_mode, platform (all) and the membership of the
+``ocp.egressip.egressip`` action group (meta/runtime.yml lists every module in it); a module adds its check mode
+``details`` and its own diff_mode ``support`` and ``details``. ``ocp.egressip.common.read_only`` is the whole check_mode and diff_mode
 documentation of a module that only reads.
 """
 
@@ -25,6 +26,7 @@ attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target, if not supported the
       action will be skipped.
+    support: full
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
   platform:

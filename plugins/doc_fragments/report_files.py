@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The file options of the report modules (module_utils/reports/files.py write_reports); each module documents
-its own ``dest`` and ``name``."""
+its own ``dest`` and ``name`` (egressip_fleet_report gives these three options its own descriptions, over the fragment's)."""
 
 from __future__ import absolute_import, division, print_function
 

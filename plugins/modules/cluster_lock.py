@@ -83,12 +83,25 @@ options:
         (keys C(pid), C(start), C(process_group_leader)). Without it the renewal goes on until the Lease is released
         or the C(async) limit ends the job.
     type: dict
+  permissions:
+    description:
+      - With O(state=acquired) - first check the Kubernetes permissions of this playbook (docs/rbac.md), one
+        SelfSubjectAccessReview per verb and resource it uses, as O(ocp.egressip.preflight#module:permissions) does; a missing
+        one fails the task with C(kube_permission_missing), naming each and the ClusterRole file to bind, before the Lease is
+        written. The playbooks that take the lock check their permissions here, in the same module run.
+      - Unset, nothing is checked.
+    type: str
+    choices: [enable, verify, failover_drill, support_report, migrate, upgrade, disable, render, guard]
+  permissions_guard:
+    description: With O(permissions) - the run applies or removes the in-cluster guard, so its objects' permissions are checked too.
+    type: bool
+    default: false
   converged:
     description:
       - With O(state=released) - the converged record to leave on the Lease (annotation C(egressip.ocp/converged), the
         fingerprint C(ocp.egressip.preflight) returned for a cluster enable left converged,
         docs/how-it-works.md#the-converged-record); an empty string removes it. Unset, the annotation stays as it is.
-      - The record survives other holders of the lock; RV(lock.converged) returns it.
+      - The record survives other holders of the lock; O(state=acquired) returns it as RV(converged).
     type: str
 extends_documentation_fragment:
   - ocp.egressip.k8s_auth
@@ -96,7 +109,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: The Lease is read, never written; a lock held by another run is reported as a warning.
   diff_mode:
     support: full
@@ -177,7 +189,9 @@ renewals:
   returned: with O(state=held)
   type: int
 findings:
-  description: C(cluster_lock_held) (check mode, as a warning) or C(cluster_lock_lost).
+  description:
+    - C(cluster_lock_held) (check mode, as a warning) or C(cluster_lock_lost); with O(permissions), the permission check's
+      (C(kube_permission_missing), C(kube_permission_unchecked)).
   returned: always
   type: list
   elements: dict
@@ -190,6 +204,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import PROGRESS_TRIES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module_lock import LockHeld, acquire, release
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import PLAYBOOKS
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import check as check_permissions
 
 
 def hold(store, holder, duration, owner, sleep=time.sleep):
@@ -254,6 +270,8 @@ def main():
             playbook=dict(type='str'),
             owner=dict(type='dict'),
             converged=dict(type='str'),
+            permissions=dict(type='str', choices=list(PLAYBOOKS)),
+            permissions_guard=dict(type='bool', default=False),
         ),
         progress=PROGRESS_TRIES, supports_check_mode=True,
     )
@@ -272,6 +290,8 @@ def main():
             if result.get('stopped') == 'lost':
                 _lost(module, result, params)
             module.exit_json(**result)
+        if params['state'] == 'acquired' and params['permissions']:
+            permission_check(module, params)
         before = lease.describe(store.read(), lease.now())
         if params['state'] == 'acquired':
             changed, written, previous = acquire(module.check_mode, store, holder, details, params)
@@ -297,6 +317,19 @@ def main():
     if module._diff:
         result['diff'] = {'before': {'holder': before and before['holder']}, 'after': {'holder': result['lock'] and result['lock']['holder']}}
     module.exit_json(**result)
+
+
+def permission_check(module, params):
+    """The playbook's Kubernetes permissions, before the Lease (its first write): the preflight role's permission check in
+    this module run (checks/permissions.py); a missing one fails with nothing written."""
+    findings = check_permissions(module.k8s, params['permissions'], params['namespace'], True, guard=params['permissions_guard'])
+    for item in findings:
+        if item['severity'] != 'error':
+            module.warn('[%s] %s Fix: %s (docs/runbook.md#%s)' % (item['id'], item['message'], item['remedy'], item['id']))
+    refused = [item for item in findings if item['severity'] == 'error']
+    if refused:
+        module.fail_json(msg='%s Nothing was written. Each id has a section in docs/runbook.md.' % ' '.join(
+            '[%s] %s Fix: %s' % (item['id'], item['message'], item['remedy']) for item in refused), findings=findings, changed=False)
 
 
 def _lost(module, result, params, info=None):

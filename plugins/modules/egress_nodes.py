@@ -125,7 +125,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Nothing is sent but the reads (and, with O(machinesets=true), MachineSet patches with C(dryRun=All)).
   diff_mode:
     support: full

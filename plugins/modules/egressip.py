@@ -119,7 +119,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details:
       - Every write is sent with C(dryRun=All), so the API server validates it (schema, admission) and stores nothing.
       - Nothing is waited for.

@@ -124,7 +124,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Node patches are sent as server-side dry runs; vCenter is only read. The prediction is returned, nothing is measured.
   diff_mode:
     support: full

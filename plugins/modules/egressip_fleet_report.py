@@ -68,25 +68,18 @@ options:
     default: {}
   formats:
     description: Which report files to write - V(json) for machines, V(markdown) and V(html) (one self-contained page) for people.
-    type: list
-    elements: str
-    choices: [json, markdown, html]
-    default: [json, markdown, html]
   html_template:
     description:
       - A Jinja2 template file that replaces the page's default template. It gets C(report) (the fleet report), C(title),
         C(verdict), C(headline), C(headers), C(rows) (C(inventory), C(verdict), C(cells) of each cluster), C(drift) (C(inventory),
         C(id), C(message)), C(changes) (C(inventory), C(change)), C(svg) (clusters per verdict) and C(generated_at); C(autoescape) is on.
-    type: path
   mode:
     description: Permissions of the report files written.
-    type: raw
-    default: '0644'
 extends_documentation_fragment:
+  - ocp.egressip.report_files
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Builds the report from the records on disk and this one and compares; writes, creates and removes nothing.
   diff_mode:
     support: full

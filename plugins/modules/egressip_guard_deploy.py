@@ -77,7 +77,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details:
       - Each write is sent with C(dryRun=All), but for the objects inside a namespace the run would create and the bindings
         of a role it would create (the API server would answer 404 for what does not exist yet).

@@ -62,7 +62,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Every write is sent with C(dryRun=All); nothing is stored.
   diff_mode:
     support: full

@@ -129,7 +129,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Reads the cluster, renders and compares, writes no file.
   diff_mode:
     support: full

@@ -49,7 +49,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Renders and compares, writes nothing.
   diff_mode:
     support: full

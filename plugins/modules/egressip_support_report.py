@@ -75,6 +75,7 @@ options:
     default: support_report
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
+  - ocp.egressip.failure_domains
   - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
@@ -82,7 +83,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Reads and renders; writes no file.
   diff_mode:
     support: full
@@ -186,7 +186,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_context import AUDIT
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_egress import primary_egressips
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import run_checks
-from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import config_argument_spec, read_snapshot
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import CONFIG_MODULE, config_argument_spec, read_snapshot
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify_io import relevant_nodes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
@@ -306,11 +306,7 @@ def run(module, _result=None):
 
 
 def main():
-    module = EgressModule(
-        'egressip_support_report', argument_spec=argument_spec(),
-        required_together=[('datacenter', 'cluster')],
-        libraries=('netaddr',), supports_check_mode=True,
-    )
+    module = EgressModule('egressip_support_report', argument_spec=argument_spec(), **CONFIG_MODULE)
     module.run(run)
 
 

@@ -159,6 +159,7 @@ options:
     default: true
 extends_documentation_fragment:
   - ocp.egressip.egressip_network
+  - ocp.egressip.failure_domains
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
@@ -167,7 +168,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: No write at all; label patches are sent as server-side dry runs and no probe pod is created.
   diff_mode:
     support: full
@@ -358,7 +358,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes as _kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import (
-    not_positive, objects_argument_spec, portgroup_argument_spec, portgroup_problems)
+    failure_domains_argument_spec, not_positive, objects_argument_spec, portgroup_argument_spec, portgroup_problems)
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.failure_domains import read_domains
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, PROGRESS_NOTES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
@@ -371,6 +372,7 @@ def argument_spec():
         datacenter=dict(type='str'),
         cluster=dict(type='str'),
         portgroup=portgroup_argument_spec(),
+        failure_domains=failure_domains_argument_spec(),
         vcenter_facts=dict(type='dict'),
         remediate=dict(type='bool', default=False),
         remediation_limit=dict(type='int'),
@@ -405,11 +407,16 @@ def check_input(params):
 
 def vsphere_options(module):
     params = module.params
-    if not (params['datacenter'] and params['cluster'] and params['portgroup']):
+    if not (params['datacenter'] and (params['cluster'] or params['failure_domains']) and params['portgroup']):
         return None
     module.require('pyvmomi', reason='to check the node VMs (datacenter given)')
-    return {'vcenter': lambda: module.vsphere, 'datacenter': params['datacenter'], 'cluster': params['cluster'],
-            'portgroup': params['portgroup'], 'facts': params['vcenter_facts']}
+    options = {'vcenter': lambda: module.vsphere, 'datacenter': params['datacenter'], 'cluster': params['cluster'],
+               'portgroup': params['portgroup'], 'facts': params['vcenter_facts']}
+    if params['failure_domains']:
+        # each node's vNIC is checked on its own failure domain's port group (docs/how-it-works.md, Failure domains)
+        options['failure_domains'] = read_domains(module.k8s, params['failure_domains'], {
+            'datacenter': params['datacenter'], 'cluster': params['cluster'], 'portgroup': params['portgroup']})
+    return options
 
 
 class Verification(object):

@@ -107,7 +107,6 @@ extends_documentation_fragment:
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: The write is sent with C(dryRun=All), so the API validates it and stores nothing.
   diff_mode:
     support: full

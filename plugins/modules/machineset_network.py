@@ -33,6 +33,9 @@ description:
     group appended to its own C(providerSpec) devices; other differences are reported, never guessed at.
   - Detects clusters whose nodes are not managed by Machine API (UPI, platform none) and reports that only the
     vCenter path applies (finding C(machine_api_absent)); nothing is written then.
+  - With O(failure_domains), each MachineSet (and Machine) gets its own failure domain's port group, the domain its
+    C(providerSpec.value.workspace) names (server, datacenter, resource pool under the domain's C(computeCluster)); one
+    whose workspace matches no domain is refused (C(failure_domain_node_unmapped)) before anything is written.
   - MachineSets are selected by name (O(machinesets)) or through the nodes they back (O(node_names), O(node_selector)).
     Control-plane Machines (ControlPlaneMachineSet) belong to no MachineSet and are reported, not changed.
   - One list per Kubernetes kind, one batched vCenter read for the Machines' VMs (none with O(vms)); MachineSets and Machines are changed
@@ -145,12 +148,12 @@ extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.egress_cidr
   - ocp.egressip.egressip_network.secondary
+  - ocp.egressip.failure_domains
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Reads, then sends the patches as server-side dry runs (validated by the API server, stored nowhere).
   diff_mode:
     support: full
@@ -227,7 +230,8 @@ machine_api:
 machinesets:
   description: >-
     Per MachineSet handled, C(name), C(namespace), C(action) (C(append), C(replace), C(remove), C(none), C(refused)), the resulting
-    C(devices) and C(nodes) (the nodes of its Machines).
+    C(devices) and C(nodes) (the nodes of its Machines); with O(failure_domains) its C(domain) (from its template's
+    workspace), whose port group its devices list.
   returned: always
   type: list
   elements: dict
@@ -264,6 +268,10 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_a
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
+from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
+from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import failure_domains_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.model import failure_domains as fd
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.failure_domains import read_domains
 
 WHAT = 'machineset_network'
 KINDS = {'machinesets': kube.MACHINESETS, 'machines': kube.MACHINES}
@@ -290,6 +298,7 @@ def argument_spec():
         ipv6_cidr=dict(type='str'),
         vms=dict(type='list', elements='dict'),
         previous_networks=dict(type='list', elements='str', default=[]),
+        failure_domains=failure_domains_argument_spec(),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
@@ -363,11 +372,13 @@ def _vcenter(module):
     # pylint: disable=import-outside-toplevel
     from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
     from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
-    if not hasattr(module, '_egress_vcenter'):
+    read = module.__dict__.setdefault('_egress_vcenter', {})  # per datacenter (several with failure domains)
+    name = module.params['datacenter']
+    if name not in read:
         client = module.vcenter(reason='to read the port groups and the VMs of the Machines')
-        datacenter = vcenter.find_datacenter(client, module.params['datacenter'], 'datacenter')
-        module._egress_vcenter = (vcenter, client, datacenter, vcenter.read_networks(client, datacenter), io)  # pylint: disable=protected-access
-    return module._egress_vcenter  # pylint: disable=protected-access
+        datacenter = vcenter.find_datacenter(client, name, 'datacenter')
+        read[name] = (vcenter, client, datacenter, vcenter.read_networks(client, datacenter), io)
+    return read[name]
 
 
 def _network_names(module):
@@ -411,15 +422,18 @@ def run(module, _result=None):
         return result
     chosen = select_machinesets(module, machinesets, rows)
     row_machines = [row for row in rows if row['machine']]
-    if params['state'] == 'absent':
+    if params['failure_domains']:
+        set_plans, machine_plans, findings = plan_domains(module, chosen, machines, row_machines)
+    elif params['state'] == 'absent':
         set_plans, machine_plans, findings = plan_removal(module, chosen, machines, row_machines, secondary)
     else:
         set_plans, machine_plans, findings = plan_append(module, chosen, machines, row_machines)
     findings = coverage + findings
     apply(module, set_plans, machine_plans)
     result.update(changed=any(entry['action'] in WRITES for entry in set_plans + machine_plans), findings=findings,
-                  machinesets=[{'name': e['object']['name'], 'namespace': e['object']['namespace'], 'action': e['action'],
-                                'devices': e['after'], 'nodes': e['nodes']} for e in set_plans],
+                  machinesets=[dict({'name': e['object']['name'], 'namespace': e['object']['namespace'], 'action': e['action'],
+                                     'devices': e['after'], 'nodes': e['nodes']}, **({'domain': e['domain']} if 'domain' in e else {}))
+                               for e in set_plans],
                   machines=[{'name': e['object']['name'], 'node': e['node'], 'machineset': e['machineset'], 'vm': e['vm'],
                              'expected': e['expected'], 'current': e['current'], 'mismatch': e['mismatch'], 'action': e['action']}
                             for e in machine_plans])
@@ -493,6 +507,54 @@ def plan_removal(module, chosen, machines, row_machines, secondary):
     if refused:
         raise Refused(refused)
     findings = [item for entry in set_plans + machine_plans for item in entry['findings']]
+    return set_plans, machine_plans, findings
+
+
+def plan_domains(module, chosen, machines, row_machines):
+    """With failure_domains: each MachineSet and Machine planned with its own domain's port group (its workspace names
+    the domain, as the installer writes it); one that matches no domain is refused before anything is written."""
+    params = module.params
+    switch_type = plan.DISTRIBUTED if params['switch'] else plan.STANDARD
+    domains = read_domains(module.k8s, params['failure_domains'], {
+        'datacenter': params['datacenter'], 'cluster': None,
+        'portgroup': {'name': params['network'], 'switch': params['switch'], 'switch_type': switch_type}})
+    groups = dict((domain['name'], ([], [])) for domain in domains)
+    unmatched = []
+    for obj in chosen:
+        domain = fd.workspace_domain(fd.machineset_workspace(obj), domains)
+        if domain is None:
+            unmatched.append(('MachineSet', obj['metadata']['name'], fd.machineset_workspace(obj)))
+        else:
+            groups[domain['name']][0].append(obj)
+    for row in row_machines:
+        domain = fd.workspace_domain(fd.machine_workspace(row['machine']), domains)
+        if domain is None:
+            unmatched.append(('Machine', row['machine']['metadata']['name'], fd.machine_workspace(row['machine'])))
+        else:
+            groups[domain['name']][1].append(row)
+    if unmatched:
+        raise Refused([catalogue_finding(
+            'failure_domain_node_unmapped', '%s %s has workspace %s, which matches no failure domain (%s).'
+            % (kind, name, dict((key, value) for key, value in sorted((workspace or {}).items())
+                                if key in ('server', 'datacenter', 'resourcePool')), ', '.join(d['name'] for d in domains)),
+            objects=[{'kind': kind, 'name': name}]) for kind, name, workspace in unmatched])
+    saved = dict((key, params[key]) for key in ('network', 'switch', 'datacenter'))
+    set_plans, machine_plans, findings = [], [], []
+    try:
+        for domain in domains:
+            sets, rows = groups[domain['name']]
+            if not sets and not rows:
+                continue
+            portgroup = domain['portgroup']
+            params.update(network=portgroup.get('name') or saved['network'], datacenter=domain['datacenter'],
+                          switch=portgroup.get('switch') if portgroup.get('switch_type') == plan.DISTRIBUTED else None)
+            planner = plan_removal if params['state'] == 'absent' else plan_append
+            domain_sets, domain_machines, domain_findings = planner(module, sets, machines, rows)
+            set_plans += [dict(entry, domain=domain['name']) for entry in domain_sets]
+            machine_plans += [dict(entry, domain=domain['name']) for entry in domain_machines]
+            findings += domain_findings
+    finally:
+        params.update(saved)
     return set_plans, machine_plans, findings
 
 

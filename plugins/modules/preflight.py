@@ -132,6 +132,7 @@ options:
     default: false
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
+  - ocp.egressip.failure_domains
   - ocp.egressip.egressip_network
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
@@ -308,6 +309,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions im
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight import SEVERITY_ORDER, cluster_facts, run_checks
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.preflight_egress import primary_egressips
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import (
+    CONFIG_MODULE,
     config_argument_spec,
     options_from_variables,
     read_snapshot,
@@ -407,11 +409,7 @@ def step(module, result):
 
 
 def main():
-    module = EgressModule(
-        'preflight', argument_spec=argument_spec(),
-        required_together=[('datacenter', 'cluster')],
-        libraries=('netaddr',), supports_check_mode=True,
-    )
+    module = EgressModule('preflight', argument_spec=argument_spec(), **CONFIG_MODULE)
     module.run(step)
 
 

@@ -23,6 +23,9 @@ description:
     shaping, number of ports, ...) are kept. This avoids the trap of modules whose defaults overwrite hand-made settings.
   - With O(state=absent) the port group is removed, but only when no VM NIC uses it, unless O(force=true); the
     refusal lists the VMs.
+  - With O(failure_domains), the port group of each failure domain (the top-level options merged with the domain's
+    overrides) on the hosts of that domain's vSphere cluster (standard) or on that domain's switch (distributed), all
+    in one vCenter session; every domain is planned and checked before anything is written on any.
 requirements:
   - pyvmomi >= 9.0.0
 options:
@@ -111,13 +114,13 @@ options:
     default: 300
 extends_documentation_fragment:
   - ocp.egressip.cluster_lock.nested
+  - ocp.egressip.failure_domains
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
   - ocp.egressip.progress.notes
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Reads vCenter, reports what would change, writes nothing.
   diff_mode:
     support: full
@@ -197,6 +200,13 @@ portgroup:
       description: With O(state=absent), the VM NICs (C(vm), C(mac), C(connected)) that use the port group.
       type: list
       elements: dict
+domains:
+  description: >-
+    With O(failure_domains), per failure domain its C(name), C(datacenter), C(cluster) and C(portgroup) (what was done
+    there, as RV(portgroup)); RV(portgroup) is then the first domain's.
+  returned: with failure_domains
+  type: list
+  elements: dict
 findings:
   description: Refusals as findings (C(id), C(severity), C(message), C(remedy), C(docs), C(objects)).
   returned: always
@@ -205,12 +215,15 @@ findings:
 diff:
   description: >-
     The port group before and after: per host name (standard) or the distributed port group, with C(vlan_id),
-    the security options (null means inherited from the switch) and, for distributed, C(port_binding), C(num_ports), C(elastic).
+    the security options (null means inherited from the switch) and, for distributed, C(port_binding), C(num_ports), C(elastic);
+    with O(failure_domains) one such entry per domain name.
   returned: when diff mode is on
   type: dict
 '''
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_nested_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import failure_domains_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.failure_domains import read_domains
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import VCENTER_WRITER, EgressModule
@@ -239,8 +252,9 @@ def argument_spec():
         state=dict(type='str', choices=['present', 'absent'], default='present'),
         force=dict(type='bool', default=False),
         timeout=dict(type='int', default=300),
+        failure_domains=failure_domains_argument_spec(),
     )
-    spec.update(k8s_nested_argument_spec())  # only the cluster lock's Lease goes through it
+    spec.update(k8s_nested_argument_spec())  # the cluster lock's Lease, and the Infrastructure with failure_domains
     return spec
 
 
@@ -273,14 +287,15 @@ def refuse(findings):
 
 
 # --- standard ------------------------------------------------------------------------------------------
+# Each handler plans and returns (changed, result, diff, write): write() makes the change (never called in check mode),
+# so every failure domain is planned, and refused if need be, before anything is written on any.
 
-def standard(module, client, datacenter):
-    params = module.params
+def standard(client, datacenter, params):
     name = params['name']
     hosts = vcenter.read_hosts(client, datacenter, params['cluster'], params['hosts'])
     result = {'name': name, 'switch_type': plan.STANDARD, 'switch': params['switch']}
     if params['state'] == 'absent':
-        return standard_absent(module, client, datacenter, hosts, result)
+        return standard_absent(client, datacenter, hosts, result, params)
     wanted = plan.wanted_options(user_options(params), plan.STANDARD)
     host_plan = plan.plan_standard_portgroup(name, params['switch'], wanted, hosts)
     if host_plan['findings']:
@@ -289,32 +304,34 @@ def standard(module, client, datacenter):
     result.update(action=_overall(changing), hosts=[_host_row(entry) for entry in host_plan['hosts']])
     diff = {'before': dict((entry['host'], entry['before']) for entry in host_plan['hosts']),
             'after': dict((entry['host'], entry['after']) for entry in host_plan['hosts'])}
-    if not module.check_mode:
-        by_name = dict((host['name'], host) for host in hosts)
+    by_name = dict((host['name'], host) for host in hosts)
+
+    def write():
         write_hosts(client, changing, lambda entry: (
             io.add_standard_portgroup(client, by_name[entry['host']], name, entry['after']) if entry['action'] == 'create'
             else io.update_standard_portgroup(client, by_name[entry['host']], name, entry['changes'])))
-    return bool(changing), result, diff
+    return bool(changing), result, diff, write
 
 
-def standard_absent(module, client, datacenter, hosts, result):
-    name = module.params['name']
+def standard_absent(client, datacenter, hosts, result, params):
+    name = params['name']
     located = [host for host in hosts if name in host['portgroups']]
     networks = vcenter.read_networks(client, datacenter) if located else []
     network = next((item for item in networks if item['type'] == plan.STANDARD and item['name'] == name), None)
     removal = plan.plan_portgroup_removal(name, [host['name'] for host in located], attached_nics(client, datacenter, network),
-                                          module.params['force'])
+                                          params['force'])
     if removal['findings']:
         refuse(removal['findings'])
     result.update(action=removal['action'], attached=removal['attached'],
                   hosts=[{'host': host['name'], 'action': 'remove' if host in located else 'none', 'changes': {}} for host in hosts])
     diff = {'before': dict((host['name'], host['portgroups'].get(name)) for host in hosts),
             'after': dict((host['name'], None) for host in hosts)}
-    if not module.check_mode:
-        by_name = dict((host['name'], host) for host in hosts)
+    by_name = dict((host['name'], host) for host in hosts)
+
+    def write():
         write_hosts(client, [{'host': host['name'], 'action': 'remove'} for host in located],
                     lambda entry: io.remove_standard_portgroup(client, by_name[entry['host']], name))
-    return bool(located), result, diff
+    return bool(located), result, diff, write
 
 
 def write_hosts(client, entries, write):
@@ -344,8 +361,7 @@ def _overall(changing):
 
 # --- distributed ---------------------------------------------------------------------------------------
 
-def distributed(module, client, datacenter):
-    params = module.params
+def distributed(client, datacenter, params):
     name, switch = params['name'], params['switch']
     networks = vcenter.read_networks(client, datacenter)
     switches = vcenter.switch_records(networks)
@@ -363,14 +379,19 @@ def distributed(module, client, datacenter):
         if removal['findings']:
             refuse(removal['findings'])
         result.update(action=removal['action'], attached=removal['attached'], changes={})
-        if network and not module.check_mode:
-            io.wait_task(client, io.destroy_distributed_portgroup(client, network), params['timeout'], 'removing port group %s' % name,
-                         'port group %s' % name)
-        return bool(network), result, {'before': current, 'after': None}
+
+        def remove():
+            if network:
+                io.wait_task(client, io.destroy_distributed_portgroup(client, network), params['timeout'],
+                             'removing port group %s' % name, 'port group %s' % name)
+        return bool(network), result, {'before': current, 'after': None}, remove
     wanted = plan.wanted_options(user_options(params), plan.DISTRIBUTED)
     pg_plan = plan.plan_distributed_portgroup(name, switch, wanted, current)
     result.update(action=pg_plan['action'], changes=pg_plan['changes'])
-    if not module.check_mode and pg_plan['action'] != 'none':
+
+    def write():
+        if pg_plan['action'] == 'none':
+            return
         if pg_plan['action'] == 'create':
             task = io.add_distributed_portgroup(client, switches[switch], name, pg_plan['after'])
         else:
@@ -380,19 +401,73 @@ def distributed(module, client, datacenter):
             created = [item for item in vcenter.read_networks(client, datacenter)
                        if item['type'] == plan.DISTRIBUTED and item['name'] == name and item['switch'] == switch]
             result['key'] = created[0]['portgroup_key'] if created else None
-    return pg_plan['action'] != 'none', result, {'before': pg_plan['before'], 'after': pg_plan['after']}
+    return pg_plan['action'] != 'none', result, {'before': pg_plan['before'], 'after': pg_plan['after']}, write
+
+
+# --- failure domains -----------------------------------------------------------------------------------
+
+PORTGROUP_KEYS = ('name', 'switch_type', 'switch', 'vlan_id', 'security', 'port_binding', 'num_ports', 'elastic')
+
+
+def domain_params(params, domain):
+    """The module's parameters for one failure domain: its datacenter, cluster and merged port group."""
+    portgroup = domain['portgroup']
+    merged = dict(params, datacenter=domain['datacenter'], cluster=domain['cluster'], hosts=[])
+    merged.update((key, portgroup.get(key)) for key in PORTGROUP_KEYS)
+    return merged
+
+
+def defaults(params):
+    return {'datacenter': params['datacenter'], 'cluster': params['cluster'],
+            'portgroup': dict((key, params[key]) for key in PORTGROUP_KEYS)}
+
+
+def run_domains(module):
+    """Every failure domain validated and planned first, then written domain by domain (one vCenter session)."""
+    params = module.params
+    if params['hosts']:
+        raise ModuleFailure('hosts=%s cannot be combined with failure_domains: each domain\'s port group goes on every host '
+                            'of its vSphere cluster. Remove hosts. Nothing was written.' % ', '.join(params['hosts']))
+    domains = read_domains(module.k8s, params['failure_domains'], defaults(params))
+    planned, problems = [], []
+    for domain in domains:
+        own = domain_params(params, domain)
+        problems += ['failure domain %s: %s' % (domain['name'], problem) for problem in validate(own)]
+        planned.append((domain, own))
+    if problems:
+        raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
+    client = module.vsphere
+    results = []
+    for domain, own in planned:
+        datacenter = vcenter.find_datacenter(client, own['datacenter'], 'failure domain %s datacenter' % domain['name'])
+        handler = standard if own['switch_type'] == plan.STANDARD else distributed
+        results.append((domain, own) + handler(client, datacenter, own))
+    if not module.check_mode:
+        for _domain, _own, _changed, _portgroup, _diff, write in results:
+            write()
+    rows = [{'name': domain['name'], 'datacenter': own['datacenter'], 'cluster': own['cluster'], 'portgroup': portgroup}
+            for domain, own, _changed, portgroup, _diff, _write in results]
+    diff = dict((side, dict((domain['name'], domain_diff[side]) for domain, _own, _changed, _pg, domain_diff, _write in results))
+                for side in ('before', 'after'))
+    return any(item[2] for item in results), rows, diff
 
 
 def run(module, _result=None):
     params = module.params
-    problems = validate(params)
-    if problems:
-        raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
-    client = module.vsphere
-    datacenter = vcenter.find_datacenter(client, params['datacenter'], 'datacenter')
-    handler = standard if params['switch_type'] == plan.STANDARD else distributed
-    changed, portgroup, diff = handler(module, client, datacenter)
-    result = {'changed': changed, 'portgroup': portgroup, 'findings': []}
+    if params['failure_domains']:
+        changed, rows, diff = run_domains(module)
+        result = {'changed': changed, 'portgroup': rows[0]['portgroup'] if rows else {}, 'domains': rows, 'findings': []}
+    else:
+        problems = validate(params)
+        if problems:
+            raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
+        client = module.vsphere
+        datacenter = vcenter.find_datacenter(client, params['datacenter'], 'datacenter')
+        handler = standard if params['switch_type'] == plan.STANDARD else distributed
+        changed, portgroup, diff, write = handler(client, datacenter, params)
+        if not module.check_mode:
+            write()
+        result = {'changed': changed, 'portgroup': portgroup, 'findings': []}
     if module._diff:  # pylint: disable=protected-access
         result['diff'] = diff
     return result

@@ -37,6 +37,11 @@ description:
     The module reads the policies itself rather than taking the MACs as an option, so a caller cannot pass stale
     ones and every caller (the vsphere_network role, a playbook of its own) gets the same protection; VMs given only
     by name, UUID or moid are not matched to nodes, so no NIC is moved for them.'
+  - With O(failure_domains) (nodes in several vSphere clusters), each selected node is mapped to its failure domain
+    (its Machine's workspace, else its zone/region labels) and its VM gets the NIC on that domain's port group (the
+    domain's O(failure_domains[].portgroup.name), else O(network)), found in that domain's datacenter; every domain is
+    planned, and any refusal reported, before anything is written. A node of no domain is refused
+    (C(failure_domain_node_unmapped)). VMs must then be given as nodes.
   - Every reconfigure carries the VM's C(changeVersion) as read; vCenter applies it only if nobody changed the VM in
     between, so a concurrent writer that ignores the cluster lock cannot make a VM get two NICs. A VM refused that way
     (C(ConcurrentAccess)) is read and planned again (up to 3 times); so is a VM on which another task was running
@@ -137,13 +142,13 @@ extends_documentation_fragment:
   - ocp.egressip.cluster_lock.nested
   - ocp.egressip.egress_cidr
   - ocp.egressip.egressip_network.secondary
+  - ocp.egressip.failure_domains
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
   - ocp.egressip.progress.notes
   - ocp.egressip.common
 attributes:
   check_mode:
-    support: full
     details: Reads vCenter and the cluster, reports what would change, writes nothing.
   diff_mode:
     support: full
@@ -214,6 +219,10 @@ vms:
       description: The Kubernetes node the VM backs, when known (always with O(node_names)/O(node_selector)).
       type: str
       sample: ocp1-worker-0
+    domain:
+      description: With O(failure_domains), the failure domain of the VM's node (whose port group the NIC is on).
+      type: str
+      sample: us-east-1a
     action:
       description: C(add), C(move) (the collection's NIC moved from another network), C(connect), C(remove), C(none), or C(refused).
       type: str
@@ -251,8 +260,13 @@ vms:
     error:
       description: Why the VM failed, with the vCenter fault for a failed task.
       type: str
+domains:
+  description: With O(failure_domains), per failure domain its C(name), C(datacenter), C(network) (as RV(network)) and C(nodes).
+  returned: with failure_domains
+  type: list
+  elements: dict
 network:
-  description: The network the NICs are on.
+  description: The network the NICs are on (with O(failure_domains), the first domain's; each RV(vms) entry names its C(domain)).
   returned: always
   type: dict
   sample: {name: ocp-egress-120, type: distributed, moid: dvportgroup-41, portgroup_key: dvportgroup-41, switch: DSwitch1}
@@ -285,6 +299,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_n
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import vsphere_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
+from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import failure_domains_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import failure_domains as domains_io
 
 WHAT = 'vsphere_vm_nic'
 MAX_PARALLEL = 64
@@ -312,6 +328,7 @@ def argument_spec():
         parallel=dict(type='int', default=8),
         timeout=dict(type='int', default=600),
         network_planned=dict(type='bool', default=False),
+        failure_domains=failure_domains_argument_spec(),
     )
     spec.update(k8s_nested_argument_spec())
     return spec
@@ -327,6 +344,11 @@ def validate(params, networks_problems=()):
     if params['timeout'] < 1:
         problems.append('timeout=%s must be at least 1 second.' % params['timeout'])
     problems += list(networks_problems)
+    if params['failure_domains'] and (params['vm_names'] or params['vm_uuids'] or params['vm_moids']):
+        problems.append('vm_names, vm_uuids and vm_moids cannot be combined with failure_domains: a VM is put in its failure '
+                        'domain through its node; give node_names or node_selector.')
+    if params['failure_domains'] and not (params['node_names'] or params['node_selector']):
+        problems.append('failure_domains needs the nodes (node_names or node_selector) to map each VM to its domain.')
     selector = params['node_selector']
     if selector is not None and not isinstance(selector, (dict, str)):
         problems.append('node_selector=%r is neither a selector string nor a map of labels: use for example '
@@ -342,7 +364,7 @@ def read_nodes(module):
         return None, []
     k8s = module.k8s
     everything = [{'name': node['metadata']['name'], 'provider_id': (node.get('spec') or {}).get('providerID'),
-                   'labels': node['metadata'].get('labels') or {}} for node in kube.list_objects(k8s, kube.NODES)]
+                   'labels': node['metadata'].get('labels') or {}, 'object': node} for node in kube.list_objects(k8s, kube.NODES)]
     selector = params['node_selector']
     selected = []
     if params['node_names']:
@@ -406,6 +428,53 @@ def diff_of(entries):
     return {'before': side('before'), 'after': side('after')}
 
 
+def groups_of(module, nodes):
+    """[(domain name or None, datacenter, network name, switch, nodes)]: one group without failure_domains, else one per
+    domain with its selected nodes; and the findings of nodes mapped to no domain."""
+    params = module.params
+    if not params['failure_domains']:
+        return [(None, params['datacenter'], params['network'], params['switch'], nodes)], []
+    switch_type = plan.DISTRIBUTED if params['switch'] else plan.STANDARD
+    domains = domains_io.read_domains(module.k8s, params['failure_domains'], {
+        'datacenter': params['datacenter'], 'cluster': None,
+        'portgroup': {'name': params['network'], 'switch': params['switch'], 'switch_type': switch_type}})
+    mapping, findings = domains_io.node_domains(module.k8s, [node['object'] for node in nodes], domains)
+    groups = []
+    for domain in domains:
+        portgroup = domain['portgroup']
+        switch = portgroup.get('switch') if portgroup.get('switch_type') == plan.DISTRIBUTED else None
+        members = [node for node in nodes if mapping.get(node['name']) == domain['name']]
+        groups.append((domain['name'], domain['datacenter'], portgroup.get('name') or params['network'], switch, members))
+    return [group for group in groups if group[4]], findings
+
+
+def prepare(module, client, group, all_nodes, hosted, owned):
+    """Read and plan one group (datacenter, network, its nodes' VMs): a dict the writes and the report take."""
+    params = module.params
+    domain, datacenter_name, network_name, switch, nodes = group
+    option = 'datacenter' if domain is None else 'failure_domains[%s].datacenter' % domain
+    datacenter = vcenter.find_datacenter(client, datacenter_name, option)
+    networks = vcenter.read_networks(client, datacenter)
+    network, findings = io.find_network(networks, network_name, switch)
+    if findings and module.check_mode and params['network_planned'] and findings[0]['id'] == 'portgroup_missing':
+        module.warn('port group %s does not exist yet (an earlier task of this check run would create it): '
+                    'every VM is planned to get a new NIC on it.' % network_name)
+        network, findings = plan.planned_network(network_name, switch), []
+    if findings:
+        raise Refused(findings)
+    index = vcenter.index_vms(client, datacenter)
+    targets, findings = plan.resolve_targets(index, nodes=nodes, vm_refs=vm_refs(params) if domain is None else [])
+    node_of = plan.nodes_of_vms(all_nodes)
+    snapshots = dict((vm['moid'], vm) for vm in vcenter.read_vm_devices(client, [target['vm'] for target in targets], networks))
+    targets = [dict(target, vm=snapshots[target['vm']['moid']], node=target['node'] or node_of.get(target['vm']['uuid']))
+               for target in targets if target['vm']['moid'] in snapshots]
+    entries = plan.plan_vm_nics(targets, network, params['state'], params['force'], hosted, owned)
+    for entry in entries:
+        findings.extend(entry['findings'])
+    return {'domain': domain, 'datacenter': datacenter_name, 'network': network, 'networks': networks, 'targets': targets,
+            'snapshots': snapshots, 'entries': entries, 'findings': findings, 'nodes': [node['name'] for node in nodes or []]}
+
+
 def run(module, _result=None):
     params = module.params
     secondary, networks_problems = egress_networks(params, module.deprecate, 'secondary_network')  # parsed once per run
@@ -414,34 +483,22 @@ def run(module, _result=None):
         raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
     nodes, all_nodes = read_nodes(module)
     client = module.vsphere
-    datacenter = vcenter.find_datacenter(client, params['datacenter'], 'datacenter')
-    networks = vcenter.read_networks(client, datacenter)
-    network, findings = io.find_network(networks, params['network'], params['switch'])
-    if findings and module.check_mode and params['network_planned'] and findings[0]['id'] == 'portgroup_missing':
-        module.warn('port group %s does not exist yet (an earlier task of this check run would create it): '
-                    'every VM is planned to get a new NIC on it.' % params['network'])
-        network, findings = plan.planned_network(params['network'], params['switch']), []
-    if findings:
-        raise Refused(findings)
-    index = vcenter.index_vms(client, datacenter)
-    targets, findings = plan.resolve_targets(index, nodes=nodes, vm_refs=vm_refs(params))
-    node_of = plan.nodes_of_vms(all_nodes)
-    snapshots = dict((vm['moid'], vm) for vm in vcenter.read_vm_devices(client, [target['vm'] for target in targets], networks))
-    targets = [dict(target, vm=snapshots[target['vm']['moid']], node=target['node'] or node_of.get(target['vm']['uuid']))
-               for target in targets if target['vm']['moid'] in snapshots]
+    groups, findings = groups_of(module, nodes)
     hosted = egress_ips(module, secondary) if params['state'] == 'absent' else {}
     owned = own_macs(module) if params['state'] == 'present' else {}
-    entries = plan.plan_vm_nics(targets, network, params['state'], params['force'], hosted, owned)
-    for entry in entries:
-        findings.extend(entry['findings'])
+    prepared = [prepare(module, client, group, all_nodes, hosted, owned) for group in groups]
+    for item in prepared:
+        findings.extend(item['findings'])
+    entries = [entry for item in prepared for entry in item['entries']]
     if errors(findings) and not params['continue_on_error']:
         raise Refused(findings, vms=[plan.vm_result(entry, _current_nic(entry), False, _refusal(entry)) for entry in entries])
     results = {}
     if not module.check_mode:
-        replan = _replanner(client, targets, networks, network, params, hosted, owned)
-        results = apply(module, client, entries, snapshots, network, replan, owned)
-        findings.extend(results.pop('findings'))
-    return report(module, entries, results, findings, network)
+        for item in prepared:
+            replan = _replanner(client, item['targets'], item['networks'], item['network'], params, hosted, owned)
+            results.update(apply(module, client, item['entries'], item['snapshots'], item['network'], replan, owned))
+            findings.extend(results.pop('findings'))
+    return report(module, prepared, results, findings)
 
 
 def _replanner(client, targets, networks, network, params, hosted, owned):
@@ -553,21 +610,27 @@ def _remove_duplicates(client, entries, snapshots, after, network, params, owned
     return dict((moid, item[0]) for moid, item in kept_by_moid.items()), findings
 
 
-def report(module, entries, results, findings, network):
+def report(module, prepared, results, findings):
     params = module.params
-    vms, failed = [], []
-    for entry in entries:
-        if entry['action'] == 'refused':
-            vms.append(plan.vm_result(entry, _current_nic(entry), False, _refusal(entry)))
-            continue
-        nic, error, count = results.get(entry['moid'], (_current_nic(entry), None, None))
-        if error:
-            failed.append(entry)
-            findings.append(catalogue_finding('vsphere_vm_reconfigure_failed', 'VM %s: %s' % (entry['vm'], error),
-                                              objects=[{'kind': 'VirtualMachine', 'name': entry['vm'], 'moid': entry['moid']}]))
-        vms.append(plan.vm_result(entry, nic, entry['action'] in CHANGING and not error, error, count))
+    vms, failed, entries = [], [], []
+    for item in prepared:
+        for entry in item['entries']:
+            entries.append(entry)
+            if entry['action'] == 'refused':
+                vms.append(_in_domain(plan.vm_result(entry, _current_nic(entry), False, _refusal(entry)), item))
+                continue
+            nic, error, count = results.get(entry['moid'], (_current_nic(entry), None, None))
+            if error:
+                failed.append(entry)
+                findings.append(catalogue_finding('vsphere_vm_reconfigure_failed', 'VM %s: %s' % (entry['vm'], error),
+                                                  objects=[{'kind': 'VirtualMachine', 'name': entry['vm'], 'moid': entry['moid']}]))
+            vms.append(_in_domain(plan.vm_result(entry, nic, entry['action'] in CHANGING and not error, error, count), item))
     changed = any(entry['action'] in CHANGING for entry in entries if entry not in failed)
-    result = {'changed': changed, 'vms': vms, 'network': network_result(network), 'findings': findings}
+    first = prepared[0]['network'] if prepared else plan.planned_network(params['network'], params['switch'])
+    result = {'changed': changed, 'vms': vms, 'network': network_result(first), 'findings': findings}
+    if params['failure_domains']:
+        result['domains'] = [{'name': item['domain'], 'datacenter': item['datacenter'], 'network': network_result(item['network']),
+                              'nodes': item['nodes']} for item in prepared]
     if module._diff:  # pylint: disable=protected-access
         result['diff'] = diff_of(_with_results(entries, vms))
     if failed and not params['continue_on_error']:
@@ -578,6 +641,12 @@ def report(module, entries, results, findings, network):
     for item in errors(findings):
         module.warn('[%s] %s' % (item['id'], item['message']))
     return result
+
+
+def _in_domain(vm, item):
+    if item['domain'] is not None:
+        vm['domain'] = item['domain']
+    return vm
 
 
 def _with_results(entries, vms):

@@ -100,7 +100,7 @@ def _vcsim_certificates(state_dir):
 
 def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1.0, binary=None, random_seed=None,
           nmstate_version=None, nns_refresh=None, nmstate_retry_backoff=None, tuned_delay=None,
-          carrier_loss=None, carrier_loss_delay=None, vcsim_max_objects=None, dual_stack=False):
+          carrier_loss=None, carrier_loss_delay=None, vcsim_max_objects=None, failure_domains=None, dual_stack=False):
     """Start both processes; returns the settings written to <state_dir>/env as a dict.
 
     nmstate_version: the NMState handler's nmstate release (default 2.2.38, before routes could name a
@@ -108,6 +108,8 @@ def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1
     carrier_loss: 'remove' (default, NetworkManager without ignore-carrier: the secondary address goes
     carrier_loss_delay seconds, default 4, after the vNIC is disconnected) or 'keep' (ignore-carrier).
     vcsim_max_objects: the property collector's own page limit (objects per RetrievePropertiesEx page; default none).
+    failure_domains: N vSphere clusters DC0_C0... of `hosts` hosts each, the node VMs spread over them, and an
+    Infrastructure with one failure domain per cluster (default: one cluster, the generated failure domain).
     dual_stack: nodes with IPv4 and IPv6 primary addresses, IPv6 cluster and service networks, an IPv6 echo target
     (tests/twin/README.md, "Dual stack"); default IPv4 only.
     """
@@ -125,7 +127,8 @@ def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1
     vcsim = _spawn([binary, '-listen', '127.0.0.1:0', '-hosts', str(hosts), '-masters', str(masters),
                     '-workers', str(workers), '-username', VCENTER_USER, '-password', password,
                     '-state', os.path.join(state_dir, 'vcsim.json'), '-tlscert', certs['cert_file'], '-tlskey', certs['key_file']]
-                   + (['-max-objects', str(vcsim_max_objects)] if vcsim_max_objects is not None else []), vcsim_log)
+                   + (['-max-objects', str(vcsim_max_objects)] if vcsim_max_objects is not None else [])
+                   + (['-vsphere-clusters', str(failure_domains)] if failure_domains else []), vcsim_log)
     pids = {'vcsim': vcsim.pid}
     _write_json(os.path.join(state_dir, 'pids.json'), pids)
     try:
@@ -243,7 +246,9 @@ def main(argv=None):
     parser.add_argument('--dir', default=DEFAULT_DIR, help='state directory (default: .twin)')
     parser.add_argument('--workers', type=int, default=3)
     parser.add_argument('--masters', type=int, default=3)
-    parser.add_argument('--hosts', type=int, default=3)
+    parser.add_argument('--hosts', type=int, default=3, help='ESXi hosts per vSphere cluster')
+    parser.add_argument('--failure-domains', type=int, default=None,
+                        help='vSphere clusters (one OpenShift failure domain each) the node VMs spread over (default: one)')
     parser.add_argument('--probe-interval', type=float, default=1.0, help='OVN-K reachability probe interval, seconds')
     parser.add_argument('--tuned-delay', type=float, default=None, help='seconds before TuneD applies a changed Profile (default 3)')
     parser.add_argument('--random-seed', type=int, default=None, help='seed of the placement tie-breaker')
@@ -261,7 +266,7 @@ def main(argv=None):
             settings = start(args.dir, workers=args.workers, masters=args.masters, hosts=args.hosts,
                              probe_interval=args.probe_interval, random_seed=args.random_seed,
                              nmstate_version=args.nmstate_version, nns_refresh=args.nns_refresh, tuned_delay=args.tuned_delay,
-                             carrier_loss=args.carrier_loss, dual_stack=args.dual_stack)
+                             carrier_loss=args.carrier_loss, failure_domains=args.failure_domains, dual_stack=args.dual_stack)
             _log('vCenter simulator: %s (datacenter %s, cluster %s)'
                  % (settings['TWIN_VCSIM_URL'], settings['TWIN_DATACENTER'], settings['TWIN_CLUSTER']))
             _log('Kubernetes API:    %s (kubeconfig %s)' % (settings['TWIN_KUBE_URL'], settings['KUBECONFIG']))

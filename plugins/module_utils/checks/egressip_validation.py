@@ -30,10 +30,7 @@ __metaclass__ = type
 
 import re
 
-try:
-    import netaddr
-except ImportError:  # pragma: no cover - the modules report the missing library
-    netaddr = None
+from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement

@@ -19,10 +19,7 @@ __metaclass__ = type
 
 import collections
 
-try:
-    import netaddr
-except ImportError:  # the module reports it through _address_plan.NETADDR_IMPORT_ERROR
-    netaddr = None
+from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL, HOSTNAME_LABEL, is_managed
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn

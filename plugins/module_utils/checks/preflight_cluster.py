@@ -23,32 +23,34 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import preflig
 
 # --- platform ---------------------------------------------------------------------------------
 
+def _cluster_setting(ctx, kind, paths, expected, finding_id, message, about):
+    """[] when the singleton ``kind`` was not read or its setting (the first of ``paths`` that is set) is ``expected``;
+    else the finding, ``message`` naming the setting found."""
+    item = ctx.kind(kind)
+    if item is None:
+        return []
+    value = next((found for found in (_dig(item, *path) for path in paths) if found), None)
+    if value == expected:
+        return []
+    return [catalogue_finding(finding_id, message % (value or 'not reported'), objects=[about])]
+
+
 def check_platform(ctx):
-    infrastructure = ctx.kind('infrastructure')
-    if infrastructure is None:
-        return []
-    platform = _dig(infrastructure, 'status', 'platformStatus', 'type') or _dig(infrastructure, 'status', 'platform')
-    if platform == 'VSphere':
-        return []
-    return [catalogue_finding(
+    return _cluster_setting(
+        ctx, 'infrastructure', (('status', 'platformStatus', 'type'), ('status', 'platform')), 'VSphere',
         'platform_not_vsphere',
         'The cluster platform is %s, not VSphere (Infrastructure cluster status.platformStatus.type): this collection '
-        'configures OpenShift on VMware vSphere only.' % (platform or 'not reported'),
-        objects=[{'kind': 'Infrastructure', 'name': 'cluster'}])]
+        'configures OpenShift on VMware vSphere only.',
+        {'kind': 'Infrastructure', 'name': 'cluster'})
 
 
 def check_network_type(ctx):
-    network = ctx.kind('network_config')
-    if network is None:
-        return []
-    network_type = _dig(network, 'status', 'networkType') or _dig(network, 'spec', 'networkType')
-    if network_type == 'OVNKubernetes':
-        return []
-    return [catalogue_finding(
+    return _cluster_setting(
+        ctx, 'network_config', (('status', 'networkType'), ('spec', 'networkType')), 'OVNKubernetes',
         'platform_network_type_not_ovn_kubernetes',
         'The cluster network type is %s, not OVNKubernetes (Network.config.openshift.io cluster): EgressIP on a '
-        'secondary interface is an OVN-Kubernetes feature.' % (network_type or 'not reported'),
-        objects=[{'kind': 'Network', 'apiVersion': 'config.openshift.io/v1', 'name': 'cluster'}])]
+        'secondary interface is an OVN-Kubernetes feature.',
+        {'kind': 'Network', 'apiVersion': 'config.openshift.io/v1', 'name': 'cluster'})
 
 
 def cluster_version(snapshot):

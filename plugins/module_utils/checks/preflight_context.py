@@ -13,10 +13,7 @@ __metaclass__ = type
 
 import re
 
-try:
-    import netaddr
-except ImportError:  # the preflight module reports it through _address_plan.NETADDR_IMPORT_ERROR
-    netaddr = None
+from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network

@@ -4,6 +4,10 @@
 """Preflight checks of vCenter: nodes to VMs, switches, standard and distributed port groups, NSX. Pure: each takes
 the PreflightContext and returns findings.
 
+With failure domains (egressip_vsphere.failure_domains; the snapshot's vsphere.domains, snapshot/cluster.py) every check
+runs once per domain on that domain's read (its datacenter and cluster), port group and nodes (model/failure_domains.py
+map_nodes); each message names the domain, and a port group missing in a domain is failure_domain_portgroup_missing.
+
 Private module_util: no API promise outside this collection.
 """
 
@@ -11,12 +15,65 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
+import functools
+
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as _node_network
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as _vsphere_network
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import ERROR, INFO, WARNING
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, name as _name
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import preflight_context as pc
+from ansible_collections.ocp.egressip.plugins.module_utils.model import failure_domains as _failure_domains
+
+
+# --- failure domains: each check once per domain ---------------------------------------------------
+
+def domain_mode(ctx):
+    return ctx.vsphere is not None and ctx.vsphere.get('domains') is not None
+
+
+def _node_mapping(ctx):
+    return _failure_domains.map_nodes(ctx.selected_nodes, ctx.kind('machines') or [], ctx.vsphere['domains'])
+
+
+def domain_contexts(ctx):
+    """[(domain, context)]: the context of each domain read - its vCenter read, port group and the selected nodes in it."""
+    mapping = _node_mapping(ctx)[0]
+    contexts = []
+    for domain in ctx.vsphere['domains']:
+        sub = copy.copy(ctx)
+        sub.vsphere = domain['vsphere']
+        sub.vms = sub.vsphere.get('vms') or []
+        sub.vms_by_uuid = dict((_vsphere_network.normalize_uuid(vm.get('uuid')), vm) for vm in sub.vms if vm.get('uuid'))
+        sub.portgroup_config = domain.get('portgroup') or {}
+        sub.selected_nodes = [node for node in ctx.selected_nodes if mapping.get(_name(node)) == domain['name']]
+        contexts.append((domain, sub))
+    return contexts
+
+
+def _in_domain(domain, findings):
+    """The findings of one domain's check, naming the domain; a missing port group becomes failure_domain_portgroup_missing."""
+    named = []
+    for item in findings:
+        message = 'Failure domain %s (datacenter %s, cluster %s): %s' % (domain['name'], domain['datacenter'], domain['cluster'],
+                                                                         item['message'])
+        if item['id'] == 'portgroup_missing':
+            named.append(catalogue_finding('failure_domain_portgroup_missing', message, objects=item.get('objects'),
+                                           severity=item['severity']))
+        else:
+            named.append(dict(item, message=message))
+    return named
+
+
+def per_domain(check):
+    """The check as it is, or once per failure domain (each finding naming its domain)."""
+    @functools.wraps(check)
+    def run(ctx):
+        if not domain_mode(ctx):
+            return check(ctx)
+        return [item for domain, sub in domain_contexts(ctx) if not sub.vsphere.get('not_found') for item in _in_domain(domain, check(sub))]
+    return run
 
 
 # --- vSphere: nodes to VMs, switches, port groups, NSX ---------------------------------------
@@ -29,10 +86,22 @@ def check_vsphere_read(ctx):
             'vsphere_not_checked',
             'vCenter was not read (no datacenter/cluster or connection given): the port group, VM NIC, NSX and Machine '
             'NIC count checks were skipped.', objects=[{'kind': 'option', 'name': 'egressip_vsphere'}])]
+    if domain_mode(ctx):
+        return _domains_read(ctx)
     if ctx.vsphere.get('not_found'):
         return [catalogue_finding('vsphere_cluster_not_found', ctx.vsphere['not_found'],
                                   objects=[{'kind': 'option', 'name': 'egressip_vsphere'}])]
     return []
+
+
+def _domains_read(ctx):
+    """The failure domains unknown or incomplete, each domain whose datacenter or cluster is not found, and each selected
+    node that matches no domain."""
+    findings = list(ctx.vsphere.get('domain_findings') or [])
+    findings += [catalogue_finding('vsphere_cluster_not_found', 'Failure domain %s: %s' % (domain['name'], domain['vsphere']['not_found']),
+                                   objects=[{'kind': 'option', 'name': _failure_domains.OPTION}])
+                 for domain in ctx.vsphere['domains'] if domain['vsphere'].get('not_found')]
+    return findings + _node_mapping(ctx)[1]
 
 
 def _vm_targets(ctx):
@@ -53,6 +122,7 @@ def _secondary_network(ctx):
     return {'type': _vsphere_network.STANDARD, 'name': name, 'moid': None}
 
 
+@per_domain
 def check_node_vms(ctx):
     """Every selected node has exactly one VM, and its VM can take the NIC (NIC limit, ambiguity, adapter)."""
     if not ctx.vsphere_cluster_read() or not ctx.selected_nodes:
@@ -88,6 +158,7 @@ def _standard_portgroup_state(ctx, name, vlan, switch):
     return missing, vlan_mismatch, other_switch, no_switch
 
 
+@per_domain
 def check_standard_portgroup(ctx):
     if not ctx.vsphere_cluster_read() or ctx.portgroup_config.get('switch_type', 'standard') != 'standard':
         return []
@@ -127,6 +198,7 @@ def check_standard_portgroup(ctx):
     return findings
 
 
+@per_domain
 def check_distributed_portgroup(ctx):
     if not ctx.vsphere_cluster_read() or ctx.portgroup_config.get('switch_type') != 'distributed':
         return []
@@ -167,6 +239,7 @@ def check_distributed_portgroup(ctx):
     return findings
 
 
+@per_domain
 def check_nsx(ctx):
     if not ctx.vsphere_cluster_read() or not ctx.portgroup_config.get('name'):
         return []

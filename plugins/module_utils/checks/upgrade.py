@@ -27,10 +27,7 @@ __metaclass__ = type
 
 import re
 
-try:
-    import netaddr
-except ImportError:  # the module reports it through _address_plan.NETADDR_IMPORT_ERROR
-    netaddr = None
+from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
     ADDRESSES_ANNOTATION,

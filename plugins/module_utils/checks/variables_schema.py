@@ -176,16 +176,35 @@ def _rollout(path, value):
     return [] if value != [] else [_invalid(path, value, 'is empty', fix)]
 
 
+def _portgroup(required=()):
+    """egressip_vsphere.portgroup; a failure domain's portgroup overrides any of its keys (none required there)."""
+    return _dict(
+        required=required,
+        name=_str(check=_portgroup_name), switch_type=_choice('standard', 'distributed'), switch=_str(),
+        vlan_id=_int(0, VLAN_MAX, example=120),
+        security=_dict(promiscuous=_bool(), mac_changes=_bool(), forged_transmits=_bool()),
+        port_binding=_choice('static', 'ephemeral'), num_ports=_int(0, example=8), elastic=_bool())
+
+
+def _failure_domains(path, value):
+    """Each failure domain once: its name is the Infrastructure's failure domain name."""
+    names = [entry.get('name') for entry in value if isinstance(entry, dict)]
+    twice = sorted(set(str(name) for name in names if names.count(name) > 1))
+    if twice:
+        return [_invalid(path, value, 'names failure domain(s) %s more than once' % ', '.join(twice),
+                         'give one entry per failure domain (its name as in the Infrastructure object), e.g. '
+                         '[{name: us-east-1a, cluster: Cluster1, portgroup: {name: ocp-egress-a}}].')]
+    return []
+
+
 SCHEMA = {
     'egressip_acknowledge_unsupported': _bool(),
     'egressip_vsphere': _dict(
         datacenter=_str(), cluster=_str(),
-        portgroup=_dict(
-            required=('name', 'switch_type', 'switch'),
-            name=_str(check=_portgroup_name), switch_type=_choice('standard', 'distributed'), switch=_str(),
-            vlan_id=_int(0, VLAN_MAX, example=120),
-            security=_dict(promiscuous=_bool(), mac_changes=_bool(), forged_transmits=_bool()),
-            port_binding=_choice('static', 'ephemeral'), num_ports=_int(0, example=8), elastic=_bool()),
+        portgroup=_portgroup(required=('name', 'switch_type', 'switch')),
+        # several vSphere clusters behind one OpenShift cluster (model/failure_domains.py, docs/how-it-works.md, Failure domains)
+        failure_domains=Field('list', check=_failure_domains, element=_dict(
+            required=('name',), name=_str(), datacenter=_str(), cluster=_str(), portgroup=_portgroup())),
         accept_untested_nsx=_bool()),
     'egressip_network': _dict(
         cidr=_str(), gateway=_str(), node_address_range=_str(),
@@ -419,6 +438,8 @@ def _check_container(path, field, value):
             converted.append(child)
         else:
             converted[key] = child
+    if field.check:
+        findings += field.check(path, value)
     return converted, findings
 
 

@@ -30,6 +30,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import wire as
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.cluster import read_vcenter
+from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.failure_domains import node_domains
 
 POD_LIST_MARGIN = 10  # seconds beyond the probe timeout before a pod that never finished is given up
 
@@ -97,11 +98,28 @@ def read_vsphere(vcenter, datacenter, cluster, portgroup, nodes, facts=None):
     return _verify_path.vsphere_facts(vcenter, portgroup, nodes)
 
 
+def read_domains_vsphere(k8s, options, nodes):
+    """With failure domains (options['failure_domains'], resolved): each node in its domain (one list of the Machines), each
+    domain with nodes read with its datacenter, cluster and port group (or taken from the preflight's read of it)."""
+    mapping, findings = node_domains(k8s, nodes, options['failure_domains'])
+    read = dict((item.get('name'), item.get('vsphere')) for item in (options.get('facts') or {}).get('domains') or [])
+    parts = []
+    for domain in options['failure_domains']:
+        members = [node for node in nodes if mapping.get((node.get('metadata') or {}).get('name')) == domain['name']]
+        if members:
+            portgroup = dict((key, domain['portgroup'].get(key)) for key in ('name', 'switch_type', 'switch', 'vlan_id'))
+            facts = read_vsphere(options['vcenter'], domain['datacenter'], domain['cluster'], portgroup, members, read.get(domain['name']))
+            parts.append((domain['name'], [node['metadata']['name'] for node in members], facts))
+    return _verify_path.domain_facts(parts, findings)
+
+
 def read_verify_snapshot(k8s, vsphere_options=None):
     """The verify snapshot: Kubernetes lists, and vCenter when ``vsphere_options`` = {vcenter, datacenter, cluster, portgroup}."""
     nodes, egressips, nns, notes = read_cluster(k8s)
     vsphere = None
-    if vsphere_options:
+    if vsphere_options and vsphere_options.get('failure_domains'):
+        vsphere = read_domains_vsphere(k8s, vsphere_options, relevant_nodes(nodes, egressips))
+    elif vsphere_options:
         vsphere = read_vsphere(vsphere_options['vcenter'], vsphere_options['datacenter'], vsphere_options['cluster'],
                                vsphere_options['portgroup'], relevant_nodes(nodes, egressips), vsphere_options.get('facts'))
     snapshot = _verify.build_snapshot(nodes, egressips, nns=nns, vsphere=vsphere)

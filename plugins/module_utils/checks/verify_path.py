@@ -127,8 +127,25 @@ def _nic_matches(nic, vsphere):
     return not nic.get('portgroup_key') and not nic.get('opaque_network_id') and nic.get('network') == vsphere.get('portgroup')
 
 
+def domain_facts(parts, findings=()):
+    """With failure domains: one vsphere part of the verify snapshot from each domain's ``vsphere_facts`` (parts:
+    [(domain name, node names, facts)]); ``by_node`` gives each node its domain's facts (port group, hosts), the
+    findings are every domain's plus ``findings`` (nodes mapped to no domain)."""
+    if not parts:
+        return None
+    merged = dict(parts[0][2])
+    merged['findings'] = list(findings) + [item for _domain, _nodes, facts in parts for item in facts['findings']]
+    merged['vms'] = {}
+    for _domain, _nodes, facts in parts:
+        merged['vms'].update(facts['vms'] or {})
+    merged['by_node'] = dict((node, facts) for _domain, nodes, facts in parts for node in nodes)
+    merged['domains'] = dict((domain, facts) for domain, _nodes, facts in parts)
+    return merged
+
+
 def vsphere_path(node_name, vsphere):
     """What vCenter says about a node's secondary path: {'vm', 'esxi_host', 'power_state', 'nic', 'problems', 'notes', 'checked'}."""
+    vsphere = (vsphere.get('by_node') or {}).get(node_name, vsphere)  # failure domains: the node's own domain
     facts = {'vm': None, 'esxi_host': None, 'power_state': None, 'nic': None, 'problems': [], 'notes': [], 'checked': False,
              'kinds': []}
     if vsphere.get('vms') is None:

@@ -181,6 +181,31 @@ PLATFORM_CHECKS = {
 VSPHERE_CHECKS = {
     # Also used here, defined with preflight in PLATFORM_CHECKS: vsphere_cluster_not_found, vsphere_node_vm_not_found,
     # switch_missing, portgroup_missing, machine_api_absent, machine_nic_count_mismatch.
+    # failure domains (model/failure_domains.py): several vSphere clusters (possibly datacenters) behind one OpenShift cluster
+    'failure_domain_unknown': {
+        'severity': 'error',
+        'title': 'egressip_vsphere.failure_domains names a failure domain the Infrastructure object does not have',
+        'remedy': 'Use the names of `oc get infrastructure cluster -o jsonpath={.spec.platformSpec.vsphere.failureDomains[*].name}`, '
+                  'or remove the entry.',
+    },
+    'failure_domain_incomplete': {
+        'severity': 'error',
+        'title': 'A failure domain has no datacenter, vSphere cluster or port group name (not in its entry, the Infrastructure '
+                 'topology or egressip_vsphere)',
+        'remedy': 'Give datacenter, cluster and portgroup in its egressip_vsphere.failure_domains entry (or at the top of egressip_vsphere).',
+    },
+    'failure_domain_node_unmapped': {
+        'severity': 'error',
+        'title': 'A selected node matches no failure domain (neither by its Machine\'s workspace nor by its zone/region labels)',
+        'remedy': 'Check the node\'s Machine (spec.providerSpec.value.workspace) and its topology.kubernetes.io/zone and region '
+                  'labels against the Infrastructure failure domains; the NIC step never guesses a domain.',
+    },
+    'failure_domain_portgroup_missing': {
+        'severity': 'error',
+        'title': 'The port group of a failure domain does not exist, or not on every host of that domain\'s vSphere cluster',
+        'remedy': 'Run the vSphere network step (vsphere_portgroup with failure_domains, or enable): it creates each domain\'s '
+                  'port group on every host of that domain\'s cluster (or on its distributed switch).',
+    },
     'vsphere_cluster_without_hosts': {
         'severity': 'error',
         'title': 'The vSphere cluster has no ESXi host to place a standard port group on',

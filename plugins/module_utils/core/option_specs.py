@@ -43,6 +43,22 @@ def portgroup_argument_spec():
     ))
 
 
+def failure_domains_argument_spec():
+    """The ``failure_domains`` option (C(egressip_vsphere.failure_domains), doc fragment ``ocp.egressip.failure_domains``):
+    per failure domain its name and overrides of datacenter, cluster and any port group key."""
+    return dict(type='list', elements='dict', default=[], options=dict(
+        name=dict(type='str', required=True),
+        datacenter=dict(type='str'),
+        cluster=dict(type='str'),
+        portgroup=dict(type='dict', options=dict(
+            name=dict(type='str'), switch_type=dict(type='str', choices=['standard', 'distributed']), switch=dict(type='str'),
+            vlan_id=dict(type='int'), port_binding=dict(type='str', choices=['static', 'ephemeral']), num_ports=dict(type='int'),
+            elastic=dict(type='bool'),
+            security=dict(type='dict', options=dict(promiscuous=dict(type='bool'), mac_changes=dict(type='bool'),
+                                                    forged_transmits=dict(type='bool'))))),
+    ))
+
+
 def portgroup_problems(portgroup):
     """A distributed port group is found by its switch: the message when ``portgroup`` names none."""
     if portgroup and portgroup.get('switch_type') == 'distributed' and not portgroup.get('switch'):

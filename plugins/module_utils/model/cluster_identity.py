@@ -27,6 +27,8 @@ import datetime
 
 from ansible.module_utils.six.moves.urllib.parse import urlsplit, urlunsplit
 
+from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig
+
 # the snapshot keys (kube.KINDS) of the two objects read for the block, each one GET of its singleton
 KINDS = ('cluster_version', 'infrastructure')
 RESOURCES = {'cluster_version': 'clusterversions.config.openshift.io version',
@@ -34,14 +36,6 @@ RESOURCES = {'cluster_version': 'clusterversions.config.openshift.io version',
 UNREADABLE_KEYS = {'cluster_version': 'clusterversions.config.openshift.io', 'infrastructure': 'infrastructures.config.openshift.io'}
 TIME_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
 FIELDS = ('name', 'id', 'openshift_version', 'api_url')
-
-
-def _dig(value, *keys):
-    for key in keys:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
 
 
 def api_url(url):

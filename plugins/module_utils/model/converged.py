@@ -32,6 +32,7 @@ VOLATILE_CONDITION_KEYS = ('lastHeartbeatTime', 'lastTransitionTime', 'lastUpdat
 # the public variables the skipped steps read (not the connection: a new password does not make steps run)
 STEP_VARIABLES = ('egressip_acknowledge_unsupported', 'egressip_vsphere', 'egressip_network', 'egressip_nodes', 'egressip_objects')
 
+
 def _metadata(obj):
     metadata = (obj or {}).get('metadata') or {}
     return dict((key, value) for key, value in metadata.items() if key not in VOLATILE_METADATA)

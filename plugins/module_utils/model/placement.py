@@ -100,10 +100,7 @@ __metaclass__ = type
 
 import copy
 
-try:
-    import netaddr
-except ImportError:  # pragma: no cover - the modules report the missing library (_egress_network.HAS_NETADDR)
-    netaddr = None
+from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network

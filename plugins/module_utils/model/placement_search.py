@@ -17,10 +17,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-try:
-    import netaddr
-except ImportError:  # pragma: no cover - the modules report the missing library (_egress_network.HAS_NETADDR)
-    netaddr = None
+from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import normal_ip
 

@@ -17,10 +17,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-try:
-    import netaddr
-except ImportError:  # reported by the modules through missing_required_lib
-    netaddr = None
+from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import refusal

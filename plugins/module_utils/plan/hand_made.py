@@ -14,10 +14,7 @@ __metaclass__ = type
 
 import json
 
-try:
-    import netaddr
-except ImportError:  # the modules report it through _address_plan.NETADDR_IMPORT_ERROR
-    netaddr = None
+from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import HOSTNAME_LABEL, is_managed, MANAGED_BY_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import selector_matches

@@ -13,10 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 
-try:
-    import netaddr
-except ImportError:  # the modules report it through _address_plan.NETADDR_IMPORT_ERROR
-    netaddr = None
+from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
     ADDRESSES_ANNOTATION,

@@ -46,22 +46,13 @@ def svg_verdicts(report):
             'aria-label="Clusters per verdict">%s</svg>' % ''.join(parts))
 
 
-TEMPLATE = '''<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{ title }} - {{ verdict }}</title>
-<style>
+TEMPLATE = _html.PAGE_HEAD + '''\
 body { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; margin: 2em; color: #1b1b1b; max-width: 1400px; }
 .verdict { font-size: 1.3em; padding: .6em 1em; border-radius: 6px; margin: 0 0 1em 0; }
 .verdict.ok { background: #e4f4e4; border: 2px solid #2e7d32; }
 .verdict.warning { background: #fff8e1; border: 2px solid #b58900; }
 .verdict.error, .verdict.failed { background: #fde4e4; border: 2px solid #c62828; }
-table { border-collapse: collapse; margin: .5em 0 1.5em 0; font-size: .92em; }
-th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }
-th { background: #f1f1f1; }
-td.number { text-align: right; }
+''' + _html.TABLE_STYLE + '''td.number { text-align: right; }
 code { background: #f4f4f4; padding: 0 .2em; }
 tr.verdict-ok td.verdict-cell { color: #2e7d32; font-weight: bold; }
 tr.verdict-warning td.verdict-cell { color: #8a5a00; font-weight: bold; }

@@ -166,21 +166,26 @@ def topology(report):
 
 TITLES = {'verify': 'EgressIP verification', 'failover_drill': 'EgressIP failover drill'}
 
-TEMPLATE = '''<!DOCTYPE html>
+# The start of every report page and its table style (reports/fleet_html.py uses them too).
+PAGE_HEAD = '''<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{ title }} - {{ verdict }}</title>
 <style>
+'''
+TABLE_STYLE = '''table { border-collapse: collapse; margin: .5em 0 1.5em 0; font-size: .92em; }
+th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }
+th { background: #f1f1f1; }
+'''
+
+TEMPLATE = PAGE_HEAD + '''\
 body { font-family: -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; margin: 2em; color: #1b1b1b; max-width: 1200px; }
 .verdict { font-size: 1.4em; padding: .6em 1em; border-radius: 6px; margin: 0 0 1em 0; }
 .verdict.passed { background: #e4f4e4; border: 2px solid #2e7d32; }
 .verdict.failed { background: #fde4e4; border: 2px solid #c62828; }
-table { border-collapse: collapse; margin: .5em 0 1.5em 0; font-size: .92em; }
-th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }
-th { background: #f1f1f1; }
-code { background: #f4f4f4; padding: 0 .2em; }
+''' + TABLE_STYLE + '''code { background: #f4f4f4; padding: 0 .2em; }
 .severity-error { color: #b71c1c; font-weight: bold; }
 .severity-warning { color: #8a5a00; font-weight: bold; }
 svg.topology { border: 1px solid #ddd; border-radius: 6px; background: #fcfcfc; max-width: 100%; height: auto; }

@@ -25,7 +25,12 @@ __metaclass__ = type
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import vim  # pyVmomi on first use
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import objects_argument_spec, portgroup_argument_spec
+from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import (
+    failure_domains_argument_spec,
+    objects_argument_spec,
+    portgroup_argument_spec,
+)
+from ansible_collections.ocp.egressip.plugins.module_utils.model import failure_domains as _failure_domains
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import vm_uuid_from_provider_id
 from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
@@ -121,6 +126,11 @@ def _entities(client, datacenter, hosts, vms):
 
 # --- the requested configuration as module options, and the whole read ------------------------------
 
+# The EgressModule options of a module whose options are config_argument_spec()'s (preflight, egressip_support_report):
+# the vCenter checks need both names, the address checks netaddr, and the run only reads.
+CONFIG_MODULE = dict(required_together=[('datacenter', 'cluster')], libraries=('netaddr',), supports_check_mode=True)
+
+
 def config_argument_spec():
     """The options of the public variables file (doc fragment ``ocp.egressip.egressip_config``)."""
     return dict(
@@ -129,6 +139,7 @@ def config_argument_spec():
         cluster=dict(type='str'),
         portgroup=portgroup_argument_spec(),
         accept_untested_nsx=dict(type='bool', default=False),
+        failure_domains=failure_domains_argument_spec(),
         network=network_argument_spec(),
         nodes=dict(type='dict', options=dict(selector=dict(type='dict', default={}))),
         objects=objects_argument_spec(required=('egress_ips', 'namespace_selector'), default=[]),
@@ -156,6 +167,8 @@ def options_from_variables(variables):
         'datacenter': vsphere.get('datacenter'), 'cluster': vsphere.get('cluster'), 'portgroup': portgroup,
         'accept_untested_nsx': bool(vsphere.get('accept_untested_nsx')), 'network': network,
         'nodes': {'selector': nodes['selector']} if 'selector' in nodes else None, 'objects': objects,
+        'failure_domains': [dict((key, entry.get(key)) for key in ('name', 'datacenter', 'cluster', 'portgroup'))
+                            for entry in vsphere.get('failure_domains') or []],
     }
 
 
@@ -164,7 +177,7 @@ def requested_config(params):
     return {
         'acknowledge_unsupported': params['acknowledge_unsupported'],
         'vsphere': {'datacenter': params['datacenter'], 'cluster': params['cluster'], 'portgroup': params['portgroup'] or {},
-                    'accept_untested_nsx': params['accept_untested_nsx']},
+                    'accept_untested_nsx': params['accept_untested_nsx'], 'failure_domains': params.get('failure_domains') or []},
         'network': dict((key, value) for key, value in (params['network'] or {}).items() if value is not None),
         'nodes': params['nodes'] or {},
         'objects': params['objects'],
@@ -182,8 +195,47 @@ def read_snapshot(module, privileges=None):
     skip = () if params['read_pods'] and params['objects'] else ('pods',)
     snapshot = read_cluster(module.k8s, skip=skip)
     snapshot['vsphere'] = None
-    if params['datacenter'] and params['cluster']:
+    if params.get('failure_domains'):
+        snapshot['vsphere'] = read_domains_vcenter(module, params, snapshot, privileges)
+    elif params['datacenter'] and params['cluster']:
         client = module.vcenter(reason='to check vCenter (datacenter and cluster given)')
         snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'], privileges)
     snapshot['config'] = requested_config(params)
     return snapshot
+
+
+def read_domains_vcenter(module, params, snapshot, privileges=None):
+    """With failure domains: each domain's datacenter and cluster read (one session), and the union as the snapshot's
+    ``vsphere`` (hosts, switches, VMs), with ``domains`` [{name, datacenter, cluster, portgroup, vsphere: its own read}]
+    and ``domain_findings`` (failure domains unknown or incomplete). None when no domain can be read."""
+    defaults = {'datacenter': params['datacenter'], 'cluster': params['cluster'], 'portgroup': params['portgroup'] or {}}
+    domains, findings = _failure_domains.resolve(snapshot.get('infrastructure'), params['failure_domains'], defaults)
+    readable = [domain for domain in domains if domain['datacenter'] and domain['cluster']]
+    if not readable:
+        return None if not findings else {'not_found': None, 'domains': [], 'domain_findings': findings, 'hosts': [], 'vms': []}
+    client = module.vcenter(reason='to check vCenter (failure domains given)')
+    merged = {'privileges': None, 'about': None, 'datacenter': None, 'cluster': None, 'not_found': None, 'hosts': [],
+              'distributed_switches': [], 'opaque_networks': [], 'vms': [], 'domains': [], 'domain_findings': findings}
+    seen = {'hosts': set(), 'distributed_switches': set(), 'opaque_networks': set(), 'vms': set()}
+    keys = {'hosts': 'name', 'distributed_switches': 'name', 'opaque_networks': 'name', 'vms': 'moid'}
+    for domain in readable:
+        read = read_vcenter(client, domain['datacenter'], domain['cluster'], snapshot['nodes'], privileges)
+        merged['domains'].append(dict(domain, vsphere=read))
+        if read.get('not_found'):
+            continue
+        for key in keys:
+            for item in read.get(key) or []:
+                if item.get(keys[key]) not in seen[key]:
+                    seen[key].add(item.get(keys[key]))
+                    merged[key].append(item)
+        if read.get('privileges'):
+            merged['privileges'] = merged['privileges'] or {'user': read['privileges'].get('user'), 'missing': []}
+            merged['privileges']['missing'] += [item for item in read['privileges'].get('missing') or []
+                                                if item not in merged['privileges']['missing']]
+        merged['about'] = merged['about'] or read.get('about')
+    found = [item['vsphere'] for item in merged['domains'] if not item['vsphere'].get('not_found')]
+    merged['datacenter'] = ', '.join(sorted(set(read['datacenter'] for read in found))) or None
+    merged['cluster'] = ', '.join(read['cluster'] for read in found) or None
+    if not found:
+        merged['not_found'] = '; '.join('failure domain %s: %s' % (item['name'], item['vsphere']['not_found']) for item in merged['domains'])
+    return merged

@@ -53,14 +53,17 @@ def infrastructure_name(name):
     return "%s-%s" % (name, hashlib.sha256(name.encode()).hexdigest()[:5])
 
 
-def provider_spec(vcsim_state, vm, infra, role):
+def provider_spec(vcsim_state, vm, infra, role, domain=None):
+    """The vSphere provider spec; with failure domains its workspace is the VM's domain (the installer's
+    machines.go sets server, datacenter, folder and resourcePool from the failure domain's topology)."""
     datacenter = vcsim_state.get("datacenter") or "DC0"
-    cluster = vcsim_state.get("cluster") or "DC0_C0"
+    cluster = vm.get("cluster") or vcsim_state.get("cluster") or "DC0_C0"
+    region, zone = (domain["region"], domain["zone"]) if domain else ("generated-region", "generated-zone")
     return {"value": {
         "apiVersion": API_VERSION, "kind": "VSphereMachineProviderSpec",
         "credentialsSecret": {"name": "vsphere-cloud-credentials"},
         "userDataSecret": {"name": "%s-user-data" % role},
-        "template": "%s-rhcos-generated-region-generated-zone" % infra,
+        "template": "%s-rhcos-%s-%s" % (infra, region, zone),
         "numCPUs": 4, "numCoresPerSocket": 4, "memoryMiB": 16384, "diskGiB": 120,
         "network": {"devices": [{"networkName": nic["network"]} for nic in vm.get("nics") or []]},
         "workspace": {"server": vcsim_state.get("host") or "127.0.0.1", "datacenter": datacenter,
@@ -77,8 +80,8 @@ def _labels(infra, role, machineset=None):
     return labels
 
 
-def machineset_object(vcsim_state, infra, workers):
-    name = "%s-worker-0" % infra
+def machineset_object(vcsim_state, infra, workers, index=0, domain=None):
+    name = "%s-worker-%d" % (infra, index)
     selector = {CLUSTER_LABEL: infra, MACHINESET_LABEL: name}
     template_vm = workers[0] if workers else {"nics": [{"network": "VM Network"}]}
     return {
@@ -89,14 +92,14 @@ def machineset_object(vcsim_state, infra, workers):
             "replicas": len(workers),
             "selector": {"matchLabels": selector},
             "template": {"metadata": {"labels": _labels(infra, "worker", name)},
-                         "spec": {"metadata": {}, "providerSpec": provider_spec(vcsim_state, template_vm, infra, "worker")}},
+                         "spec": {"metadata": {}, "providerSpec": provider_spec(vcsim_state, template_vm, infra, "worker", domain)}},
         },
         "status": {"replicas": len(workers), "fullyLabeledReplicas": len(workers), "readyReplicas": len(workers),
                    "availableReplicas": len(workers), "observedGeneration": 1},
     }
 
 
-def machine_object(vcsim_state, vm, infra, machineset=None):
+def machine_object(vcsim_state, vm, infra, machineset=None, domain=None):
     role = "master" if vm.get("role") == "master" else "worker"
     meta = {"name": vm["name"], "namespace": NAMESPACE, "labels": _labels(infra, role, machineset and machineset["metadata"]["name"]),
             "annotations": {"machine.openshift.io/instance-state": "poweredOn"}}
@@ -105,19 +108,20 @@ def machine_object(vcsim_state, vm, infra, machineset=None):
                                     "uid": machineset["metadata"].get("uid", ""), "controller": True, "blockOwnerDeletion": True}]
     return {
         "apiVersion": API_VERSION, "kind": "Machine", "metadata": meta,
-        "spec": {"metadata": {}, "providerSpec": provider_spec(vcsim_state, vm, infra, role)},
+        "spec": {"metadata": {}, "providerSpec": provider_spec(vcsim_state, vm, infra, role, domain)},
         "status": {"phase": "Running", "lastUpdated": TIMESTAMP},
     }
 
 
-def seed(store, vcsim_state, cluster_name):
+def seed(store, vcsim_state, cluster_name, domains=()):
     """Create the MachineSet, then its Machines (they reference its UID) and the masters' Machines.
 
+    With failure domains ([{name, region, zone, cluster}], seed.failure_domains) one worker MachineSet per domain
+    (`<infra>-worker-<i>`, as the installer makes one compute MachineSet per failure domain) owns that domain's workers.
     Objects that already exist are left as they are; returns the objects created.
     """
     infra = infrastructure_name(cluster_name)
     vms = vcsim_state.get("vms") or []
-    workers = [vm for vm in vms if vm.get("role") != "master"]
     if not vms:
         return []
     created = []
@@ -131,9 +135,16 @@ def seed(store, vcsim_state, cluster_name):
             return store.get(resource, obj["metadata"]["name"], namespace=NAMESPACE)
         return created[-1]
 
-    machineset = create(MACHINESETS, machineset_object(vcsim_state, infra, workers)) if workers else None
+    groups = [(domain, [vm for vm in vms if vm.get("role") != "master" and vm.get("cluster") == domain["cluster"]])
+              for domain in domains] or [(None, [vm for vm in vms if vm.get("role") != "master"])]
+    owner, domain_of = {}, {}
+    for index, (domain, workers) in enumerate(groups):
+        machineset = create(MACHINESETS, machineset_object(vcsim_state, infra, workers, index, domain)) if workers else None
+        owner.update((vm["name"], machineset) for vm in workers)
+    for domain in domains:
+        domain_of.update((vm["name"], domain) for vm in vms if vm.get("cluster") == domain["cluster"])
     for vm in vms:
-        create(MACHINES, machine_object(vcsim_state, vm, infra, machineset if vm in workers else None))
+        create(MACHINES, machine_object(vcsim_state, vm, infra, owner.get(vm["name"]), domain_of.get(vm["name"])))
     return created
 
 

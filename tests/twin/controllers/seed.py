@@ -7,6 +7,13 @@ cluster-scoped configuration objects its preflight reads (DOMAIN.md section 2): 
 Restricted, reachabilityTotalTimeoutSeconds 1), ClusterVersion 4.16.21, the NMState CR and the
 Node Tuning Operator's `default` Tuned.
 
+Failure domains (`ctl.start(failure_domains=N)`, vcsim `-vsphere-clusters N`): the vcsim state lists the
+clusters and each VM's cluster; the Infrastructure then has one failure domain per vSphere cluster (as the
+installer writes them from install-config `platform.vsphere.failureDomains`), each Node the
+`topology.kubernetes.io/zone` / `region` labels of its domain (what the vSphere cloud provider sets from the
+openshift-zone / openshift-region tags), and the Machines the workspace of their domain (machineapi.py).
+With one cluster nothing changes: the installer's one `generated-failure-domain`, no zone labels.
+
 Dual stack (`--dual-stack`, hostnet.STACK): each Node also has an IPv6 InternalIP (fd00:10::<IPv4 host part>, after the
 IPv4 one, as a dual-stack node lists its addresses IPv4 first) and a /64 podCIDR of fd01::/48; the Network config lists
 the IPv6 cluster network fd01::/48 (hostPrefix 64) and service network fd02::/112 after the IPv4 ones (OpenShift's
@@ -66,7 +73,21 @@ def _dual():
     return hostnet.STACK["dual"]
 
 
-def node_object(vm, index):
+def failure_domains(vcsim_state):
+    """[{name, region, zone, cluster}] of the vSphere clusters, one failure domain each; [] with one cluster."""
+    clusters = vcsim_state.get("clusters") or []
+    if len(clusters) < 2:
+        return []
+    return [{"name": "domain-%s" % chr(ord("a") + index), "region": "region-1", "zone": "zone-%s" % chr(ord("a") + index),
+             "cluster": cluster} for index, cluster in enumerate(clusters)]
+
+
+def domain_of(vcsim_state, vm):
+    """The failure domain of a VM (by its vSphere cluster), or None with one cluster."""
+    return next((domain for domain in failure_domains(vcsim_state) if domain["cluster"] == vm.get("cluster")), None)
+
+
+def node_object(vm, index, domain=None):
     name, master = vm["name"], vm.get("role") == "master"
     labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
               "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64", "node.openshift.io/os_id": "rhcos"}
@@ -74,6 +95,8 @@ def node_object(vm, index):
         labels.update({"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/control-plane": ""})
     else:
         labels["node-role.kubernetes.io/worker"] = ""
+    if domain:
+        labels.update({"topology.kubernetes.io/region": domain["region"], "topology.kubernetes.io/zone": domain["zone"]})
     spec = {"providerID": "vsphere://%s" % vm["uuid"], "podCIDR": pod_cidr(index),
             "podCIDRs": [pod_cidr(index)] + ([pod_cidr(index, 6)] if _dual() else [])}
     if master:
@@ -117,14 +140,10 @@ def infrastructure(vcsim_state, name):
             "platformSpec": {"type": "VSphere", "vsphere": {
                 # nodeNetworking deliberately absent (DOMAIN.md section 6: the preflight warns about it)
                 "vcenters": [{"server": server, "datacenters": [datacenter]}],
-                "failureDomains": [{
-                    "name": "generated-failure-domain", "region": "generated-region", "zone": "generated-zone",
-                    "server": server,
-                    "topology": {"datacenter": datacenter, "computeCluster": "/%s/host/%s" % (datacenter, cluster),
-                                 "networks": ["VM Network"], "datastore": "/%s/datastore/LocalDS_0" % datacenter,
-                                 "resourcePool": "/%s/host/%s/Resources" % (datacenter, cluster),
-                                 "folder": "/%s/vm/%s-%s" % (datacenter, name, suffix)},
-                }],
+                "failureDomains": [
+                    _failure_domain(server, datacenter, cluster, name, suffix, domain)
+                    for domain in failure_domains(vcsim_state) or [{"name": "generated-failure-domain", "region": "generated-region",
+                                                                    "zone": "generated-zone", "cluster": cluster}]],
             }},
         },
         "status": {
@@ -142,6 +161,15 @@ def infrastructure(vcsim_state, name):
             "cpuPartitioning": "None",
         },
     }
+
+
+def _failure_domain(server, datacenter, default_cluster, name, suffix, domain):
+    cluster = domain.get("cluster") or default_cluster
+    return {"name": domain["name"], "region": domain["region"], "zone": domain["zone"], "server": server,
+            "topology": {"datacenter": datacenter, "computeCluster": "/%s/host/%s" % (datacenter, cluster),
+                         "networks": ["VM Network"], "datastore": "/%s/datastore/LocalDS_0" % datacenter,
+                         "resourcePool": "/%s/host/%s/Resources" % (datacenter, cluster),
+                         "folder": "/%s/vm/%s-%s" % (datacenter, name, suffix)}}
 
 
 def _cluster_network():
@@ -223,7 +251,8 @@ def objects(vcsim_state):
     result = [("namespaces", {"apiVersion": "v1", "kind": "Namespace",
                               "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}})
               for ns in NAMESPACES]
-    result.extend(("nodes", node_object(vm, index)) for index, vm in enumerate(vcsim_state.get("vms") or []))
+    result.extend(("nodes", node_object(vm, index, domain_of(vcsim_state, vm)))
+                  for index, vm in enumerate(vcsim_state.get("vms") or []))
     result.extend([
         ("infrastructures.config.openshift.io", infrastructure(vcsim_state, name)),
         ("networks.config.openshift.io", network_config()),
@@ -249,5 +278,5 @@ def seed(store, vcsim_state):
                 LOG.warning("NMState CR not created: %s", error.message)
                 continue
             raise
-    created.extend(machineapi.seed(store, vcsim_state, cluster_name(vcsim_state)))
+    created.extend(machineapi.seed(store, vcsim_state, cluster_name(vcsim_state), failure_domains(vcsim_state)))
     return created

@@ -17,7 +17,6 @@ import (
 
 const (
 	datacenterName = "DC0"
-	clusterName    = "DC0_C0"
 	vmNetwork      = "VM Network"
 	secondVswitch  = "vSwitch1"
 	dvsName        = "DSwitch1"
@@ -48,20 +47,30 @@ func buildInventory(ctx context.Context, svc *simulator.Service, cfg config) ([]
 		return nil, err
 	}
 
-	cluster, err := finder.ClusterComputeResource(ctx, clusterName)
-	if err != nil {
-		return nil, err
-	}
-	hosts, err := cluster.Hosts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(hosts) != cfg.hosts {
-		return nil, fmt.Errorf("cluster %s has %d hosts, expected %d", clusterName, len(hosts), cfg.hosts)
-	}
-	pool, err := cluster.ResourcePool(ctx)
-	if err != nil {
-		return nil, err
+	// The vSphere clusters DC0_C0, DC0_C1, ... (vcsim's VPX model names them so), each with cfg.hosts hosts.
+	var clusterHosts [][]*object.HostSystem
+	var pools []*object.ResourcePool
+	var hosts []*object.HostSystem
+	for ci := 0; ci < cfg.clusters; ci++ {
+		name := clusterNameOf(ci)
+		cluster, err := finder.ClusterComputeResource(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		members, err := cluster.Hosts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(members) != cfg.hosts {
+			return nil, fmt.Errorf("cluster %s has %d hosts, expected %d", name, len(members), cfg.hosts)
+		}
+		pool, err := cluster.ResourcePool(ctx)
+		if err != nil {
+			return nil, err
+		}
+		clusterHosts = append(clusterHosts, members)
+		pools = append(pools, pool)
+		hosts = append(hosts, members...)
 	}
 
 	// Second standard vSwitch on every host, without port groups.
@@ -76,7 +85,7 @@ func buildInventory(ctx context.Context, svc *simulator.Service, cfg config) ([]
 		}
 	}
 
-	// Distributed switch with every cluster host as member, and one port group.
+	// Distributed switch with every host of every cluster as member, and one port group.
 	task, err := folders.NetworkFolder.CreateDVS(ctx, types.DVSCreateSpec{
 		ConfigSpec: &types.VMwareDVSConfigSpec{
 			DVSConfigSpec: types.DVSConfigSpec{Name: dvsName},
@@ -131,14 +140,22 @@ func buildInventory(ctx context.Context, svc *simulator.Service, cfg config) ([]
 		plans = append(plans, plan{fmt.Sprintf("%s-worker-%d", cfg.clusterName, i), "worker"})
 	}
 
+	// With several clusters VM i goes to cluster i mod N, then round-robin over that cluster's hosts;
+	// with one cluster this is round-robin over its hosts, as before.
 	roles := map[string]string{}
+	clusterOf := map[string]string{}
 	var order []string
 	for i, p := range plans {
-		host := hosts[i%len(hosts)]
-		if err := createVM(ctx, folders.VmFolder, pool, host, p.name); err != nil {
+		ci := i % cfg.clusters
+		members := clusterHosts[ci]
+		host := members[(i/cfg.clusters)%len(members)]
+		if err := createVM(ctx, folders.VmFolder, pools[ci], host, p.name); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", p.name, err)
 		}
 		roles[p.name] = p.role
+		if cfg.clusters > 1 {
+			clusterOf[p.name] = clusterNameOf(ci)
+		}
 		order = append(order, p.name)
 	}
 
@@ -159,7 +176,7 @@ func buildInventory(ctx context.Context, svc *simulator.Service, cfg config) ([]
 			return nil, fmt.Errorf("VMs %s and %s share BIOS UUID %s", other, name, vm.UUID)
 		}
 		uuids[vm.UUID] = name
-		svm := stateVM{Name: name, Moid: vm.Moid, UUID: vm.UUID, Role: roles[name], Host: vm.Host, NICs: []stateNIC{}}
+		svm := stateVM{Name: name, Moid: vm.Moid, UUID: vm.UUID, Role: roles[name], Host: vm.Host, Cluster: clusterOf[name], NICs: []stateNIC{}}
 		for _, nic := range vm.NICs {
 			if other, dup := macs[nic.MAC]; dup {
 				return nil, fmt.Errorf("VMs %s and %s share MAC %s", other, name, nic.MAC)
@@ -174,6 +191,11 @@ func buildInventory(ctx context.Context, svc *simulator.Service, cfg config) ([]
 		out = append(out, svm)
 	}
 	return out, nil
+}
+
+// clusterNameOf is the name vcsim's VPX model gives the i-th cluster of DC0.
+func clusterNameOf(i int) string {
+	return fmt.Sprintf("%s_C%d", datacenterName, i)
 }
 
 func createVM(ctx context.Context, folder *object.Folder, pool *object.ResourcePool, host *object.HostSystem, name string) error {

@@ -29,6 +29,7 @@ import (
 type config struct {
 	listen      string
 	hosts       int
+	clusters    int
 	masters     int
 	workers     int
 	clusterName string
@@ -42,23 +43,27 @@ type config struct {
 
 // stateFile is what the twin writes once it listens (README, "Process 1: vcsim").
 type stateFile struct {
-	URL        string    `json:"url"`
-	Host       string    `json:"host"`
-	Port       int       `json:"port"`
-	Username   string    `json:"username"`
-	Password   string    `json:"password"`
-	Datacenter string    `json:"datacenter"`
-	Cluster    string    `json:"cluster"`
-	VMs        []stateVM `json:"vms"`
+	URL        string `json:"url"`
+	Host       string `json:"host"`
+	Port       int    `json:"port"`
+	Username   string `json:"username"`
+	Password   string `json:"password"`
+	Datacenter string `json:"datacenter"`
+	Cluster    string `json:"cluster"`
+	// Clusters lists every vSphere cluster when -vsphere-clusters is above 1 (absent otherwise, as before).
+	Clusters []string  `json:"clusters,omitempty"`
+	VMs      []stateVM `json:"vms"`
 }
 
 type stateVM struct {
-	Name string     `json:"name"`
-	Moid string     `json:"moid"`
-	UUID string     `json:"uuid"`
-	Role string     `json:"role"`
-	Host string     `json:"host"`
-	NICs []stateNIC `json:"nics"`
+	Name string `json:"name"`
+	Moid string `json:"moid"`
+	UUID string `json:"uuid"`
+	Role string `json:"role"`
+	Host string `json:"host"`
+	// Cluster is the VM's vSphere cluster, only with -vsphere-clusters above 1.
+	Cluster string     `json:"cluster,omitempty"`
+	NICs    []stateNIC `json:"nics"`
 }
 
 type stateNIC struct {
@@ -69,7 +74,8 @@ type stateNIC struct {
 func parseFlags() config {
 	var c config
 	flag.StringVar(&c.listen, "listen", "127.0.0.1:0", "address to listen on (host:port, port 0 picks a free port)")
-	flag.IntVar(&c.hosts, "hosts", 3, "number of ESXi hosts in the cluster DC0_C0")
+	flag.IntVar(&c.hosts, "hosts", 3, "number of ESXi hosts in each vSphere cluster (DC0_C0, ...)")
+	flag.IntVar(&c.clusters, "vsphere-clusters", 1, "number of vSphere clusters DC0_C0, DC0_C1, ... (the node VMs spread round-robin over them)")
 	flag.IntVar(&c.masters, "masters", 3, "number of control plane VMs")
 	flag.IntVar(&c.workers, "workers", 3, "number of compute VMs")
 	flag.StringVar(&c.clusterName, "cluster-name", "ocp1", "OpenShift cluster name, prefix of the VM names")
@@ -86,6 +92,9 @@ func parseFlags() config {
 	}
 	if c.hosts < 1 {
 		log.Fatal("-hosts must be at least 1")
+	}
+	if c.clusters < 1 {
+		log.Fatal("-vsphere-clusters must be at least 1")
 	}
 	if c.masters < 0 || c.workers < 0 {
 		log.Fatal("-masters and -workers must not be negative")
@@ -110,7 +119,7 @@ func main() {
 
 	model := simulator.VPX()
 	model.Datacenter = 1
-	model.Cluster = 1
+	model.Cluster = cfg.clusters
 	model.ClusterHost = cfg.hosts
 	model.Host = 0      // no standalone host
 	model.Machine = 0   // no DC0_C0_RP0_VM* VMs
@@ -183,6 +192,11 @@ func main() {
 		Cluster:    "DC0_C0",
 		VMs:        vms,
 	}
+	if cfg.clusters > 1 {
+		for i := 0; i < cfg.clusters; i++ {
+			st.Clusters = append(st.Clusters, clusterNameOf(i))
+		}
+	}
 
 	if cfg.state != "" {
 		if err := writeAtomically(cfg.state, st); err != nil {
@@ -191,7 +205,7 @@ func main() {
 			log.Fatalf("writing state file: %v", err)
 		}
 	}
-	log.Printf("listening on %s (%d hosts, %d VMs)", sdkURL.String(), cfg.hosts, len(vms))
+	log.Printf("listening on %s (%d cluster(s) of %d hosts, %d VMs)", sdkURL.String(), cfg.clusters, cfg.hosts, len(vms))
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)

@@ -17,6 +17,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.reports import html
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import migrate as migrate_report
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import report as _report
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
+from _file_module import FileModule as FakeModule  # pylint: disable=wrong-import-order
 from test_k8s import client_with, status_body  # pylint: disable=wrong-import-order
 
 CLUSTER_ID = '5c1e6a52-8f0e-5b4c-9d6f-3c0b0d6f2a11'
@@ -176,19 +177,6 @@ def test_the_migrate_report_names_the_cluster():
 
 
 # --- the files -----------------------------------------------------------------------------------------------
-
-class FakeModule:
-    check_mode = False
-
-    @staticmethod
-    def atomic_move(src, dest):
-        os.rename(src, dest)
-
-    @staticmethod
-    def set_mode_if_different(path, mode, changed):
-        os.chmod(path, int(mode, 8))
-        return changed
-
 
 def rendered(report):
     return [('.json', _report.render_json(report)), ('.md', _report.render_markdown(report)), ('.html', html.render_html(report))]

@@ -37,18 +37,18 @@ def _snapshot():
             'egressips': [egressip], 'pods': [{'metadata': {'name': 'pod-1'}}],
             'network_operator': {'spec': {'defaultNetwork': {'ovnKubernetesConfig': {'gatewayConfig': {'ipForwarding': 'Restricted'}}}}},
             'vsphere': {'hosts': [{'name': 'esxi-0', 'standard_portgroups': [{'name': 'ocp-egress-120', 'vlan_id': 120}]}],
-                        'vms': [{'name': 'worker-0', 'host': 'esxi-0', 'nics': [{'mac': '00:50:56:00:00:01', 'network': 'ocp-egress-120',
-                                                                                  'connected': True}]}],
+                        'vms': [{'name': 'worker-0', 'host': 'esxi-0',
+                                 'nics': [{'mac': '00:50:56:00:00:01', 'network': 'ocp-egress-120', 'connected': True}]}],
                         'privileges': {'missing': []}}}
 
 
 BASE = converged.fingerprint(_snapshot(), CONFIG)
 
 
-def _changed(mutate, config=CONFIG):
+def _changed(mutate):
     snapshot = _snapshot()
     mutate(snapshot)
-    return converged.fingerprint(snapshot, config) != BASE
+    return converged.fingerprint(snapshot, CONFIG) != BASE
 
 
 def test_the_same_snapshot_and_configuration_have_one_fingerprint():

@@ -5,6 +5,7 @@ second identical run (or the next run finding the same) changes nothing, bad inp
 import fcntl
 import json
 import os
+import sys
 import threading
 import time
 
@@ -13,32 +14,11 @@ import pytest
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import fleet
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import fleet_files
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils'))
+from _file_module import Failed, FileModule as FakeModule  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
+
 T1, T2 = '2026-12-03T10:00:01Z', '2026-12-03T11:30:00Z'
 ALL = ('cluster-a', 'cluster-b', 'cluster-c')
-
-
-class Failed(Exception):
-    pass
-
-
-class FakeModule:
-    def __init__(self, check_mode=False):
-        self.check_mode = check_mode
-
-    @staticmethod
-    def atomic_move(src, dest):
-        os.rename(src, dest)
-
-    @staticmethod
-    def set_mode_if_different(path, mode, changed):
-        if (os.stat(path).st_mode & 0o777) != int(mode, 8):
-            os.chmod(path, int(mode, 8))
-            return True
-        return changed
-
-    @staticmethod
-    def fail_json(msg, **_kwargs):
-        raise Failed(msg)
 
 
 def verify(errors=()):

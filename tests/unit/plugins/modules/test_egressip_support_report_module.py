@@ -11,6 +11,7 @@ from ansible_collections.ocp.egressip.plugins.modules import egressip_support_re
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils'))
 from _preflight_snapshots import configured_snapshot, egressip  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
+from _file_module import FileModule as FakeModule  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
 
 
 def finding(finding_id, *names):
@@ -66,20 +67,6 @@ def test_verification_names_missing_and_unassigned_objects_and_skips_without_the
     assert [item['id'] for item in module.verification_findings(snap)] == ['egressip_unassigned']
     snap['egressips'] = None   # the EgressIP API is not served
     assert module.verification_findings(snap) == []
-
-
-class FakeModule:
-    def __init__(self, check_mode=False):
-        self.check_mode = check_mode
-
-    @staticmethod
-    def atomic_move(src, dest):
-        os.rename(src, dest)
-
-    @staticmethod
-    def set_mode_if_different(path, mode, changed):
-        os.chmod(path, int(mode, 8))
-        return changed
 
 
 def test_report_files_are_written_when_they_change_and_never_in_check_mode(tmp_path):
