@@ -268,7 +268,6 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_a
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import vsphere_network as plan
-from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import failure_domains_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.model import failure_domains as fd
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.failure_domains import read_domains
@@ -518,26 +517,9 @@ def plan_domains(module, chosen, machines, row_machines):
     domains = read_domains(module.k8s, params['failure_domains'], {
         'datacenter': params['datacenter'], 'cluster': None,
         'portgroup': {'name': params['network'], 'switch': params['switch'], 'switch_type': switch_type}})
-    groups = dict((domain['name'], ([], [])) for domain in domains)
-    unmatched = []
-    for obj in chosen:
-        domain = fd.workspace_domain(fd.machineset_workspace(obj), domains)
-        if domain is None:
-            unmatched.append(('MachineSet', obj['metadata']['name'], fd.machineset_workspace(obj)))
-        else:
-            groups[domain['name']][0].append(obj)
-    for row in row_machines:
-        domain = fd.workspace_domain(fd.machine_workspace(row['machine']), domains)
-        if domain is None:
-            unmatched.append(('Machine', row['machine']['metadata']['name'], fd.machine_workspace(row['machine'])))
-        else:
-            groups[domain['name']][1].append(row)
-    if unmatched:
-        raise Refused([catalogue_finding(
-            'failure_domain_node_unmapped', '%s %s has workspace %s, which matches no failure domain (%s).'
-            % (kind, name, dict((key, value) for key, value in sorted((workspace or {}).items())
-                                if key in ('server', 'datacenter', 'resourcePool')), ', '.join(d['name'] for d in domains)),
-            objects=[{'kind': kind, 'name': name}]) for kind, name, workspace in unmatched])
+    groups, refusals = fd.machine_api_by_domain(chosen, row_machines, domains)
+    if refusals:
+        raise Refused(refusals)
     saved = dict((key, params[key]) for key in ('network', 'switch', 'datacenter'))
     set_plans, machine_plans, findings = [], [], []
     try:

@@ -223,3 +223,23 @@ def _unmapped_reason(node, machines):
 
 def by_name(domains):
     return dict((domain['name'], domain) for domain in domains)
+
+
+def machine_api_by_domain(machinesets, rows, domains):
+    """({domain name: ([MachineSet], [Machine row])}, refusals): each MachineSet and Machine (row['machine']) by the domain
+    its providerSpec workspace names; one that names none is a failure_domain_node_unmapped refusal."""
+    groups = dict((domain['name'], ([], [])) for domain in domains)
+    unmatched = []
+    entries = [(0, 'MachineSet', obj, obj, machineset_workspace(obj)) for obj in machinesets]
+    entries += [(1, 'Machine', row['machine'], row, machine_workspace(row['machine'])) for row in rows]
+    for index, kind, obj, item, workspace in entries:
+        domain = workspace_domain(workspace, domains)
+        if domain is None:
+            unmatched.append((kind, obj['metadata']['name'], workspace))
+        else:
+            groups[domain['name']][index].append(item)
+    return groups, [catalogue_finding(
+        'failure_domain_node_unmapped', '%s %s has workspace %s, which matches no failure domain (%s).'
+        % (kind, name, dict((key, value) for key, value in sorted((workspace or {}).items())
+                            if key in ('server', 'datacenter', 'resourcePool')), ', '.join(d['name'] for d in domains)),
+        objects=[{'kind': kind, 'name': name}]) for kind, name, workspace in unmatched]
