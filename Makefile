@@ -9,7 +9,7 @@ help:
 	@echo "make demo       - the main job against the twin: enable, verify, failover drill, report"
 	@echo "make test       - all tests: unit, twin self-tests, module/playbook tests, ansible-test sanity"
 	@echo "make unit | selftest | integration | sanity | lint - one part of make test; make matrix - unit tests on ansible-core 2.16 to 2.21 (matrix-sanity: and sanity on 2.16, 2.21)"
-	@echo "make twin       - start the twin in the background (then: source .twin/env)"
+	@echo "make twin       - start the twin in the background (then: source .twin/env); DUAL_STACK=1 for a dual-stack one"
 	@echo "make twin-stop  - stop it"
 
 venv:
@@ -42,8 +42,9 @@ matrix: venv
 matrix-sanity: venv
 	@bash scripts/matrix.sh --sanity
 
+# make twin DUAL_STACK=1: a dual-stack twin (tests/twin/README.md, "Dual stack")
 twin: venv
-	@$(PY) tests/twin/ctl.py start
+	@$(PY) tests/twin/ctl.py start $(if $(DUAL_STACK),--dual-stack)
 
 twin-stop:
 	@$(PY) tests/twin/ctl.py stop

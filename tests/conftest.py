@@ -2,7 +2,7 @@
 
 - `twin` (module scope): a fresh twin for each test module; a module may set
   `TWIN_OPTIONS = {'workers': 5, 'nmstate_version': '2.2.43', ...}` (arguments of tests/twin/ctl.py start;
-  `nns_refresh` defaults to 2 s here).
+  `nns_refresh` defaults to 2 s here; `dual_stack: True` for a dual-stack twin).
 - `run_module(name, args, check=False, diff=False, env=None)`: runs a module of this
   collection as Ansible does (a separate Python process reading an args file) and returns
   its result dict.
@@ -168,13 +168,13 @@ def run_playbook(request):
 # playbook file collected last would run alone at the end while the other workers idle. The order of the tests inside a
 # file is kept (several files build on the state their earlier tests leave).
 _LONGEST_FIRST = (
-    'integration/playbooks/test_migrate.py', 'integration/playbooks/test_upgrade.py',
+    'integration/playbooks/test_migrate.py', 'integration/playbooks/test_dual_stack.py', 'integration/playbooks/test_upgrade.py',
     'integration/playbooks/test_unowned_untouched.py', 'integration/playbooks/test_disable.py',
     'integration/playbooks/test_rbac_playbooks.py', 'integration/playbooks/test_cluster_lock_playbooks.py',
     'integration/playbooks/test_render.py', 'integration/playbooks/test_migrate_vcenter_only_nics.py',
     'integration/roles/test_verify_and_drill_playbooks.py', 'integration/playbooks/test_enable.py', 'integration/playbooks/test_fleet.py',
     'integration/playbooks/test_disable_distributed.py', 'integration/playbooks/test_guard.py',
-    'integration/playbooks/test_render_guard.py',
+    'integration/playbooks/test_render_guard.py', 'integration/playbooks/test_failure_domains.py',
 )
 _BY_FOLDER = ('integration/playbooks/', 'integration/roles/', 'integration/lifecycle/', 'integration/',
               'twin/conformance/', 'twin/selftest/', 'unit/')

@@ -9,6 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.ocp.egressip.plugins.plugin_utils.fragments import rewritten
+
 
 class ModuleDocFragment(object):
 
@@ -52,7 +54,8 @@ options:
         default: per_interface
       ipv6:
         description:
-          - The IPv6 family of a dual-stack secondary network (then O(network.cidr) is IPv4). All three keys are needed.
+          - The IPv6 family of a dual-stack secondary network (then O(network.cidr) is IPv4). A module that places node
+            addresses needs all three of O(network.ipv6.cidr), O(network.ipv6.gateway), O(network.ipv6.node_address_range).
         type: dict
         suboptions:
           cidr:
@@ -64,4 +67,14 @@ options:
           node_address_range:
             description: The IPv6 base addresses of the node NICs, inside O(network.ipv6.cidr).
             type: str
+          route_metric:
+            description:
+              - Metric of the IPv6 default route via O(network.ipv6.gateway); must be above the primary IPv6 default
+                route. Unset - O(network.route_metric).
+            type: int
 '''
+
+
+# vsphere_vm_nic and machineset_network name the port group O(network): there the secondary network is O(secondary_network)
+ModuleDocFragment.SECONDARY = rewritten(ModuleDocFragment.DOCUMENTATION, ('options:\n  network:\n', 'options:\n  secondary_network:\n')).replace(
+    'O(network.', 'O(secondary_network.')

@@ -28,6 +28,13 @@ options:
             address (traffic to node addresses bypasses EgressIP), and it must answer with the client address only.
         type: str
         required: true
+      echo_target_ipv6:
+        description:
+          - C([IPv6 address]:port) of an echo service off the cluster reached over IPv6. Given, the objects with IPv6 egress
+            IPs get a second probe to it, whose answer must be one of their assigned IPv6 egress IPs (and the probe to
+            O(wire.echo_target) one of their IPv4 ones; an object with IPv6 egress IPs only gets the IPv6 probe alone), as
+            traffic of each family leaves with an egress IP of that family.
+        type: str
       namespaces:
         description:
           - Namespace to run the probe of each EgressIP object in, a dict from the object name to the namespace name; the

@@ -13,7 +13,7 @@ short_description: Put the egress-assignable label on exactly the nodes that can
 version_added: 0.1.0
 description:
   - Labels C(k8s.ovn.org/egress-assignable="") exactly the capable nodes - those that match O(selector), whose
-    secondary NIC is up with an address in every network of O(cidr) (and O(ipv6_cidr)) according to their
+    secondary NIC is up with an address in every family of O(network) (O(network.cidr), O(network.ipv6.cidr)) according to their
     C(NodeNetworkState), and whose C(k8s.ovn.org/host-cidrs) annotation (what OVN-Kubernetes places egress IPs by)
     shows that address.
   - Reports the nodes that match O(selector) but are not capable, and why (finding C(node_not_capable)).
@@ -26,7 +26,7 @@ description:
     nodes (writes the record); a record whose label was removed by hand is dropped.
   - Removes its label from labelled nodes that are not capable (with O(exclusive=true), also from labelled nodes
     outside O(selector)). Removing it from a node is refused unless O(force=true) (nothing is written then) when the
-    node hosts an egress IP this collection does not own - a primary-network egress IP (outside O(cidr)/O(ipv6_cidr))
+    node hosts an egress IP this collection does not own - a primary-network egress IP (outside O(network))
     or one of an EgressIP object without the label C(egressip.ocp/managed-by=ocp.egressip); it would move (finding
     C(node_hosts_unowned_egress_ips)) - or one of its own egress IPs without a capable replacement (a node keeping the
     label that does not already host another IP of the same EgressIP object; finding C(node_hosts_egress_ips)).
@@ -45,16 +45,16 @@ options:
     type: dict
     required: true
   cidr:
-    description: The secondary network (C(egressip_network.cidr)).
+    description:
+      - Deprecated (removed in 2.0.0), use O(network) (only its cidrs are read here). One of O(network) and O(cidr) is required.
     type: str
-    required: true
   ipv6_cidr:
-    description: The IPv6 secondary network of a dual-stack setup; capable nodes then need an address in both.
+    description: Deprecated (removed in 2.0.0), use O(network.ipv6.cidr).
     type: str
   nodes:
     description:
       - The secondary NIC of each node, as returned by the vSphere step. When a node is listed, its NIC is found by
-        this MAC; otherwise any interface holding an address in O(cidr) counts.
+        this MAC; otherwise any interface holding an address in O(network.cidr) counts.
       - With O(wait=true), the listed nodes are the ones waited for.
       - Each entry has the keys C(node) (node name) and C(mac) (MAC of its secondary NIC); other keys are ignored, so
         the C(vms) list returned by M(ocp.egressip.vsphere_vm_nic) can be passed as it is.
@@ -117,6 +117,7 @@ options:
     type: int
     default: 120
 extends_documentation_fragment:
+  - ocp.egressip.egressip_network
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.wait
@@ -139,7 +140,7 @@ EXAMPLES = r'''
 - name: Label the capable workers (after node_nic_address)
   ocp.egressip.egress_nodes:
     selector: {node-role.kubernetes.io/worker: ""}
-    cidr: 10.20.0.0/24
+    network: "{{ egressip_network }}"
     nodes: "{{ nics }}"
     wait: true
   register: egress_nodes
@@ -151,7 +152,7 @@ EXAMPLES = r'''
 - name: Take the label off every node (egress IPs already removed)
   ocp.egressip.egress_nodes:
     selector: {node-role.kubernetes.io/worker: ""}
-    cidr: 10.20.0.0/24
+    network: {cidr: 10.20.0.0/24}
     state: absent
 '''
 
@@ -232,7 +233,7 @@ import json
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
-from ansible_collections.ocp.egressip.plugins.module_utils.model.network import validate_cidr
+from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
@@ -244,21 +245,15 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addre
 
 WHAT = 'egress_nodes'
 KINDS = ('nodes', 'nns', 'egressips')  # what the plan reads, one list each
+FLAT = (('cidr', None), ('ipv6_cidr', 6))  # deprecated: the network option's cidrs
 
 
-def validate(params):
+def validate(module):
+    params = module.params
     entries, findings = na.nic_entries(params['nodes'], keys=('node', 'mac'))
     findings += el.validate_selector(params['selector']) + na.validate_nic_entries(entries)
-    networks = []
-    for option, version in (('cidr', None), ('ipv6_cidr', 6)):
-        value = params.get(option)
-        if not value:
-            continue
-        found = validate_cidr(option, value, version)
-        findings += found
-        if not found:
-            networks.append(value.strip())
-    return networks, dict((entry['node'], entry['mac']) for entry in entries), findings
+    networks, found = _network.cidr_options(params, FLAT, module.deprecate)  # parsed once per run
+    return networks, dict((entry['node'], entry['mac']) for entry in entries), findings + found
 
 
 def none_selected(selector, nodes):
@@ -309,7 +304,7 @@ def label_machinesets(module, labels, result):
 
 def step(module, result):
     """Validate, take the lock, plan the labels, write them unless in check mode."""
-    networks, macs, findings = validate(module.params)
+    networks, macs, findings = validate(module)
     if errors(findings):
         raise Refused(findings)
     module.take_lock()
@@ -338,7 +333,8 @@ def main():
     module = EgressModule(
         WHAT, argument_spec=dict(
             selector=dict(type='dict', required=True),
-            cidr=dict(type='str', required=True),
+            network=_network.argument_spec(),
+            cidr=dict(type='str'),
             ipv6_cidr=dict(type='str'),
             nodes=dict(type='list', elements='dict'),
             exclusive=dict(type='bool', default=True),
@@ -352,6 +348,7 @@ def main():
             wait_sleep=dict(type='int', default=2),
         ),
         libraries=('netaddr',), lock=LOCK_IN_STEP, progress=PROGRESS_NOTES, supports_check_mode=True,
+        required_one_of=[['network', 'cidr']], mutually_exclusive=_network.exclusive_with(('cidr', 'ipv6_cidr')),
     )
     module.run(step, egress_assignable=[], added=[], removed=[], adopted=[], hand_made=[], capable=[], not_capable=[], findings=[])
 

@@ -377,7 +377,9 @@ def run(module, result):
     if present and params['wait'] and not module.check_mode:
         egressips = _after_writes(egressips, changes)
         names = [entry['name'] for entry in entries]
-        egressips, gaps = wait_for_assignment(module, names, nodes, params['network']['cidr'], egressips)
+        parsed = validation.egress_network(params['network'])[0]
+        cidrs = [str(family.cidr) for family in parsed.families] if parsed is not None else params['network']['cidr']
+        egressips, gaps = wait_for_assignment(module, names, nodes, cidrs, egressips)
         if gaps:
             result['unassigned'], timeout_findings = explain_gaps(gaps, list_events(module.k8s))
             result['egressips'] = _report(entries, changes, egressips, params['state'])

@@ -388,13 +388,12 @@ def argument_spec():
 
 
 def check_input(params):
-    """(cidr or None, messages): every problem with the options, named by field, value and fix."""
+    """(network or None, messages): every problem with the options, named by field, value and fix; the network parsed once."""
     messages = []
     cidr = None
     if params['network']:
-        network, findings = egress_network(params['network'])
+        cidr, findings = egress_network(params['network'])
         messages += ['%s Fix: %s' % (item['message'], item['remedy']) for item in errors(findings)]
-        cidr = network.cidr if network is not None else None
     messages += portgroup_problems(params['portgroup'])
     if params['wire']:
         messages += _wire.validate_wire(params['wire'])
@@ -423,10 +422,12 @@ def vsphere_options(module):
 class Verification(object):
     """One run: read, evaluate, probe the wire, remediate and verify again."""
 
-    def __init__(self, module, cidr):
+    def __init__(self, module, network):
         self.module = module
         self.params = module.params
-        self.cidr = cidr
+        # every family of the secondary network (a dual-stack one has two), and the gateway of each that has one
+        self.cidr = [str(family.cidr) for family in network.families] if network is not None else None
+        self.gateways = [str(family.gateway) for family in network.families if family.gateway is not None] if network is not None else None
         self.names = [entry['name'] for entry in self.params['objects']] or None
         self.expected = dict((entry['name'], entry.get('egress_ips') or []) for entry in self.params['objects'])
         self.vsphere = vsphere_options(module)
@@ -437,7 +438,7 @@ class Verification(object):
         if self.vsphere:
             self.vsphere['facts'] = None  # the preflight's facts serve the first look only
         result = _verify.evaluate(snapshot, cidr=self.cidr, names=self.names, expected=self.expected,
-                                  gateway=(self.params['network'] or {}).get('gateway') or None)
+                                  gateway=self.gateways or None)
         if self.vsphere is None:
             result['findings'].append(catalogue_finding('vsphere_not_checked', 'vCenter was not read (datacenter, cluster and portgroup '
                                                         'not all given), so the node VMs\' vNICs were not checked.'))
@@ -512,7 +513,7 @@ def run(module):
         'nodes': result['nodes'],
         'findings': result['findings'],
         'notes': snapshot.get('notes') or [],
-        'report': _verify.report(result, network=cidr, portgroup=portgroup, remediation=remediation),
+        'report': _verify.report(result, network=cidr.cidr if cidr is not None else None, portgroup=portgroup, remediation=remediation),
     }
     output['report'].update(_identity.identity(_kubernetes.read_singletons(module.k8s, _identity.KINDS), module.k8s.host,
                                                _identity.utc_now()))

@@ -33,8 +33,8 @@ description:
     true and C(Degraded) not true, and fails naming each node and TuneD's message (C(node_forwarding_degraded)), or each
     node still pending after O(wait_timeout) (C(node_forwarding_timeout))."
   - "A write that removes forwarding from a NIC (O(state=absent), or a node left out of O(nodes)) is refused while the
-    node hosts egress IPs of the secondary network (C(node_forwarding_hosts_egress_ips): inside O(cidr)/O(ipv6_cidr), or
-    without them inside the subnet of an address NodeNetworkState shows on that NIC), unless O(force=true). A refusal
+    node hosts egress IPs of the secondary network (C(node_forwarding_hosts_egress_ips): inside O(network), or
+    without it inside the subnet of an address NodeNetworkState shows on that NIC), unless O(force=true). A refusal
     writes nothing, in check mode too."
   - O(state=absent) deletes the C(Tuned) of the collection (O(mode=per_interface)) or sets C(ipForwarding) back to
     C(Restricted) (O(mode=global)).
@@ -60,7 +60,7 @@ options:
   ipv6:
     description:
       - Also set C(net.ipv6.conf.<if>.forwarding=1) (dual-stack or IPv6 secondary network; O(mode=per_interface)).
-      - Also done without it when O(ipv6_cidr) is given (the IPv6 family of a dual-stack network).
+      - Also done without it when O(network) has an IPv6 family (O(network.ipv6), or an IPv6 O(network.cidr)).
     type: bool
     default: false
   tuned_priority:
@@ -98,6 +98,7 @@ options:
     type: int
     default: 90
 extends_documentation_fragment:
+  - ocp.egressip.egressip_network
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.egress_cidr
@@ -194,6 +195,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec, exclusive_with
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, PROGRESS_TRIES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import nic_addresses as na
@@ -220,7 +222,7 @@ def per_interface(module, result, operator):
         findings.append(catalogue_finding('node_network_input_invalid', 'nodes is empty with mode: per_interface.',
                                           objects=[{'kind': 'option', 'name': 'nodes'}],
                                           remedy='list the egress nodes and their secondary NIC MACs, or use mode: global.'))
-    networks, problems = egress_networks(params)  # parsed once: the refusals, the IPv6 sysctl, the removal guard
+    networks, problems = egress_networks(params, module.deprecate)  # parsed once: the refusals, the IPv6 sysctl, the removal guard
     findings += cidr_findings(problems)
     if errors(findings):
         raise Refused(findings)
@@ -388,10 +390,12 @@ def main():
             wait_timeout=dict(type='int', default=300),
             wait_sleep=dict(type='int', default=2),
             state_wait_timeout=dict(type='int', default=90),
+            network=network_argument_spec(),
             cidr=dict(type='str'),
             ipv6_cidr=dict(type='str'),
         ),
         lock=LOCK_BEFORE, progress=PROGRESS_TRIES, supports_check_mode=True,
+        mutually_exclusive=exclusive_with(('cidr', 'ipv6_cidr')),
     )
     module.run(step, mode=module.params['mode'], findings=[])
 

@@ -147,6 +147,7 @@ options:
 extends_documentation_fragment:
   - ocp.egressip.cluster_lock
   - ocp.egressip.egress_cidr
+  - ocp.egressip.egressip_network.secondary
   - ocp.egressip.failure_domains
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
@@ -260,6 +261,7 @@ diff:
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks, hosted_egress_ips
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec, exclusive_with
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import machine_api as mapi
@@ -290,6 +292,7 @@ def argument_spec():
         align_machines=dict(type='bool', default=False),
         state=dict(type='str', choices=['present', 'absent'], default='present'),
         force=dict(type='bool', default=False),
+        secondary_network=network_argument_spec(),
         cidr=dict(type='str'),
         ipv6_cidr=dict(type='str'),
         vms=dict(type='list', elements='dict'),
@@ -398,7 +401,7 @@ def run(module, _result=None):
     params = module.params
     if not (params['machinesets'] or params['node_names'] or params['node_selector']):
         raise ModuleFailure('nothing selected: set machinesets, node_names or node_selector. Nothing was written.')
-    problems = egress_networks(params)[1]
+    secondary, problems = egress_networks(params, module.deprecate, 'secondary_network')  # parsed once per run
     if problems:
         raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
     nodes = kube.list_objects(module.k8s, kube.NODES)
@@ -421,7 +424,7 @@ def run(module, _result=None):
     if params['failure_domains']:
         set_plans, machine_plans, findings = plan_domains(module, chosen, machines, row_machines)
     elif params['state'] == 'absent':
-        set_plans, machine_plans, findings = plan_removal(module, chosen, machines, row_machines)
+        set_plans, machine_plans, findings = plan_removal(module, chosen, machines, row_machines, secondary)
     else:
         set_plans, machine_plans, findings = plan_append(module, chosen, machines, row_machines)
     findings = coverage + findings
@@ -483,13 +486,13 @@ def plan_append(module, chosen, machines, row_machines):
     return set_plans, machine_plans, findings
 
 
-def plan_removal(module, chosen, machines, row_machines):
+def plan_removal(module, chosen, machines, row_machines, secondary):
     """state=absent: templates, and the Machines whose VM has lost the NIC; any refusal raises before a write."""
     params = module.params
     network_name = params['network']
     listing = ([obj for obj in chosen if mapi.lists_network(obj, mapi.TEMPLATE_DEVICES_PATH, network_name)]
                + [row['machine'] for row in row_machines if mapi.lists_network(row['machine'], mapi.MACHINE_DEVICES_PATH, network_name)])
-    hosted = read_hosted_egress_ips(module) if listing else {}
+    hosted = read_hosted_egress_ips(module, secondary) if listing else {}
     members = mapi.machineset_members(machines)
     set_plans = [mapi.plan_machineset_remove(obj, network_name, members.get(obj['metadata']['name'], []), hosted, params['force'])
                  for obj in chosen]
@@ -543,10 +546,10 @@ def on_network(vm, network):
     return bool(vm and network and any(plan.nic_on_network(nic, network) for nic in vm['nics']))
 
 
-def read_hosted_egress_ips(module):
+def read_hosted_egress_ips(module, networks):
     """{node: [(EgressIP, IP)]} from one list of the EgressIP objects; none when the EgressIP API is not served."""
     items = kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None)
-    return hosted_egress_ips(items, egress_networks(module.params)[0])
+    return hosted_egress_ips(items, networks)
 
 
 def select_machinesets(module, machinesets, rows):
@@ -584,7 +587,8 @@ def diff_of(entries):
 
 
 def main():
-    module = EgressModule(WHAT, argument_spec=argument_spec(), lock=LOCK_BEFORE, supports_check_mode=True)
+    module = EgressModule(WHAT, argument_spec=argument_spec(), lock=LOCK_BEFORE, supports_check_mode=True,
+                          mutually_exclusive=exclusive_with(('cidr', 'ipv6_cidr'), 'secondary_network'))
     module.run(run)
 
 

@@ -17,15 +17,16 @@ description:
     so the in-guest name (C(ens224), C(ens256), ...) does not matter; O(interface_name) is only the
     NetworkManager profile name."
   - The NIC gets one static base address in the secondary network, no DHCP, no DNS, no router
-    advertisements, and a default route through O(gateway) with O(route_metric), which must be above the
+    advertisements (IPv6 C(autoconf) and C(dhcp) off), and per family a default route through its gateway with its
+    route metric (O(network.route_metric), O(network.ipv6.route_metric)), which must be above the
     metric of the primary default route so C(br-ex) stays the default-route interface (the module checks it
     against every node's NodeNetworkState).
-  - "Addresses are allocated from O(node_address_range) and never move: the allocation is recorded on the
+  - "Addresses are allocated from O(network.node_address_range) and never move: the allocation is recorded on the
     policy (annotations C(egressip.ocp/node) and C(egressip.ocp/addresses)) and read back on every run. A new
     node takes the lowest free address; an address a node already holds in the range (configured by hand) is
     kept; a node that leaves the list keeps its address reserved until it is released with O(state=absent)."
-  - "Refuses, before any write and naming the value and the fix: a gateway or range outside O(cidr); a range that
-    includes the network, broadcast or gateway address; a range too small for the nodes; a O(cidr) that
+  - "Refuses, before any write and naming the value and the fix: a gateway or range outside O(network.cidr); a range that
+    includes the network, broadcast or gateway address; a range too small for the nodes; a O(network.cidr) that
     overlaps the primary machine network or another host subnet of any node; an address already used by
     another node (C(k8s.ovn.org/host-cidrs)) or claimed by an EgressIP object; a policy of the same name
     not created by this collection."
@@ -65,9 +66,9 @@ options:
     description:
       - "The nodes and their secondary NIC: a list of mappings with the keys C(node) (node name, required), C(mac)
         (MAC of the secondary NIC, any case, C(:) or C(-) separated; required with O(state=present)), C(address)
-        (optional base address to give this node instead of allocating one: inside O(cidr), not in use; refused
+        (optional base address to give this node instead of allocating one: inside O(network.cidr), not in use; refused
         when the node already has a different allocation, since allocations never move) and C(ipv6_address)
-        (the same for the IPv6 network of O(ipv6))."
+        (the same for the IPv6 network of O(network.ipv6))."
       - Other keys are ignored, so the C(vms) list returned by M(ocp.egressip.vsphere_vm_nic) can be passed as it is
         (keep only entries with a MAC, for example with C(selectattr('mac'))).
       - With O(state=absent) only C(node) is needed.
@@ -76,36 +77,30 @@ options:
     required: true
   cidr:
     description:
-      - The secondary network, C(address/prefix) (IPv4, or IPv6 for an IPv6-only secondary network). Required with O(state=present).
+      - Deprecated (removed in 2.0.0), use O(network.cidr); mutually exclusive with O(network).
     type: str
   gateway:
-    description: The router of O(cidr); the route through it gets O(route_metric). Required with O(state=present).
+    description: Deprecated (removed in 2.0.0), use O(network.gateway).
     type: str
   node_address_range:
-    description:
-      - Base addresses for the node NICs, C(first-last) (inclusive) or a CIDR block inside O(cidr). Required with O(state=present).
-      - Must not include the network, broadcast or gateway address.
+    description: Deprecated (removed in 2.0.0), use O(network.node_address_range).
     type: str
   route_metric:
-    description: Metric of the default route through O(gateway); must be above the metric of the primary default route (48 with OVN-Kubernetes).
+    description: Deprecated (removed in 2.0.0), use O(network.route_metric) (default 200).
     type: int
-    default: 200
   ipv6:
-    description: The IPv6 network of a dual-stack secondary network (O(cidr) then is IPv4).
+    description: Deprecated (removed in 2.0.0), use O(network.ipv6).
     type: dict
     suboptions:
       cidr:
         description: IPv6 network, C(address/prefix).
         type: str
-        required: true
       gateway:
         description: IPv6 router of the network.
         type: str
-        required: true
       node_address_range:
         description: IPv6 base addresses for the node NICs, C(first-last) or a CIDR block.
         type: str
-        required: true
   interface_name:
     description:
       - NetworkManager profile name of the secondary NIC (the kernel name stays as it is). At most 15 characters.
@@ -155,6 +150,7 @@ options:
     type: int
     default: 90
 extends_documentation_fragment:
+  - ocp.egressip.egressip_network
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.wait
@@ -181,31 +177,28 @@ EXAMPLES = r'''
     nodes:
       - {node: ocp1-worker-0, mac: "00:50:56:aa:bb:01"}
       - {node: ocp1-worker-1, mac: "00:50:56:aa:bb:02"}
-    cidr: 10.20.0.0/24
-    gateway: 10.20.0.1
-    node_address_range: 10.20.0.10-10.20.0.99
-    route_metric: 200
+    network: {cidr: 10.20.0.0/24, gateway: 10.20.0.1, node_address_range: 10.20.0.10-10.20.0.99, route_metric: 200}
   register: addresses
 
 - name: Dual stack, with one address chosen by hand
   ocp.egressip.node_nic_address:
     nodes:
       - {node: ocp1-worker-0, mac: "00:50:56:aa:bb:01", address: 10.20.0.57}
-    cidr: 10.20.0.0/24
-    gateway: 10.20.0.1
-    node_address_range: 10.20.0.10-10.20.0.99
-    ipv6:
-      cidr: fd00:20::/64
-      gateway: fd00:20::1
-      node_address_range: fd00:20::10-fd00:20::ff
+    network:
+      cidr: 10.20.0.0/24
+      gateway: 10.20.0.1
+      node_address_range: 10.20.0.10-10.20.0.99
+      ipv6:
+        cidr: fd00:20::/64
+        gateway: fd00:20::1
+        node_address_range: fd00:20::10-fd00:20::ff
+        route_metric: 210
 
 - name: After an adoption, replace the hand-made policies that duplicate the collection's
   ocp.egressip.node_nic_address:
     nodes:
       - {node: ocp1-worker-0, mac: "00:50:56:aa:bb:01"}
-    cidr: 10.20.0.0/24
-    gateway: 10.20.0.1
-    node_address_range: 10.20.0.10-10.20.0.99
+    network: "{{ egressip_network }}"
     interface_name: ens224
     replace_hand_made: true
   register: addresses
@@ -340,7 +333,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kuber
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import node_network_io as io
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import address_claims as claims
-from ansible_collections.ocp.egressip.plugins.module_utils.model.network import networks_from
+from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
@@ -352,9 +345,20 @@ WHAT = 'node_nic_address'
 
 
 KINDS = ('nodes', 'nncps', 'nnces', 'nns', 'egressips')  # one list per kind: five requests whatever the number of nodes
+FLAT = ('cidr', 'gateway', 'node_address_range', 'route_metric', 'ipv6')  # deprecated: the network option's keys
 
 
-def wait_for_interfaces(module, entries, networks, snapshot, plan):
+def secondary_network(module):
+    """(families, {version: route metric}, findings) of the network option (or the deprecated flat options), parsed once."""
+    network, findings = _network.from_options(module.params, FLAT, module.deprecate)
+    if network is None and not findings:
+        findings = [catalogue_finding('node_network_input_invalid', 'network is required with state: present.',
+                                      objects=[{'kind': 'option', 'name': 'network'}],
+                                      remedy='pass the secondary network: network: "{{ egressip_network }}".')]
+    return (network.families, network.route_metrics()) if network is not None else ([], {}), findings
+
+
+def wait_for_interfaces(module, entries, networks, metrics, snapshot, plan):
     """Re-read NodeNetworkStates until each node lists its NIC (the route needs the kernel name); the plan made then.
 
     NodeNetworkState is refreshed about every 60 s, so a NIC added in vCenter a moment ago is listed a minute later.
@@ -369,7 +373,7 @@ def wait_for_interfaces(module, entries, networks, snapshot, plan):
     if not params['wait']:
         raise Refused(na.pending_findings(plan['pending'], 0))
     plan = io.wait_for_states(module.k8s, snapshot, plan, lambda again: na.plan_nic_addresses(
-        entries, networks, params['route_metric'], params['interface_name'], again), params['state_wait_timeout'], params['wait_sleep'])
+        entries, networks, metrics, params['interface_name'], again), params['state_wait_timeout'], params['wait_sleep'])
     if plan['pending']:
         raise Refused(na.pending_findings(plan['pending'], params['state_wait_timeout']))
     return plan
@@ -455,17 +459,17 @@ def replace_hand_made(module, result, plan, snapshot):
 def present(module, result):
     params = module.params
     entries, findings = na.nic_entries(params['nodes'])
-    networks, found = networks_from(params)
+    (networks, metrics), found = secondary_network(module)
     findings += na.validate_nic_entries(entries) + found + na.check_interface_name(params['interface_name'])
     findings += check_replace_hand_made(params)
     if errors(findings):
         raise Refused(findings)
     snapshot = kubernetes.read(module.k8s, KINDS)
     claims.settle_claims(module, snapshot)
-    plan = na.plan_nic_addresses(entries, networks, params['route_metric'], params['interface_name'], snapshot)
+    plan = na.plan_nic_addresses(entries, networks, metrics, params['interface_name'], snapshot)
     if errors(plan['findings']):
         raise Refused(plan['findings'])
-    plan = wait_for_interfaces(module, entries, networks, snapshot, plan)
+    plan = wait_for_interfaces(module, entries, networks, metrics, snapshot, plan)
     result.update(allocations=plan['allocations'], findings=plan['findings'])
     if errors(plan['findings']):
         raise Refused(plan['findings'])
@@ -539,16 +543,9 @@ def step(module, result):
 
 def argument_spec():
     return dict(
+        _network.flat_argument_spec(FLAT),
         nodes=dict(type='list', elements='dict', required=True),
-        cidr=dict(type='str'),
-        gateway=dict(type='str'),
-        node_address_range=dict(type='str'),
-        route_metric=dict(type='int', default=200),
-        ipv6=dict(type='dict', options=dict(
-            cidr=dict(type='str', required=True),
-            gateway=dict(type='str', required=True),
-            node_address_range=dict(type='str', required=True),
-        )),
+        network=_network.argument_spec(),
         interface_name=dict(type='str', default='egressip0'),
         state=dict(type='str', choices=['present', 'absent'], default='present'),
         force=dict(type='bool', default=False),
@@ -562,7 +559,7 @@ def argument_spec():
 
 def main():
     module = EgressModule(WHAT, argument_spec=argument_spec(), libraries=('netaddr',), lock=LOCK_BEFORE, progress=PROGRESS_TRIES,
-                          supports_check_mode=True)
+                          mutually_exclusive=_network.exclusive_with(FLAT), supports_check_mode=True)
     module.run(step, allocations=[], released=[], created=[], updated=[], deleted=[], replaced_policies=[], kept_hand_made_policies=[], findings=[])
 
 

@@ -141,6 +141,7 @@ options:
 extends_documentation_fragment:
   - ocp.egressip.cluster_lock.nested
   - ocp.egressip.egress_cidr
+  - ocp.egressip.egressip_network.secondary
   - ocp.egressip.failure_domains
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
@@ -288,6 +289,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.names import MAN
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks import egress_networks
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec, exclusive_with
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import k8s_nested_argument_spec
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network import policy_allocation
@@ -316,6 +318,7 @@ def argument_spec():
         vm_moids=dict(type='list', elements='str', default=[]),
         state=dict(type='str', choices=['present', 'absent'], default='present'),
         force=dict(type='bool', default=False),
+        secondary_network=network_argument_spec(),
         cidr=dict(type='str'),
         ipv6_cidr=dict(type='str'),
         continue_on_error=dict(type='bool', default=False),
@@ -328,7 +331,7 @@ def argument_spec():
     return spec
 
 
-def validate(params):
+def validate(params, networks_problems=()):
     """Messages naming field, value and fix for input the argument spec cannot check."""
     problems = []
     if not any(params[key] for key in ('node_names', 'node_selector', 'vm_names', 'vm_uuids', 'vm_moids')):
@@ -337,7 +340,7 @@ def validate(params):
         problems.append('parallel=%s is out of range: use 1 to %d.' % (params['parallel'], MAX_PARALLEL))
     if params['timeout'] < 1:
         problems.append('timeout=%s must be at least 1 second.' % params['timeout'])
-    problems += egress_networks(params)[1]
+    problems += list(networks_problems)
     if params['failure_domains'] and (params['vm_names'] or params['vm_uuids'] or params['vm_moids']):
         problems.append('vm_names, vm_uuids and vm_moids cannot be combined with failure_domains: a VM is put in its failure '
                         'domain through its node; give node_names or node_selector.')
@@ -396,10 +399,10 @@ def own_macs(module):
     return plan.own_macs_by_node(policy_allocation(policy) for policy in found.get('items') or [])
 
 
-def egress_ips(module):
+def egress_ips(module, networks):
     """{node: [egress IPs]} from EgressIP status (one list); none when the EgressIP API is not served."""
     items = kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None)
-    return plan.egress_ips_by_node(items, egress_networks(module.params)[0])
+    return plan.egress_ips_by_node(items, networks)
 
 
 def vm_refs(params):
@@ -471,13 +474,14 @@ def prepare(module, client, group, all_nodes, hosted, owned):
 
 def run(module, _result=None):
     params = module.params
-    problems = validate(params)
+    secondary, networks_problems = egress_networks(params, module.deprecate, 'secondary_network')  # parsed once per run
+    problems = validate(params, networks_problems)
     if problems:
         raise ModuleFailure(' '.join(problems) + ' Nothing was written.')
     nodes, all_nodes = read_nodes(module)
     client = module.vsphere
     groups, findings = groups_of(module, nodes)
-    hosted = egress_ips(module) if params['state'] == 'absent' else {}
+    hosted = egress_ips(module, secondary) if params['state'] == 'absent' else {}
     owned = own_macs(module) if params['state'] == 'present' else {}
     prepared = [prepare(module, client, group, all_nodes, hosted, owned) for group in groups]
     for item in prepared:
@@ -553,7 +557,8 @@ def _with_results(entries, vms):
 
 
 def main():
-    EgressModule(WHAT, argument_spec=argument_spec(), **VCENTER_WRITER).run(run)
+    EgressModule(WHAT, argument_spec=argument_spec(), mutually_exclusive=exclusive_with(('cidr', 'ipv6_cidr'), 'secondary_network'),
+                 **VCENTER_WRITER).run(run)
 
 
 if __name__ == '__main__':

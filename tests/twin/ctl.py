@@ -100,7 +100,7 @@ def _vcsim_certificates(state_dir):
 
 def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1.0, binary=None, random_seed=None,
           nmstate_version=None, nns_refresh=None, nmstate_retry_backoff=None, tuned_delay=None,
-          carrier_loss=None, carrier_loss_delay=None, vcsim_max_objects=None, failure_domains=None):
+          carrier_loss=None, carrier_loss_delay=None, vcsim_max_objects=None, failure_domains=None, dual_stack=False):
     """Start both processes; returns the settings written to <state_dir>/env as a dict.
 
     nmstate_version: the NMState handler's nmstate release (default 2.2.38, before routes could name a
@@ -110,6 +110,8 @@ def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1
     vcsim_max_objects: the property collector's own page limit (objects per RetrievePropertiesEx page; default none).
     failure_domains: N vSphere clusters DC0_C0... of `hosts` hosts each, the node VMs spread over them, and an
     Infrastructure with one failure domain per cluster (default: one cluster, the generated failure domain).
+    dual_stack: nodes with IPv4 and IPv6 primary addresses, IPv6 cluster and service networks, an IPv6 echo target
+    (tests/twin/README.md, "Dual stack"); default IPv4 only.
     """
     state_dir = os.path.abspath(state_dir)
     if status(state_dir):
@@ -141,6 +143,8 @@ def start(state_dir=DEFAULT_DIR, workers=3, masters=3, hosts=3, probe_interval=1
                             ('--carrier-loss', carrier_loss), ('--carrier-loss-delay', carrier_loss_delay)):
             if value is not None:
                 nmstate_args += [flag, str(value)]
+        if dual_stack:
+            nmstate_args.append('--dual-stack')
         kube = _spawn([sys.executable, '-m', 'twin.kube', '--listen', '127.0.0.1:0', '--state-dir', state_dir,
                        '--vcsim-state', os.path.join(state_dir, 'vcsim.json'), '--probe-interval', str(probe_interval)]
                       + nmstate_args, kube_log, env=env, cwd=TESTS_DIR)
@@ -252,6 +256,8 @@ def main(argv=None):
     parser.add_argument('--nns-refresh', type=float, default=None, help='seconds between NodeNetworkState refreshes (default 60)')
     parser.add_argument('--carrier-loss', choices=['remove', 'keep'], default=None,
                         help='NetworkManager on carrier loss of the secondary vNIC: remove its address (default) or keep it (ignore-carrier)')
+    parser.add_argument('--dual-stack', action='store_true',
+                        help='dual-stack cluster: IPv4 and IPv6 node addresses, cluster and service networks, an IPv6 echo target')
     args = parser.parse_args(argv)
     try:
         if args.action == 'build':
@@ -260,7 +266,7 @@ def main(argv=None):
             settings = start(args.dir, workers=args.workers, masters=args.masters, hosts=args.hosts,
                              probe_interval=args.probe_interval, random_seed=args.random_seed,
                              nmstate_version=args.nmstate_version, nns_refresh=args.nns_refresh, tuned_delay=args.tuned_delay,
-                             carrier_loss=args.carrier_loss, failure_domains=args.failure_domains)
+                             carrier_loss=args.carrier_loss, failure_domains=args.failure_domains, dual_stack=args.dual_stack)
             _log('vCenter simulator: %s (datacenter %s, cluster %s)'
                  % (settings['TWIN_VCSIM_URL'], settings['TWIN_DATACENTER'], settings['TWIN_CLUSTER']))
             _log('Kubernetes API:    %s (kubeconfig %s)' % (settings['TWIN_KUBE_URL'], settings['KUBECONFIG']))

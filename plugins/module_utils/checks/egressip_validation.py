@@ -135,10 +135,9 @@ def _check_selector(field, name, selector):
 
 
 def egress_network(network, field='network'):
-    """(Family or None, findings) of the network the egress IPs belong to: the rules of model/network.py, with
-    only cidr needed here (gateway and node_address_range, when given, are reserved for the nodes)."""
-    parsed, findings = _network.parse(network, field + '.', needs=('cidr',), finding_id='egressip_input_invalid')
-    return (parsed.first if parsed is not None else None), findings
+    """(SecondaryNetwork or None, findings) of the network the egress IPs belong to, every family: the rules of
+    model/network.py, with only cidr needed here (gateway and node_address_range, when given, are reserved for the nodes)."""
+    return _network.parse(network, field + '.', needs=('cidr',), finding_id='egressip_input_invalid')
 
 
 # --- addresses -----------------------------------------------------------------------------------
@@ -185,12 +184,35 @@ def check_addresses(objects, network, snap, ignored=(), field='objects'):
     return findings
 
 
+def _family_of(network, address):
+    """The family of the secondary network (a SecondaryNetwork or one Family) of the address's IP version, or None."""
+    families = network.families if isinstance(network, _network.SecondaryNetwork) else [network]
+    return next((family for family in families if family.version == address.version), None)
+
+
+def _family_missing(subject, address, network, objects):
+    root = network.first.field if isinstance(network, _network.SecondaryNetwork) else network.field
+    part = '%sipv6' % root if address.version == 6 else '%scidr (an IPv4 network)' % root
+    return catalogue_finding(
+        'egressip_family_missing', '%s is IPv%d but the secondary network has no IPv%d part (%s is missing).'
+        % (subject, address.version, address.version, part), objects=objects,
+        remedy='give the secondary network an IPv%d part (%s, e.g. %s), or use an IPv%d egress IP of %scidr.'
+        % (address.version, part, _network.EXAMPLES[address.version], 10 - address.version, root))
+
+
 def _address_problem(where, name, ip, normal, network, node_addresses, claims, first_seen):
     objects = _option(where) + _egressip(name)
     address = netaddr.IPAddress(normal)
     subject = '%s %s (EgressIP %s)' % (where, ip, name)
     if normal in first_seen:
         return catalogue_finding('egressip_duplicate', '%s is also listed at %s.' % (subject, first_seen[normal]), objects=objects)
+    family = _family_of(network, address)
+    if family is None:
+        return _family_missing(subject, address, network, objects)
+    if address.is_link_local():
+        return catalogue_finding('egressip_link_local', '%s is a link-local address: OVN-Kubernetes places egress IPs only in '
+                                 'global unicast host networks.' % subject, objects=objects)
+    network = family
     if not network.holds(address):
         return catalogue_finding('egressip_outside_network', '%s is outside %scidr %s.' % (subject, network.field, network.cidr),
                                  objects=objects)
@@ -254,7 +276,8 @@ def validate(objects, network, snap, others_ignored=(), allow_insufficient_capac
     EgressIP objects whose claims do not count (the objects of this run, those it deletes).
     """
     findings = check_shape(objects, field)
-    parsed, network_findings = (network, []) if isinstance(network, _network.Family) else egress_network(network, network_field)
+    parsed, network_findings = ((network, []) if isinstance(network, (_network.Family, _network.SecondaryNetwork))
+                                else egress_network(network, network_field))
     findings += network_findings
     if findings or parsed is None:
         return findings
@@ -273,7 +296,7 @@ def validate_config(config, nodes, egressips, check_capacity_rule=False, allow_i
     network it parsed (a SecondaryNetwork) when it is valid.
     """
     snap = _placement.snapshot(nodes or [], egressips or [])
-    network = network.first if network is not None else config.get('network') or {}
+    network = network if network is not None else config.get('network') or {}
     return validate(config.get('objects') or [], network, snap,
                     allow_insufficient_capacity=allow_insufficient_capacity, check_capacity_rule=check_capacity_rule,
                     field='egressip_objects', network_field='egressip_network')

@@ -18,6 +18,7 @@ import json
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import EGRESS_ASSIGNABLE_LABEL
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import address_plan as _address_plan
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
+from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network_model
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as _egressip_validation
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as _node_network
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import variables_schema as _variables_schema
@@ -49,14 +50,59 @@ def cluster_internal_networks(snapshot):
     return [(subnet, owner) for subnet, owner in ((pc.network_of(text), owner) for text, owner in networks) if subnet is not None]
 
 
+def _cluster_families(snapshot):
+    """{IP version: [cluster network texts]} of the Network config (status, else spec); {} when it was not read."""
+    network = snapshot.get('network_config') or {}
+    for source in ('status', 'spec'):
+        cidrs = [pc.network_of(entry.get('cidr')) for entry in _dig(network, source, 'clusterNetwork') or []]
+        if any(cidrs):
+            families = {}
+            for cidr in cidrs:
+                if cidr is not None:
+                    families.setdefault(cidr.version, []).append(str(cidr))
+            return families
+    return {}
+
+
+def _family_not_in_cluster(ctx, family, families):
+    ips = [ip for entry in ctx.objects for ip in entry.get('egress_ips') or []
+           if pc.address_of(ip) is not None and pc.address_of(ip).version == family.version]
+    other = sorted(families)[0]
+    requested = ' (%s requested)' % pc.names_text(ips, 5) if ips else ''
+    return catalogue_finding(
+        'secondary_family_not_in_cluster',
+        '%scidr %s is IPv%d but the cluster runs IPv%d only (clusterNetwork %s): pods have no IPv%d address, so no traffic '
+        'would ever leave through an IPv%d egress IP%s.'
+        % (family.field, family.cidr, family.version, other, ', '.join(families[other]), family.version, family.version, requested),
+        objects=[{'kind': 'option', 'name': family.field + 'cidr'}], severity=ERROR if ips else WARNING)
+
+
 def check_cluster_network_overlap(ctx):
-    if ctx.cidr is None:
-        return []
-    return [catalogue_finding(
-        'secondary_cidr_overlaps_cluster_network',
-        'egressip_network.cidr %s overlaps the %s %s: traffic to the secondary subnet would be routed inside the cluster.'
-        % (ctx.cidr, owner, subnet), objects=[{'kind': 'option', 'name': 'egressip_network.cidr'}])
-        for subnet, owner in cluster_internal_networks(ctx.snapshot) if pc.overlaps(subnet, ctx.cidr)]
+    """Each family of the secondary network against the cluster: outside its cluster, service and OVN-K internal
+    networks, and a family the cluster runs (Network config clusterNetwork)."""
+    findings = []
+    families = _cluster_families(ctx.snapshot)
+    internal = cluster_internal_networks(ctx.snapshot)
+    for family in _families_or_cidrs(ctx):
+        if families and family.version not in families and ctx.network is not None:
+            findings.append(_family_not_in_cluster(ctx, family, families))
+        findings += [catalogue_finding(
+            'secondary_cidr_overlaps_cluster_network',
+            '%scidr %s overlaps the %s %s: traffic to the secondary subnet would be routed inside the cluster.'
+            % (family.field, family.cidr, owner, subnet), objects=[{'kind': 'option', 'name': family.field + 'cidr'}])
+            for subnet, owner in internal if pc.overlaps(subnet, family.cidr)]
+    return findings
+
+
+def _families_or_cidrs(ctx):
+    """The families of the parsed network or, when another rule refused it (a link-local cidr), each cidr that parses,
+    so an overlap is still reported beside that refusal."""
+    if ctx.network is not None:
+        return ctx.network.families
+    parts = [('egressip_network.', ctx.network_config), ('egressip_network.ipv6.', ctx.network_config.get('ipv6') or {})]
+    return [_network_model.Family(cidr, None, None, field) for field, cidr in
+            ((field, _network_model.parse_cidr(field + 'cidr', part.get('cidr'))[0]) for field, part in parts if part.get('cidr'))
+            if cidr is not None]
 
 
 def _primary_and_host_subnets(ctx):
@@ -93,7 +139,7 @@ def _node_address_plan(ctx, networks):
     snapshot = {'nodes': ctx.nodes, 'nncps': ctx.kind('nncps') or [], 'nnces': [], 'nns': ctx.kind('nns') or [],
                 'egressips': ctx.kind('egressips') or []}
     entries = [{'node': _name(node), 'mac': None, 'address': None, 'ipv6_address': None} for node in ctx.selected_nodes]
-    plan = na.plan_nic_addresses(entries, networks, ctx.network.route_metric, 'egressip0', snapshot)
+    plan = na.plan_nic_addresses(entries, networks, ctx.network.route_metrics(), 'egressip0', snapshot)
     return [item for item in plan['findings'] if item['severity'] == ERROR and item['id'] not in _NODE_PLAN_OWN_CHECKS]
 
 
@@ -132,11 +178,12 @@ def check_route_metric(ctx):
         return []
     if not 0 <= metric <= _variables_schema.ROUTE_METRIC_MAX:
         return []  # check_bounds
-    versions = (ctx.cidr.version,) if ctx.cidr is not None else (4,)
+    versions = [family.version for family in ctx.network.families] if ctx.network is not None else [4]
+    metrics = ctx.network.route_metrics() if ctx.network is not None else metric
     selected = set(_name(node) for node in ctx.selected_nodes)
     nns_by_node = dict((_name(nns), nns) for nns in ctx.kind('nns') or [] if _name(nns) in selected)
     if nns_by_node:
-        return _node_network.route_metric_findings(nns_by_node, metric, {}, versions)
+        return _node_network.route_metric_findings(nns_by_node, metrics, {}, versions)
     if metric > pc.PRIMARY_DEFAULT_ROUTE_METRIC:
         return []
     return [catalogue_finding(

@@ -41,7 +41,8 @@ def _remediation_skips(broken, snapshot, cidr):
             hosted.setdefault(item.get('node'), []).append((obj['metadata']['name'], item.get('egressIP')))
     skips = {}
     for name in broken:
-        unowned = unowned_egress_ips(hosted.get(name, []), owned, [str(cidr)] if cidr else None)
+        cidrs = [str(item) for item in (cidr if isinstance(cidr, (list, tuple)) else [cidr]) if item]
+        unowned = unowned_egress_ips(hosted.get(name, []), owned, cidrs or None)
         if unowned:
             skips[name] = 'it hosts egress IP(s) the collection does not own: %s' % ', '.join('%s (EgressIP %s)' % (ip, obj) for obj, ip in unowned)
         elif name in nodes and not label_recorded(nodes[name]):

@@ -210,13 +210,14 @@ SCHEMA = {
         cidr=_str(), gateway=_str(), node_address_range=_str(),
         route_metric=_int(0, ROUTE_METRIC_MAX, example=200),
         ip_forwarding=_choice('per_interface', 'global', 'external'),
-        ipv6=_dict(required=('cidr', 'gateway', 'node_address_range'), cidr=_str(), gateway=_str(), node_address_range=_str())),
+        ipv6=_dict(required=('cidr', 'gateway', 'node_address_range'), cidr=_str(), gateway=_str(), node_address_range=_str(),
+                   route_metric=_int(0, ROUTE_METRIC_MAX, example=210))),
     'egressip_nodes': _dict(selector=Field('raw', check=_node_selector)),
     'egressip_objects': Field('list', element=_dict(
         required=('name', 'egress_ips', 'namespace_selector'),
         name=_str(), egress_ips=Field('list', element=_str()), namespace_selector=Field('raw'), pod_selector=Field('raw'))),
     'egressip_verify': _dict(
-        wire=_dict(echo_target=_str(), namespaces=Field('map', element=_str()), create_namespace=_bool(), image=_str(),
+        wire=_dict(echo_target=_str(), echo_target_ipv6=_str(), namespaces=Field('map', element=_str()), create_namespace=_bool(), image=_str(),
                    timeout=_int(1, example=60), probes=_int(1, example=1)),
         remediate=_bool()),
     'egressip_drill': _dict(

@@ -104,16 +104,17 @@ def _subnet_of(node, ip):
 def evaluate(snapshot, cidr=None, names=None, expected=None, gateway=None):
     """Verify every egress IP of the objects named (all when None) against the snapshot.
 
-    cidr: the secondary network (str) or None (then each node is checked for the subnets of the
-    IPs it hosts). expected: {object name: [IPs]} from the variables file, or None. gateway: the secondary
-    network's router; given, each NIC must have a route via it in NodeNetworkState.
+    cidr: the secondary network (str, or a list: one cidr per family of a dual-stack network) or None (then each node is
+    checked for the subnets of the IPs it hosts). expected: {object name: [IPs]} from the variables file, or None. gateway:
+    the secondary network's router (or a list, one per family); given, each NIC must have a route via it in NodeNetworkState.
     Returns {'egress_ips': [row], 'nodes': [row], 'findings': [finding], 'broken_nodes': [names]}.
     """
     nodes = _node_index(snapshot['nodes'])
     snap = snapshot['placement']
     wanted = _wanted_objects(snapshot, names)
     findings = _missing_objects(snap, names, expected)
-    gaps = dict(((gap['egressip'], gap['ip']), gap) for gap in _placement.assignment_gaps(snap, wanted, str(cidr) if cidr else None))
+    cidrs = [str(item) for item in (cidr if isinstance(cidr, (list, tuple)) else [cidr]) if item]
+    gaps = dict(((gap['egressip'], gap['ip']), gap) for gap in _placement.assignment_gaps(snap, wanted, cidrs))
     rows = []
     for name in wanted:
         entry = snap['egressips'][name]
@@ -128,7 +129,7 @@ def evaluate(snapshot, cidr=None, names=None, expected=None, gateway=None):
     node_rows = {}
     for node_name in node_names:
         node = nodes.get(node_name)
-        subnets = [str(cidr)] if cidr else sorted(set(
+        subnets = list(cidrs) if cidrs else sorted(set(
             subnet for subnet in (_subnet_of(node, row['ip']) for row in rows if row['node'] == node_name and node is not None) if subnet))
         node_rows[node_name] = vp.node_path(node_name, node, snapshot, subnets, gateway)
     vp.apply_forwarding(snapshot.get('forwarding'), node_rows)

@@ -42,6 +42,7 @@ def wire_argument_spec():
     """The ``wire`` option of verify and the failover drill (documented by the ``ocp.egressip.wire_probe`` doc fragment)."""
     return dict(wire=dict(type='dict', options=dict(
         echo_target=dict(type='str', required=True),
+        echo_target_ipv6=dict(type='str'),
         namespaces=dict(type='dict', default={}),
         create_namespace=dict(type='bool', default=False),
         image=dict(type='str', default=DEFAULT_PROBE_IMAGE),
@@ -184,12 +185,13 @@ def run_probes(k8s, egressips, wire, check_mode, clock=None, interval=1.0):
         if reason:
             outcomes.append(_not_run(name, reason, namespace=namespace))
             continue
-        for _index in range(wire.get('probes') or 1):
-            body, reason = _wire.probe_pod(egressip, namespace, wire['echo_target'], wire['image'], run_id, wire['timeout'])
-            if reason:
-                outcomes.append(_not_run(name, reason, namespace=namespace))
-                break
-            bodies.append(body)
+        for target, family in _wire.echo_targets(wire, egressip):
+            for _index in range(wire.get('probes') or 1):
+                body, reason = _wire.probe_pod(egressip, namespace, target, wire['image'], run_id, wire['timeout'], family)
+                if reason:
+                    outcomes.append(_not_run(name, reason, namespace=namespace))
+                    break
+                bodies.append(body)
     writes = [len(created_namespaces)]
     try:
         outcomes += _run_pods(k8s, bodies, run_id, wire['timeout'], clock, interval, writes)

@@ -355,7 +355,12 @@ def _carrier_loss(row, held):
 
 
 def _gateway_route(row, nns, gateway):
-    """With network.gateway given: the NIC needs a route via that gateway in NodeNetworkState (else on-link ARP, dropped)."""
+    """With network.gateway given: the NIC needs a route via that gateway in NodeNetworkState (else on-link ARP, dropped).
+    A list (one gateway per family of a dual-stack network): a route via each."""
+    if isinstance(gateway, (list, tuple)):
+        for item in gateway:
+            _gateway_route(row, nns, item)
+        return
     if not gateway or not row.get('interface') or row['address'] is None:
         return
     routes = (((nns or {}).get('status') or {}).get('currentState') or {}).get('routes') or {}

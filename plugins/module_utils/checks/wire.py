@@ -23,6 +23,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.selectors import
 
 PROBE_RUN_LABEL = 'egressip.ocp/probe'
 PROBE_OBJECT_LABEL = 'egressip.ocp/egressip'
+PROBE_FAMILY_LABEL = 'egressip.ocp/probe-family'  # '6' on the probes to wire.echo_target_ipv6
 PROBE_NAMESPACE_PREFIX = 'egressip-probe-'
 CURL_MAX_TIME = 5
 
@@ -35,6 +36,9 @@ def validate_wire(wire, field='wire'):
     if not target or '/' in target or ' ' in target or not host or (port and not (port.isdigit() and 0 < int(port) < 65536)):
         messages.append("%s.echo_target=%r is not host:port; give the echo service as host:port, e.g. 192.0.2.10:8080 "
                         "(no scheme, no path)." % (field, wire.get('echo_target')))
+    if wire.get('echo_target_ipv6') is not None and _ipv6_target(wire['echo_target_ipv6']) is None:
+        messages.append("%s.echo_target_ipv6=%r is not [IPv6 address]:port; give the IPv6 echo service as e.g. [2001:db8::10]:8080 "
+                        "(brackets, no scheme, no path)." % (field, wire.get('echo_target_ipv6')))
     for key, low in (('timeout', 1), ('probes', 1)):
         if wire.get(key) is not None and wire[key] < low:
             messages.append('%s.%s=%r must be at least %d.' % (field, key, wire[key], low))
@@ -100,7 +104,28 @@ def probe_namespace(egressip, namespaces, configured=None, create=False):
     return target, {'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': target, 'labels': labels}}, None
 
 
-def probe_pod(egressip, namespace, echo_target, image, run_id, timeout):
+def _ipv6_target(text):
+    """The IPv6 address of '[address]:port' (normalized), or None when the text is not that."""
+    text = str(text or '').strip()
+    if not text.startswith('[') or ']:' not in text:
+        return None
+    address, port = text[1:].split(']:', 1)
+    normal = normal_ip(address)
+    return normal if normal and ':' in normal and port.isdigit() and 0 < int(port) < 65536 else None
+
+
+def echo_targets(wire, egressip):
+    """[(echo target, IP family or None)] the probes of one EgressIP go to: ``echo_target`` and, when the object has
+    IPv6 egress IPs and ``echo_target_ipv6`` is given, that one too (traffic of each family leaves with an egress IP of
+    its own family)."""
+    if not wire.get('echo_target_ipv6'):
+        return [(wire['echo_target'], None)]
+    ips = [normal_ip(ip) or '' for ip in (egressip.get('spec') or {}).get('egressIPs') or []]
+    families = set(6 if ':' in ip else 4 for ip in ips if ip) or set([4])
+    return [(target, family) for target, family in ((wire['echo_target'], 4), (wire['echo_target_ipv6'], 6)) if family in families]
+
+
+def probe_pod(egressip, namespace, echo_target, image, run_id, timeout, family=None):
     """(Pod body, reason when the object's podSelector cannot select a probe): a pod that runs curl to the echo target once."""
     name = egressip['metadata']['name']
     pod_selector = (egressip.get('spec') or {}).get('podSelector')
@@ -108,6 +133,8 @@ def probe_pod(egressip, namespace, echo_target, image, run_id, timeout):
     if labels is None:
         return None, 'no pod labels can satisfy the podSelector %s of EgressIP %s' % (pod_selector, name)
     labels.update({MANAGED_BY_LABEL: MANAGED_BY_VALUE, PROBE_RUN_LABEL: run_id, PROBE_OBJECT_LABEL: name[:63]})
+    if family is not None:
+        labels[PROBE_FAMILY_LABEL] = str(family)
     if pod_selector and not selector_matches(pod_selector, labels):
         return None, 'the probe labels do not satisfy the podSelector %s of EgressIP %s' % (pod_selector, name)
     container = {
@@ -133,6 +160,9 @@ def probe_outcome(pod, log, timeout=None):
     outcome = {'egressip': (metadata.get('labels') or {}).get(PROBE_OBJECT_LABEL), 'namespace': metadata.get('namespace'),
                'pod': metadata.get('name'), 'phase': phase, 'outcome': 'no_answer', 'source_ip': None, 'log': text[:300] or None,
                'reason': None}
+    family = (metadata.get('labels') or {}).get(PROBE_FAMILY_LABEL)
+    if family in ('4', '6'):
+        outcome['family'] = int(family)
     if phase == 'Succeeded':
         outcome['outcome'] = 'answered'
         outcome['source_ip'] = normal_ip(text.splitlines()[-1].strip()) if text else None
@@ -166,7 +196,8 @@ def apply_wire(result, probes):
     checked = []
     for probe in probes:
         probe = dict(probe)
-        expected = sorted(assigned.get(probe['egressip'], []))
+        expected = sorted(ip for ip in assigned.get(probe['egressip'], [])
+                          if probe.get('family') is None or (':' in ip) == (probe['family'] == 6))
         probe['expected'] = expected
         probe['ok'] = probe['outcome'] == 'answered' and normal_ip(probe.get('source_ip')) in expected
         checked.append(probe)

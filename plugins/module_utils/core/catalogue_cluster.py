@@ -125,6 +125,16 @@ PLATFORM_CHECKS = {
         'title': 'The secondary network is backed by NSX (untested, unconfirmed)',
         'remedy': 'Use a VLAN-backed standard or distributed port group, or set egressip_vsphere.accept_untested_nsx: true after testing.',
     },
+    'secondary_cidr_not_global_unicast': {
+        'severity': 'error',
+        'title': 'The secondary cidr is link-local, loopback or multicast: OVN-Kubernetes never places an egress IP in it',
+        'remedy': 'Choose a global unicast subnet (private IPv4 ranges and IPv6 unique-local fd00::/8 are global unicast in this sense).',
+    },
+    'secondary_family_not_in_cluster': {
+        'severity': 'error',
+        'title': 'The secondary network has an IP family the cluster does not run (an IPv6 part on an IPv4-only cluster)',
+        'remedy': 'Remove that part of egressip_network (and its egress IPs), or convert the cluster to dual stack first.',
+    },
     'secondary_cidr_overlaps_cluster_network': {
         'severity': 'error',
         'title': 'The secondary cidr overlaps the cluster, service or an OVN-Kubernetes internal network',

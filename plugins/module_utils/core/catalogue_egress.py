@@ -195,6 +195,16 @@ EGRESSIP_CHECKS = {
         'title': 'An egress IP is outside the secondary network (egressip_network.cidr)',
         'remedy': 'Use an address inside egressip_network.cidr; an IP no node network holds is never assigned (NoMatchingNodeFound).',
     },
+    'egressip_family_missing': {
+        'severity': 'error',
+        'title': 'An egress IP is of an IP family the secondary network has no part of (an IPv6 egress IP without egressip_network.ipv6)',
+        'remedy': 'Give egressip_network the part of that family (ipv6: {cidr, gateway, node_address_range} for IPv6), or use an egress IP of a family it has.',
+    },
+    'egressip_link_local': {
+        'severity': 'error',
+        'title': 'An egress IP is a link-local address (OVN-Kubernetes places egress IPs only in global unicast networks)',
+        'remedy': 'Use a global unicast address of the secondary network (unique-local fd00::/8 and private IPv4 ranges are fine).',
+    },
     'egressip_reserved_address': {
         'severity': 'error',
         'title': 'An egress IP is the network, broadcast or gateway address of the secondary network',

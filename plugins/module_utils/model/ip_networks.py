@@ -5,7 +5,7 @@
 """The secondary network's CIDRs as options, whether an egress IP lies in them, and the egress IPs each node hosts
 (standard library only).
 
-Used by the ``state=absent`` refusals of vsphere_vm_nic and machineset_network: egress IPs of the primary
+Used by the ``state=absent`` refusals of vsphere_vm_nic, machineset_network and ip_forwarding: egress IPs of the primary
 network on the same nodes are not carried by the secondary NIC, so they must not block its removal. The
 options follow the rules of model/network.py; the networks are standard-library objects. Private module_util: no
 API promise outside this collection.
@@ -20,20 +20,18 @@ import ipaddress
 from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network
 
 
-def egress_networks(params):
-    """``(networks, problems)`` from the ``cidr`` and ``ipv6_cidr`` options: the secondary network(s) whose egress
-    IPs make a ``state=absent`` refuse, checked by the rules of model/network.py. No option set: ``None``, every
-    egress IP counts."""
-    networks, problems = [], []
-    for option, version in (('cidr', 4), ('ipv6_cidr', 6)):
-        value = params.get(option)
-        if not value:
-            continue
-        found = _network.validate_cidr(option, value, version)
-        problems += ['%s Fix: %s' % (item['message'], item['remedy'][:1].upper() + item['remedy'][1:]) for item in found]
-        if not found:
-            networks.append(ipaddress.ip_network(value.strip()))
-    return (networks or None), problems
+FLAT = (('cidr', 4), ('ipv6_cidr', 6))  # deprecated options (model/network.py cidr_options)
+
+
+def egress_networks(params, deprecate=None, option='network'):
+    """``(networks, problems)`` from the module's secondary network option ``option`` (the public egressip_network
+    whole) or the deprecated ``cidr`` and ``ipv6_cidr`` options: the secondary network(s) whose egress IPs make a
+    ``state=absent`` refuse, checked by the rules of model/network.py. Neither set: ``None``, every egress IP counts."""
+    cidrs, found = _network.cidr_options(params, FLAT, deprecate, option)
+    problems = ['%s Fix: %s' % (item['message'], item['remedy'][:1].upper() + item['remedy'][1:]) for item in found]
+    if problems:
+        return None, problems
+    return ([ipaddress.ip_network(cidr) for cidr in cidrs] or None), problems
 
 
 def in_egress_networks(ip, networks):

@@ -7,8 +7,12 @@
 ``SecondaryNetwork`` and the refusals. Rules (docs/variables.md): ``cidr`` is ``address/prefix`` with the host
 bits clear; ``gateway`` is an address of the same family inside ``cidr``, not its network or broadcast address;
 ``node_address_range`` is ``first-last`` or a CIDR block inside ``cidr`` that does not include the network,
-broadcast or gateway address, and needs ``gateway``; ``ipv6`` (all three keys) is the IPv6 family of a dual-stack
-network whose first family is IPv4. A step says which keys it needs; a key it does not need may be absent.
+broadcast or gateway address, and needs ``gateway``; ``ipv6`` (the same keys, and its own ``route_metric``) is the
+IPv6 family of a dual-stack network whose first family is IPv4. A step says which keys it needs; a key it does not
+need may be absent.
+
+``from_options(params, flat, deprecate)`` is how a module reads it: the ``network`` option, or (deprecated until
+2.0.0) the flat options it took before (``cidr``, ``ipv6_cidr``, ``gateway``, ...), parsed by the same rules.
 
 One ``Family`` per address family; an IPv6-only network is one IPv6 family. Pure code (netaddr, no I/O).
 """
@@ -41,18 +45,19 @@ def argument_spec(required=False):
     family = dict((key, dict(type='str')) for key in FAMILY_KEYS)
     options = dict(family, route_metric=dict(type='int', default=DEFAULT_ROUTE_METRIC),
                    ip_forwarding=dict(type='str', choices=list(IP_FORWARDING_CHOICES), default=PER_INTERFACE),
-                   ipv6=dict(type='dict', options=dict((key, dict(type='str')) for key in FAMILY_KEYS)))
+                   ipv6=dict(type='dict', options=dict(family, route_metric=dict(type='int'))))
     return dict(type='dict', required=required, options=options)
 
 
 class Family:
     """One address family of the secondary network, validated: cidr, gateway, node address range."""
 
-    def __init__(self, cidr, gateway, pool, field):
+    def __init__(self, cidr, gateway, pool, field, route_metric=None):
         self.cidr = cidr          # netaddr.IPNetwork, host bits clear
         self.gateway = gateway    # netaddr.IPAddress or None (a step that does not need it)
         self.pool = pool          # netaddr.IPRange of the node NIC base addresses, or None
         self.field = field        # prefix of the option path in messages, e.g. 'egressip_network.' or 'ipv6.'
+        self.route_metric = route_metric  # metric of this family's default route (None: the network's)
 
     @property
     def version(self):
@@ -98,6 +103,13 @@ class SecondaryNetwork:
         self.families = list(families)
         self.route_metric = DEFAULT_ROUTE_METRIC if route_metric is None else route_metric
         self.ip_forwarding = ip_forwarding or PER_INTERFACE
+        for family in self.families:
+            if family.route_metric is None:
+                family.route_metric = self.route_metric
+
+    def route_metrics(self):
+        """{version: metric of that family's default route via its gateway}."""
+        return dict((family.version, family.route_metric) for family in self.families)
 
     @property
     def first(self):
@@ -219,6 +231,23 @@ def _outside(names, network, gateway, pool, text_range):
     return findings
 
 
+def _not_global_unicast(field, network):
+    """A refusal for a link-local, loopback or multicast subnet: OVN-Kubernetes drops host-cidrs that are not global
+    unicast (util.GetSecondaryHostNetworkContainingIP), so no egress IP could ever be placed in it."""
+    if network.ip.is_link_local():
+        what = 'link-local'
+    elif network.ip.is_loopback():
+        what = 'loopback'
+    elif network.ip.is_multicast():
+        what = 'multicast'
+    else:
+        return None
+    return catalogue_finding(
+        'secondary_cidr_not_global_unicast', '%s %s is a %s network: OVN-Kubernetes places egress IPs only in global unicast host '
+        'networks.' % (field, network, what), objects=[{'kind': 'option', 'name': field}],
+        remedy='choose a global unicast subnet for %s, e.g. %s.' % (field, EXAMPLES[network.version]))
+
+
 def parse_family(values, field_prefix='', needs=FAMILY_KEYS, finding_id=INVALID):
     """(Family or None, findings) from {cidr, gateway, node_address_range}: every problem is reported, not only the first."""
     values = dict((key, (values or {}).get(key)) for key in FAMILY_KEYS)
@@ -227,6 +256,7 @@ def parse_family(values, field_prefix='', needs=FAMILY_KEYS, finding_id=INVALID)
     if findings:
         return None, findings
     network, error = parse_cidr(names['cidr'], values['cidr'], finding_id)
+    error = error or _not_global_unicast(names['cidr'], network)
     findings = [error] if error else _missing(names, ('gateway', 'node_address_range'), values, needs, finding_id)
     if findings:
         return None, findings
@@ -259,8 +289,10 @@ def parse(config, field_prefix='', needs=FAMILY_KEYS, finding_id=INVALID):
     ipv6 = config.get('ipv6')
     if ipv6:
         prefix = field_prefix + 'ipv6.'
-        second, found = parse_family(ipv6, prefix, FAMILY_KEYS, finding_id)
+        second, found = parse_family(ipv6, prefix, needs, finding_id)
         findings += found
+        if second is not None:
+            second.route_metric = ipv6.get('route_metric')
         if second is not None and second.version != 6:
             findings.append(refusal(prefix + 'cidr', ipv6.get('cidr'), 'is not an IPv6 network',
                                     'give the IPv6 family of the secondary network, e.g. fd00:20::/64, or remove %sipv6.' % field_prefix,
@@ -273,6 +305,60 @@ def parse(config, field_prefix='', needs=FAMILY_KEYS, finding_id=INVALID):
     if findings or not families:
         return None, findings
     return SecondaryNetwork(families, config.get('route_metric'), config.get('ip_forwarding')), []
+
+
+# the flat options modules took before the ``network`` option (deprecated: removed in 2.0.0)
+DEPRECATED_IN = '2.0.0'
+
+
+def flat_argument_spec(keys):
+    """The deprecated flat options ``keys`` of a module (of FAMILY_KEYS, ``route_metric``, ``ipv6``, ``ipv6_cidr``),
+    with no defaults, so a run that sets none of them is told apart from one that sets them."""
+    types = dict((key, dict(type='str')) for key in FAMILY_KEYS + ('ipv6_cidr',))
+    types.update(route_metric=dict(type='int'), ipv6=dict(type='dict', options=dict((key, dict(type='str')) for key in FAMILY_KEYS)))
+    return dict((key, types[key]) for key in keys)
+
+
+def exclusive_with(flat, option='network'):
+    """The ``mutually_exclusive`` groups of the ``network`` option and the deprecated flat options."""
+    return [[option, key] for key in flat]
+
+
+def _deprecated(deprecate, used, option):
+    if deprecate is not None and used:
+        deprecate('the options %s are deprecated: pass the secondary network whole, %s: "{{ egressip_network }}".'
+                  % (', '.join(used), option), version=DEPRECATED_IN, collection_name='ocp.egressip')
+
+
+def from_options(params, flat=(), deprecate=None, needs=FAMILY_KEYS, finding_id=INVALID, option='network'):
+    """(SecondaryNetwork or None, findings): the module's ``network`` option (messages name ``network.<key>``) or,
+    when only the deprecated flat options ``flat`` are set, those (messages name the flat option); neither: (None, [])
+    - the caller decides whether a network is needed. ``deprecate``: the module's ``deprecate`` method, told when
+    flat options are used. The argument spec makes ``network`` and the flat options mutually exclusive."""
+    if params.get(option):
+        return parse(params[option], option + '.', needs, finding_id)
+    used = [key for key in flat if params.get(key) not in (None, '', {})]
+    if not used:
+        return None, []
+    _deprecated(deprecate, used, option)
+    return parse(dict((key, params[key]) for key in used), '', needs, finding_id)
+
+
+def cidr_options(params, flat, deprecate=None, option='network'):
+    """(cidr texts, findings) of a module that needs only the cidrs of the secondary network: its ``option``
+    (``network``, parsed by parse() with only cidr needed) or the deprecated flat options ``flat``, ((name,
+    version), ...) such as (('cidr', 4), ('ipv6_cidr', 6)), each checked alone by validate_cidr."""
+    if params.get(option):
+        network, findings = parse(params[option], option + '.', needs=('cidr',))
+        return ([str(family.cidr) for family in network.families] if network is not None else []), findings
+    cidrs, findings = [], []
+    used = [(name, version) for name, version in flat if params.get(name)]
+    for name, version in used:
+        found = validate_cidr(name, params[name], version)
+        findings += found
+        cidrs += [] if found else [params[name].strip()]
+    _deprecated(deprecate, [name for name, _version in used], option)
+    return cidrs, findings
 
 
 def networks_from(params, field_prefix=''):

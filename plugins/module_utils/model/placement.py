@@ -377,9 +377,12 @@ def holds_network(snap, node, ip):
 
 
 def assignment_gaps(snap, names=None, network=None):
-    """Requested IPs that are not assigned, or not on a node whose host-cidrs hold their network."""
+    """Requested IPs that are not assigned, or not on a node whose host-cidrs hold their network.
+
+    network: the secondary network's cidr, or a list of them (one per family of a dual-stack network), or None."""
     gaps = []
-    wanted = netaddr.IPNetwork(network).cidr if network else None
+    cidrs = [network] if isinstance(network, str) else list(network or [])
+    wanted = [netaddr.IPNetwork(cidr).cidr for cidr in cidrs] or None
     for name, entry in sorted(snap['egressips'].items()):
         if names is not None and name not in names:
             continue
@@ -402,7 +405,8 @@ def assignment_gaps(snap, names=None, network=None):
 def _hosts(kind, ip, wanted):
     if wanted is None:
         return kind is not None
-    return kind == 'secondary' and netaddr.IPAddress(ip) in wanted
+    address = netaddr.IPAddress(ip)
+    return kind == 'secondary' and any(address.version == cidr.version and address in cidr for cidr in wanted)
 
 
 def compare(prediction, after):

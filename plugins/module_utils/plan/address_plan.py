@@ -158,7 +158,8 @@ def _check_existing(network, node, address, wanted):
     if wanted and wanted != address:
         findings.append(catalogue_finding(
             'node_address_allocation_fixed',
-            'node %s already holds %s from its policy; %saddress %s was requested.' % (node, address, network.field, wanted),
+            'node %s already holds %s from its policy; %s %s was requested.'
+            % (node, address, 'ipv6_address' if network.field.endswith('ipv6.') else 'address', wanted),
             objects=[{'kind': 'Node', 'name': node}],
             remedy='drop the address option for this node, or release it with state: absent first (it loses its address).'))
     return findings

@@ -90,7 +90,8 @@ def desired_policy(node, hostname, mac, addresses, gateways, route_metric, profi
     """The policy for one node.
 
     addresses: {4: 'ip/prefix', 6: 'ip/prefix'} (IPv6 optional; IPv4 optional when the network
-    is IPv6 only). gateways: {4: 'ip', 6: 'ip'} for the same families.
+    is IPv6 only). gateways: {4: 'ip', 6: 'ip'} for the same families. route_metric: one metric, or
+    {version: metric} (the route metric per family, SecondaryNetwork.route_metrics()).
     route_interface: the NIC's kernel name (NodeNetworkState, by MAC). The interface is matched by
     MAC, but routes must name the kernel interface: nmstate before 2.2.43 does not resolve a profile
     name in next-hop-interface and rolls the whole apply back (DOMAIN.md section 8).
@@ -115,7 +116,7 @@ def desired_policy(node, hostname, mac, addresses, gateways, route_metric, profi
             family['autoconf'] = False
         interface[key] = family
         routes.append({'destination': default, 'next-hop-address': gateways[version],
-                       'next-hop-interface': route_interface, 'metric': int(route_metric), 'table-id': MAIN_ROUTE_TABLE})
+                       'next-hop-interface': route_interface, 'metric': metric_of(route_metric, version), 'table-id': MAIN_ROUTE_TABLE})
     annotations = {NODE_ANNOTATION: node, ADDRESSES_ANNOTATION: ','.join(addresses[v] for v in (4, 6) if addresses.get(v))}
     policy = {
         'apiVersion': POLICY_API_VERSION,
@@ -339,6 +340,11 @@ def primary_default_route_metric(nns, version=4):
     return min(metrics) if metrics else None
 
 
+def metric_of(route_metric, version):
+    """The metric of the family `version` from one metric or {version: metric}."""
+    return int(route_metric[version] if isinstance(route_metric, dict) else route_metric)
+
+
 def route_metric_findings(nns_by_node, route_metric, secondary_interfaces, versions=(4,)):
     """Refuse a route metric that is not above a node's primary default route (DOMAIN.md section 5 item 5).
 
@@ -352,12 +358,14 @@ def route_metric_findings(nns_by_node, route_metric, secondary_interfaces, versi
             primary = primary_default_route_metric(nns, version)
             if primary is None:
                 continue
-            if int(route_metric) <= primary:
+            metric = metric_of(route_metric, version)
+            if metric <= primary:
+                field = 'ipv6.route_metric' if isinstance(route_metric, dict) and version == 6 and 4 in route_metric else 'route_metric'
                 findings.append(catalogue_finding(
                     'node_route_metric_too_low',
-                    'route_metric %s is not above the metric %s of the primary IPv%s default route of node %s.' % (route_metric, primary, version, node),
-                    objects=[{'kind': 'Node', 'name': node}, {'kind': 'option', 'name': 'route_metric'}],
-                    remedy='set route_metric to %d or more so br-ex stays the default-route interface.' % (primary + 1)))
+                    '%s %s is not above the metric %s of the primary IPv%s default route of node %s.' % (field, metric, primary, version, node),
+                    objects=[{'kind': 'Node', 'name': node}, {'kind': 'option', 'name': field}],
+                    remedy='set %s to %d or more so br-ex stays the default-route interface.' % (field, primary + 1)))
     return findings
 
 

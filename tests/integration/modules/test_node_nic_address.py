@@ -27,9 +27,14 @@ def nics(macs, *nodes):
     return [{'node': node, 'mac': macs[node]} for node in nodes]
 
 
+NETWORK_KEYS = ('cidr', 'gateway', 'node_address_range', 'route_metric', 'ipv6')
+
+
 def args(nodes, **extra):
-    base = dict(NETWORK, nodes=nodes, wait_timeout=60, wait_sleep=1)
-    base.update(extra)
+    """The module's arguments: the secondary network as one `network` option (egressip_network whole)."""
+    network = dict(NETWORK, **dict((key, value) for key, value in extra.items() if key in NETWORK_KEYS))
+    base = dict(network=network, nodes=nodes, wait_timeout=60, wait_sleep=1)
+    base.update((key, value) for key, value in extra.items() if key not in NETWORK_KEYS)
     return base
 
 
@@ -61,8 +66,9 @@ def refused(twin, run_module, arguments, finding_id, *texts):
 # --- refusals before any write -----------------------------------------------------------------------
 
 @pytest.mark.parametrize('network, finding_id, text', [
-    ({'gateway': '10.30.0.1'}, 'node_gateway_outside_cidr', 'gateway 10.30.0.1 is not inside cidr 10.20.0.0/24'),
-    ({'node_address_range': '10.20.1.10-10.20.1.20'}, 'node_address_range_outside_cidr', 'node_address_range 10.20.1.10-10.20.1.20 is not inside cidr'),
+    ({'gateway': '10.30.0.1'}, 'node_gateway_outside_cidr', 'network.gateway 10.30.0.1 is not inside network.cidr 10.20.0.0/24'),
+    ({'node_address_range': '10.20.1.10-10.20.1.20'}, 'node_address_range_outside_cidr',
+     'network.node_address_range 10.20.1.10-10.20.1.20 is not inside network.cidr'),
     ({'node_address_range': '10.20.0.1-10.20.0.20'}, 'node_address_range_reserved', '10.20.0.1 (the gateway)'),
     ({'node_address_range': '10.20.0.200-10.20.0.255'}, 'node_address_range_reserved', '10.20.0.255 (the broadcast address)'),
     ({'node_address_range': '10.20.0.10-10.20.0.11'}, 'node_address_range_too_small', 'has 2 free address(es); 3 of the 3 node(s) need a new one'),
@@ -263,15 +269,27 @@ def test_injected_write_failure_then_rerun_converges(twin, run_module, macs):
 def test_dual_stack_in_check_mode(twin, run_module, macs):
     ipv6 = {'cidr': 'fd00:20::/64', 'gateway': 'fd00:20::1', 'node_address_range': 'fd00:20::10-fd00:20::ff'}
     twin.reset_kube_requests()
-    result = run_module('node_nic_address', args(nics(macs, W[0]), route_metric=300, ipv6=ipv6), check=True, diff=True)
+    result = run_module('node_nic_address', args(nics(macs, W[0]), route_metric=300, ipv6=dict(ipv6, route_metric=310)),
+                        check=True, diff=True)
     assert result['_rc'] == 0, result
     assert kube_writes(twin) == 0 and result['updated'] == ['egressip-ocp1-worker-0']
     assert result['allocations'][0]['address'] == '10.20.0.10/24' and result['allocations'][0]['ipv6_address'] == 'fd00:20::10/64'
     after = result['diff']['after']['egressip-ocp1-worker-0']['spec']['desiredState']
     assert after['interfaces'][0]['ipv6'] == {'enabled': True, 'dhcp': False, 'autoconf': False,
                                               'address': [{'ip': 'fd00:20::10', 'prefix-length': 64}]}
-    assert [route['destination'] for route in after['routes']['config']] == ['0.0.0.0/0', '::/0']
+    assert [(route['destination'], route['metric']) for route in after['routes']['config']] == [('0.0.0.0/0', 300), ('::/0', 310)]
     refused(twin, run_module, args(nics(macs, W[0]), ipv6=dict(ipv6, cidr='10.99.0.0/24')), 'node_network_input_invalid')
+
+
+def test_the_deprecated_flat_options_still_work_and_cannot_be_mixed_with_network(twin, run_module, macs):
+    flat = dict(NETWORK, nodes=nics(macs, W[0]), route_metric=300, wait_timeout=60, wait_sleep=1)
+    result = run_module('node_nic_address', flat, check=True)
+    assert result['_rc'] == 0 and result['allocations'][0]['address'] == '10.20.0.10/24', result
+    assert any('deprecated' in str(item) and 'network' in str(item) for item in result.get('deprecations') or []), result
+    twin.reset_kube_requests()
+    mixed = run_module('node_nic_address', dict(flat, network=NETWORK), check=True)
+    assert mixed['_rc'] != 0 and 'mutually exclusive' in mixed['msg'] and 'network' in mixed['msg'], mixed
+    assert kube_counts(twin)['list'] == 0 and kube_writes(twin) == 0
 
 
 # --- replace_hand_made: hand-made policies that only duplicate the collection's ------------------------------

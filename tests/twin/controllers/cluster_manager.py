@@ -6,8 +6,10 @@ Follows ovn-kubernetes go-controller/pkg/clustermanager/egressip_controller.go
 - A node is a candidate when labelled `k8s.ovn.org/egress-assignable`, Ready and reachable;
   candidates are ordered by how many egress IPs they host, ties in random order (Go's unstable
   sort over a map: placement among equals is not deterministic; seedable here).
-- An IP in a node's node-primary-ifaddr subnet is a primary-network IP; otherwise the node must
-  hold it by longest-prefix match over host-cidrs minus the primary network, global unicast only.
+- An IP in a node's node-primary-ifaddr subnet (`ipv4`, or `ipv6` on a dual-stack cluster) is a primary-network IP;
+  otherwise the node must hold it by longest-prefix match over the host-cidrs of the IP's family minus the
+  node-primary-ifaddr entries, global unicast only (util.GetEgressIPNetwork, GetSecondaryHostNetworkContainingIP):
+  IPv6 egress IPs by the same rules as IPv4.
 - Hard rules: never two IPs of one EgressIP on a node; an IP equal to a node address is refused
   (EgressIPConflict); an IP held by another EgressIP is refused (UnsupportedRequest); too few
   capable nodes leave IPs unassigned (NoMatchingNodeFound / UnassignedRequest).
@@ -50,20 +52,25 @@ class EgressNode:
     ready: bool
     reachable: bool
     allocations: dict = dataclasses.field(default_factory=dict)
+    primary6: object = None
+
+    @property
+    def primaries(self):
+        return [address for address in (self.primary, self.primary6) if address is not None]
 
     @property
     def eligible(self):
         return self.assignable and self.ready and self.reachable
 
     def in_primary(self, ip):
-        return ip.version == self.primary.version and ip in self.primary.network
+        return any(ip.version == address.version and ip in address.network for address in self.primaries)
 
     def secondary_network(self, ip):
         """Longest-prefix match over host-cidrs outside the primary network (non-OVN networks)."""
         best = None
         for cidr in self.cidrs:
             network = cidr.network
-            if cidr.version != ip.version or not k8s.is_global_unicast(cidr.ip) or network == self.primary.network:
+            if cidr.version != ip.version or not k8s.is_global_unicast(cidr.ip) or cidr in self.primaries:
                 continue
             if ip in network and (best is None or network.prefixlen > best.prefixlen):
                 best = network
@@ -71,10 +78,12 @@ class EgressNode:
 
     def network_for(self, ip):
         """GetEgressIPNetwork: the network of this node that can host the IP, or None."""
-        return self.primary.network if self.in_primary(ip) else self.secondary_network(ip)
+        primary = next((address.network for address in self.primaries if ip.version == address.version and ip in address.network), None)
+        return primary if primary is not None else self.secondary_network(ip)
 
     def view(self):
-        return (self.name, str(self.primary), tuple(str(c) for c in self.cidrs), self.assignable, self.ready, self.reachable)
+        return (self.name, str(self.primary), str(self.primary6), tuple(str(c) for c in self.cidrs), self.assignable, self.ready,
+                self.reachable)
 
 
 def reachability_timeout(network_operator):
@@ -85,16 +94,18 @@ def reachability_timeout(network_operator):
 
 
 def _parse_node(node):
-    """(primary, cidrs) from the ovnkube-node annotations, or None when not usable for egress."""
+    """(primary, cidrs, IPv6 primary or None) from the ovnkube-node annotations, or None when not usable for egress."""
     annotations = k8s.annotations_of(node)
     try:
-        primary = k8s.parse_interface(json.loads(annotations.get("k8s.ovn.org/node-primary-ifaddr", "")).get("ipv4"))
+        ifaddr = json.loads(annotations.get("k8s.ovn.org/node-primary-ifaddr", ""))
+        primary = k8s.parse_interface(ifaddr.get("ipv4"))
+        primary6 = k8s.parse_interface(ifaddr.get("ipv6")) if ifaddr.get("ipv6") else None
         cidrs = [k8s.parse_interface(c) for c in json.loads(annotations.get("k8s.ovn.org/host-cidrs", "[]"))]
     except (ValueError, AttributeError, TypeError):
         return None
     if primary is None:
         return None
-    return primary, [c for c in cidrs if c is not None]
+    return primary, [c for c in cidrs if c is not None], primary6
 
 
 def _free_mark(egressips):
@@ -138,7 +149,7 @@ class ClusterManager:
                 node = cache.get(item.get("node"))
                 if node is not None and node.eligible:
                     node.allocations[item.get("egressIP")] = k8s.name_of(egressip)
-        host_addresses = {str(c.ip): n.name for n in cache.values() for c in n.cidrs + [n.primary]}
+        host_addresses = {str(c.ip): n.name for n in cache.values() for c in n.cidrs + n.primaries}
         nodes_view = tuple(sorted(n.view() for n in cache.values()))
         for egressip in egressips:
             name = k8s.name_of(egressip)
@@ -164,7 +175,7 @@ class ClusterManager:
                 if timeout and (probe_due or name not in self._eligible_before or name not in self.reachable):
                     self.reachable[name] = bool(self.probe(name))
             reachable = True if not timeout else self.reachable.get(name, True)
-            cache[name] = EgressNode(name, parsed[0], parsed[1], assignable, ready, reachable)
+            cache[name] = EgressNode(name, parsed[0], parsed[1], assignable, ready, reachable, primary6=parsed[2])
         self._eligible_before = eligible_now
         return cache
 

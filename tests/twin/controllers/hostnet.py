@@ -14,6 +14,17 @@ from .inventory import mac_key
 # node's InternalIP with this prefix.
 MACHINE_NETWORK = ipaddress.ip_network("192.168.10.0/24")
 BRIDGE = "br-ex"
+# Dual-stack twin (`--dual-stack`): br-ex also holds the node's IPv6 InternalIP in this /64 (a unique-local prefix of
+# the twin's choosing, the same host part as the IPv4 address).
+MACHINE_NETWORK_V6 = ipaddress.ip_network("fd00:10::/64")
+STACK = {"dual": False}
+
+
+def configure_stack(dual_stack=False):
+    """IPv4 only (default) or dual stack (twin option `--dual-stack`): nodes, Network config, br-ex, annotations."""
+    STACK["dual"] = bool(dual_stack)
+    return dict(STACK)
+
 
 # What NetworkManager does when a secondary vNIC loses its carrier (DOMAIN.md section 6).
 CARRIER_LOSS_MODES = ("remove", "keep")
@@ -160,6 +171,15 @@ class HostView:
     links: list
     primary: object
     routes: list
+    primary6: object = None  # br-ex's IPv6 address on a dual-stack cluster
+
+    @property
+    def primaries(self):
+        return [address for address in (self.primary, self.primary6) if address is not None]
+
+    def in_primary(self, ip):
+        """Whether an IP lies in a subnet of br-ex (the OVN-managed primary network), either family."""
+        return any(ip.version == address.version and ip in address.network for address in self.primaries)
 
     def link(self, name):
         return next((link for link in self.links if link.name == name), None)
@@ -186,7 +206,7 @@ class HostView:
         return best
 
 
-def build_host(node_name, vm, slots, nodenet, internal_ip):
+def build_host(node_name, vm, slots, nodenet, internal_ip, internal_ip6=None):
     """HostView from the VM's NICs (inventory), their kernel names and the node's profiles."""
     links = []
     names = slots.refresh([nic.get("mac") for nic in (vm or {}).get("nics") or []]) if vm else {}
@@ -199,13 +219,16 @@ def build_host(node_name, vm, slots, nodenet, internal_ip):
         links.append(link)
     links.sort(key=lambda link: SLOT_NAMES.index(link.name))
     primary = None
+    primary6 = None
     if internal_ip and vm:
         primary = ipaddress.ip_interface("%s/%d" % (internal_ip, MACHINE_NETWORK.prefixlen))
+    if internal_ip6 and vm:
+        primary6 = ipaddress.ip_interface("%s/%d" % (internal_ip6, MACHINE_NETWORK_V6.prefixlen))
     routes = [dict(route) for route in nodenet.bridge_routes]
     for link in links:
         if link.active:
             routes.extend(dict(route) for route in link.profile.routes)
-    return HostView(node=node_name, vm=vm, links=links, primary=primary, routes=routes)
+    return HostView(node=node_name, vm=vm, links=links, primary=primary, routes=routes, primary6=primary6)
 
 
 def track_carrier(nodenet, link, policy=CARRIER):

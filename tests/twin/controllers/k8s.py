@@ -35,12 +35,14 @@ def node_ready(node):
     return bool(ready) and ready.get("status") == "True"
 
 
-def node_internal_ip(node):
-    """The first InternalIP of a Node, or None."""
-    for address in (node.get("status") or {}).get("addresses") or []:
-        if address.get("type") == "InternalIP":
-            return address.get("address")
-    return None
+def node_internal_ip(node, version=4):
+    """The first InternalIP of a Node of that IP version (IPv4: else the first of any version), or None."""
+    addresses = [address.get("address") for address in (node.get("status") or {}).get("addresses") or []
+                 if address.get("type") == "InternalIP"]
+    matching = [text for text in addresses if (":" in str(text)) == (version == 6)]
+    if matching:
+        return matching[0]
+    return addresses[0] if addresses and version == 4 else None
 
 
 def provider_uuid(node):

@@ -149,7 +149,7 @@ class NMStateController:
         vm = inventory.vm_by_uuid(uuid)
         slots = self.slots.setdefault(uuid or "", SlotMap())
         nodenet = self.nodenets.setdefault(k8s.name_of(node), NodeNet())
-        return build_host(k8s.name_of(node), vm, slots, nodenet, k8s.node_internal_ip(node))
+        return build_host(k8s.name_of(node), vm, slots, nodenet, k8s.node_internal_ip(node), k8s.node_internal_ip(node, 6))
 
     def hosts(self, nodes, inventory):
         return {k8s.name_of(node): self.host(node, inventory) for node in nodes}

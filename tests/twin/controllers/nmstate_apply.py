@@ -11,12 +11,18 @@ profile name (of a MAC-matched interface) puts the route on no interface; verifi
 with "Desired route ... not found after apply" and the whole apply rolls back. nmstate 2.2.43
 (PR #2841, `resolve_next_hop_iface_ref`) prefers the kernel name and falls back to a profile name,
 refusing a profile name that several interfaces share.
+
+IP families (rust/src/lib/ip.rs `InterfaceIpv4`/`InterfaceIpv6`): `ipv4` and `ipv6` are applied each on its own: a
+family the desired interface leaves out keeps what it has, `enabled: false` removes the family's addresses and the
+routes of that family through the interface, a static `address` list replaces them. The twin's secondary networks have
+no DHCP server and no router advertisements, so `dhcp` / `autoconf` without a static list give no address. IPv6
+link-local addresses (fe80::/64, which the kernel adds to every IPv6-enabled link) are not modelled.
 """
 
 import copy
 import ipaddress
 
-from .hostnet import BRIDGE, MACHINE_NETWORK, NodeNet, Profile
+from .hostnet import BRIDGE, MACHINE_NETWORK, MACHINE_NETWORK_V6, NodeNet, Profile
 from .inventory import mac_key
 
 
@@ -59,7 +65,7 @@ def apply_desired_state(nodenet, host, desired, version=DEFAULT_VERSION):
     result = copy.deepcopy(nodenet)
     # kernel name -> kernel name, and (2.2.43+) profile name -> [kernel names] of the desired interfaces
     logical = {"kernel": {}, "profiles": {}, "by_profile": resolves_profile_names(version), "absent": set(),
-               "ipv4_disabled": set()}
+               "ipv4_disabled": set(), "ipv6_disabled": set()}
     for iface in (desired or {}).get("interfaces") or []:
         _apply_interface(result, host, iface, logical)
     for route in ((desired or {}).get("routes") or {}).get("config") or []:
@@ -102,8 +108,9 @@ def _apply_interface(nodenet, host, iface, logical):
     logical["profiles"].setdefault(profile_name, set()).add(link.name)
     if (iface.get("state") or "up") == "absent":
         logical["absent"].add(link.name)
-    if (iface.get("ipv4") or {}).get("enabled") is False:
-        logical["ipv4_disabled"].add(link.name)
+    for family in ("ipv4", "ipv6"):
+        if (iface.get(family) or {}).get("enabled") is False:
+            logical[family + "_disabled"].add(link.name)
     current = nodenet.profile_for(link)
     for other in [k for k, p in nodenet.profiles.items() if _binds(p, link)]:
         del nodenet.profiles[other]
@@ -113,11 +120,15 @@ def _apply_interface(nodenet, host, iface, logical):
     profile = Profile(name=profile_name, mac=link.mac if key.startswith("mac:") else None,
                       ifname=None if key.startswith("mac:") else link.name, up=state != "down",
                       addresses=current.addresses if current else (), routes=current.routes if current else ())
-    if "ipv4" in iface:
-        profile.addresses = _ipv4_addresses(iface.get("ipv4") or {}, profile.addresses)
-        if (iface.get("ipv4") or {}).get("enabled") is False:
-            # routes through an interface whose IPv4 is disabled are removed (MergedRoutes::new)
-            profile.routes = tuple(r for r in profile.routes if ":" in str(r.get("destination")))
+    for family, version in (("ipv4", 4), ("ipv6", 6)):
+        if family not in iface:
+            continue
+        kept = tuple(a for a in profile.addresses if a.version != version)
+        profile.addresses = kept + _family_addresses(iface.get(family) or {}, version,
+                                                     tuple(a for a in profile.addresses if a.version == version))
+        if (iface.get(family) or {}).get("enabled") is False:
+            # routes through an interface whose family is disabled are removed (MergedRoutes::new)
+            profile.routes = tuple(r for r in profile.routes if _route_version(r) != version)
     nodenet.profiles[profile.key] = profile
 
 
@@ -125,19 +136,25 @@ def _binds(profile, link):
     return profile.mac == link.mac if profile.mac else profile.ifname == link.name
 
 
-def _ipv4_addresses(ipv4, current):
-    if ipv4.get("enabled") is False:
+def _route_version(route):
+    return 6 if ":" in str(route.get("destination")) else 4
+
+
+def _family_addresses(config, version, current):
+    """The addresses of one family after applying its `ipv4` / `ipv6` section."""
+    if config.get("enabled") is False:
         return ()
-    if "address" not in ipv4:
-        # dhcp: the twin's secondary networks have no DHCP server; otherwise keep what is there
-        return () if ipv4.get("dhcp") else current
+    if "address" not in config:
+        # dhcp / autoconf: the twin's secondary networks have no DHCP server and no router advertisements
+        return () if config.get("dhcp") or (version == 6 and config.get("autoconf")) else current
+    kind = ipaddress.IPv4Interface if version == 4 else ipaddress.IPv6Interface
     addresses = []
-    for entry in ipv4.get("address") or []:
+    for entry in config.get("address") or []:
         try:
-            addresses.append(ipaddress.IPv4Interface("%s/%s" % (entry.get("ip"), int(entry.get("prefix-length")))))
+            addresses.append(kind("%s/%s" % (entry.get("ip"), int(entry.get("prefix-length")))))
         except (ValueError, TypeError) as error:
-            raise PolicyError("InvalidArgument: Invalid IPv4 address %s/%s: %s"
-                              % (entry.get("ip"), entry.get("prefix-length"), error)) from error
+            raise PolicyError("InvalidArgument: Invalid IPv%d address %s/%s: %s"
+                              % (version, entry.get("ip"), entry.get("prefix-length"), error)) from error
     return tuple(addresses)
 
 
@@ -188,8 +205,9 @@ def _apply_route(nodenet, host, route, logical):
     if kernel is None:
         # stored on no interface: the apply's verification does not find it and nmstate rolls everything back
         raise PolicyError("VerificationError: Desired route %s not found after apply" % route_text(route))
-    for marked, what in ((logical["absent"], "absent"), (logical["ipv4_disabled"], "IPv4 disabled")):
-        if kernel in marked and (what == "absent" or ":" not in str(route.get("destination"))):
+    for marked, what, version in ((logical["absent"], "absent", None), (logical["ipv4_disabled"], "IPv4 disabled", 4),
+                                  (logical["ipv6_disabled"], "IPv6 disabled", 6)):
+        if kernel in marked and (version is None or _route_version(route) == version):
             raise PolicyError("InvalidArgument: The next hop interface of desired Route '%s' has been marked as %s"
                               % (route_text(route), what))
     entry = {key: route[key] for key in _ROUTE_KEYS if route.get(key) is not None}
@@ -217,7 +235,8 @@ def current_state(host):
         interfaces.append({"name": BRIDGE, "type": "ovs-interface", "state": "up" if primary_link.up else "down",
                            "mac-address": primary_link.mac, "mtu": 1500,
                            "ipv4": {"enabled": True, "dhcp": True, "address": [_address(host.primary)]},
-                           "ipv6": {"enabled": False}})
+                           "ipv6": ({"enabled": True, "dhcp": True, "autoconf": False, "address": [_address(host.primary6)]}
+                                    if host.primary6 else {"enabled": False})})
     for link in host.links:
         interfaces.append(_link_state(link))
     interfaces.sort(key=lambda entry: (entry["name"], entry["type"]))
@@ -227,6 +246,10 @@ def current_state(host):
         gateway = str(next(MACHINE_NETWORK.hosts()))
         running.append({"destination": "0.0.0.0/0", "next-hop-interface": BRIDGE, "next-hop-address": gateway,
                         "metric": 48, "table-id": 254})
+        if host.primary6:
+            # configure-ovs gives br-ex ipv6.route-metric 48 as well
+            running.append({"destination": "::/0", "next-hop-interface": BRIDGE,
+                            "next-hop-address": str(next(MACHINE_NETWORK_V6.hosts())), "metric": 48, "table-id": 254})
     return {"interfaces": interfaces, "routes": {"config": config, "running": running},
             "dns-resolver": {"config": {}, "running": {"server": [str(next(MACHINE_NETWORK.hosts()))]}}}
 
@@ -240,10 +263,13 @@ def _link_state(link):
              "mac-address": link.mac, "mtu": 1500, "ipv6": {"enabled": False}}
     if link.primary:
         entry.update({"controller": BRIDGE, "ipv4": {"enabled": False}})
-    elif link.addresses:
-        entry["ipv4"] = {"enabled": True, "dhcp": False, "address": [_address(a) for a in link.addresses]}
-    else:
-        entry["ipv4"] = {"enabled": False}
+        return entry
+    for family, version in (("ipv4", 4), ("ipv6", 6)):
+        addresses = [_address(a) for a in link.addresses if a.version == version]
+        entry[family] = {"enabled": False}
+        if addresses:
+            entry[family] = dict({"enabled": True, "dhcp": False}, **({"autoconf": False} if version == 6 else {}))
+            entry[family]["address"] = addresses
     if link.profile and link.profile.mac:
         entry.update({"identifier": "mac-address", "profile-name": link.profile.name})
     return entry
@@ -264,8 +290,8 @@ def restore_nodenet(nns):
     for entry in state.get("interfaces") or []:
         if entry.get("type") != "ethernet" or entry.get("controller"):
             continue
-        addresses = tuple(ipaddress.IPv4Interface("%s/%s" % (a["ip"], a["prefix-length"]))
-                          for a in (entry.get("ipv4") or {}).get("address") or [])
+        addresses = tuple(ipaddress.ip_interface("%s/%s" % (a["ip"], a["prefix-length"]))
+                          for family in ("ipv4", "ipv6") for a in (entry.get(family) or {}).get("address") or [])
         if entry.get("identifier") == "mac-address":
             profile = Profile(name=entry.get("profile-name") or entry["name"], mac=mac_key(entry.get("mac-address")),
                               addresses=addresses)

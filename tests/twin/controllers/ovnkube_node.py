@@ -1,6 +1,7 @@
 """Simulated ovnkube-node: the node annotations OVN-Kubernetes writes (DOMAIN.md sections 2 and 4).
 
-- `k8s.ovn.org/node-primary-ifaddr`: br-ex's address, `{"ipv4": "192.168.10.11/24"}`.
+- `k8s.ovn.org/node-primary-ifaddr`: br-ex's address, `{"ipv4": "192.168.10.11/24"}`; on a dual-stack cluster
+  both, `{"ipv4": "192.168.10.11/24", "ipv6": "fd00:10::b/64"}` (util.ParseNodePrimaryIfAddr reads both keys).
 - `k8s.ovn.org/host-cidrs`: every host address with its mask (sorted JSON list): br-ex's plus
   each base address the node has now on a vNIC: a link without carrier keeps its address only
   when NetworkManager keeps it (`ignore-carrier`, twin option `--carrier-loss keep`); without it
@@ -34,7 +35,7 @@ def placed_egress_ips(host, egress_ips):
     placed = []
     for egress_ip in egress_ips:
         address = k8s.parse_ip(egress_ip)
-        if address is None or (host.primary and address in host.primary.network):
+        if address is None or host.in_primary(address):
             continue
         match = host.link_for(address)
         # IFF_UP (isLinkUp), not the carrier: ovnkube-node keeps the IP on a link that lost its carrier
@@ -65,11 +66,12 @@ def node_annotations(host, assigned_ips, vips=()):
     """The three annotations for one node (None: the annotation is absent)."""
     if host.primary is None:
         return {PRIMARY_IFADDR: None, HOST_CIDRS: None, SECONDARY_EGRESS_IPS: None}
-    cidrs = {str(host.primary)} | set(vips)
+    cidrs = set(str(address) for address in host.primaries) | set(vips)
     cidrs.update(str(address) for _link, address in host.secondary_addresses())
     placed = placed_egress_ips(host, assigned_ips)
     return {
-        PRIMARY_IFADDR: json.dumps({"ipv4": str(host.primary)}, separators=(",", ":")),
+        PRIMARY_IFADDR: json.dumps(dict([("ipv4", str(host.primary))] + ([("ipv6", str(host.primary6))] if host.primary6 else [])),
+                                   separators=(",", ":")),
         HOST_CIDRS: json.dumps(sorted(cidrs), separators=(",", ":")),
         SECONDARY_EGRESS_IPS: json.dumps(placed, separators=(",", ":")) if placed else None,
     }

@@ -20,10 +20,15 @@ from .selectors import schedulable_on
 CURL_TIMEOUT = "curl: (28) Connection timed out after 5001 milliseconds"
 
 
-def is_echo_pod(pod, echo_target):
-    url = "http://%s" % echo_target
+def echo_target_of(pod, echo_targets):
+    """The echo target (host:port) the pod's curl calls, or None: not an echo pod."""
     containers = (pod.get("spec") or {}).get("containers") or []
-    return any(url in json.dumps((c.get("command") or []) + (c.get("args") or [])) for c in containers)
+    words = [json.dumps((c.get("command") or []) + (c.get("args") or [])) for c in containers]
+    return next((target for target in echo_targets if any("http://%s" % target in text for text in words)), None)
+
+
+def is_echo_pod(pod, echo_target):
+    return echo_target_of(pod, [echo_target]) is not None
 
 
 def _terminal(pod):
@@ -70,8 +75,8 @@ def finished_status(pod, succeeded, timestamp):
 class PodController:
     """Scheduler + kubelet + the echo pods' single run."""
 
-    def __init__(self, echo_target):
-        self.echo_target = echo_target
+    def __init__(self, echo_targets):
+        self.echo_targets = [echo_targets] if isinstance(echo_targets, str) else list(echo_targets)
         self._next = 0
 
     def reconcile(self, ctx, trace):
@@ -87,8 +92,9 @@ class PodController:
                 continue
             if not (pod.get("status") or {}).get("podIP"):
                 pod = self._start(ctx, pod, node, pods)
-            if pod is not None and is_echo_pod(pod, self.echo_target):
-                self._run_echo(ctx, pod, trace(pod))
+            target = echo_target_of(pod, self.echo_targets) if pod is not None else None
+            if target is not None:
+                self._run_echo(ctx, pod, trace(pod, target))
 
     def _schedule(self, ctx, pod, nodes):
         candidates = [n for n in nodes.values() if k8s.node_ready(n) and schedulable_on(pod, n)]

@@ -12,7 +12,7 @@ import random
 import threading
 import time
 
-from . import k8s, tuned, wire
+from . import hostnet, k8s, tuned, wire
 from .cluster_manager import EGRESSIPS, NETWORK_OPERATOR, ClusterManager
 from .inventory import HttpInventory, Inventory, StaticInventory
 from .machineapi import MachineAPI
@@ -23,6 +23,8 @@ from .writer import Writer
 
 LOG = logging.getLogger(__name__)
 DEFAULT_ECHO_TARGET = "192.0.2.10:8080"
+# the second echo service of a dual-stack twin, on IPv6 (2001:db8::/32, the documentation prefix as 192.0.2.0/24 is)
+DEFAULT_ECHO_TARGET_V6 = "[2001:db8::10]:8080"
 
 
 class RoundContext:
@@ -54,11 +56,12 @@ class Runner:
         self.inventory_source = inventory
         self.probe_interval = float(probe_interval)
         self.echo_target = echo_target
+        self.echo_targets = [echo_target] + ([DEFAULT_ECHO_TARGET_V6] if hostnet.STACK["dual"] else [])
         self.rng = random.Random(rng_seed if rng_seed is not None else _seed_from_env())
         self.nmstate = NMStateController(**(nmstate or {}))
         self.ovnkube_node = OvnkubeNode()
         self.cluster_manager = ClusterManager(self.rng, self._probe)
-        self.pods = PodController(echo_target)
+        self.pods = PodController(self.echo_targets)
         self.machine_api = MachineAPI()
         self.tuned = tuned.NodeTuning(**(tuned_options or {}))  # TuneD applies a Profile seconds after it changes
         self._reachable = {}
@@ -186,9 +189,10 @@ class Runner:
         egressips = self.store.list(EGRESSIPS)
         namespaces = {k8s.name_of(ns): ns for ns in self.store.list("namespaces")}
 
-        def trace(pod):
+        def trace(pod, target=None):
             namespace = namespaces.get((pod or {}).get("metadata", {}).get("namespace"))
-            return wire.trace(pod, namespace, egressips, nodes, hosts, forwarding, inventory, destination=self.echo_target.rsplit(":", 1)[0].strip("[]"))
+            destination = (target or self.echo_target).rsplit(":", 1)[0].strip("[]")
+            return wire.trace(pod, namespace, egressips, nodes, hosts, forwarding, inventory, destination=destination)
         return trace
 
 

@@ -13,6 +13,11 @@ installer writes them from install-config `platform.vsphere.failureDomains`), ea
 `topology.kubernetes.io/zone` / `region` labels of its domain (what the vSphere cloud provider sets from the
 openshift-zone / openshift-region tags), and the Machines the workspace of their domain (machineapi.py).
 With one cluster nothing changes: the installer's one `generated-failure-domain`, no zone labels.
+
+Dual stack (`--dual-stack`, hostnet.STACK): each Node also has an IPv6 InternalIP (fd00:10::<IPv4 host part>, after the
+IPv4 one, as a dual-stack node lists its addresses IPv4 first) and a /64 podCIDR of fd01::/48; the Network config lists
+the IPv6 cluster network fd01::/48 (hostPrefix 64) and service network fd02::/112 after the IPv4 ones (OpenShift's
+documented IPv6 defaults).
 """
 
 import hashlib
@@ -23,7 +28,8 @@ import uuid
 from twin.kube.errors import ApiError
 
 from . import machineapi
-from .hostnet import MACHINE_NETWORK
+from . import hostnet
+from .hostnet import MACHINE_NETWORK, MACHINE_NETWORK_V6
 from .writer import create_with_status
 
 LOG = logging.getLogger(__name__)
@@ -31,6 +37,9 @@ LOG = logging.getLogger(__name__)
 CLUSTER_NETWORK = ipaddress.ip_network("10.128.0.0/14")
 HOST_PREFIX = 23
 SERVICE_NETWORK = "172.30.0.0/16"
+CLUSTER_NETWORK_V6 = ipaddress.ip_network("fd01::/48")
+HOST_PREFIX_V6 = 64
+SERVICE_NETWORK_V6 = "fd02::/112"
 FIRST_NODE_HOST = 11
 OCP_VERSION = "4.16.21"
 KUBELET_VERSION = "v1.29.10+67d3387"
@@ -49,12 +58,19 @@ def cluster_name(vcsim_state):
     return "ocp"
 
 
-def node_address(index):
-    return str(MACHINE_NETWORK.network_address + FIRST_NODE_HOST + index)
+def node_address(index, version=4):
+    network = MACHINE_NETWORK if version == 4 else MACHINE_NETWORK_V6
+    return str(network.network_address + FIRST_NODE_HOST + index)
 
 
-def pod_cidr(index):
+def pod_cidr(index, version=4):
+    if version == 6:
+        return str(ipaddress.ip_network((int(CLUSTER_NETWORK_V6.network_address) + (index << (128 - HOST_PREFIX_V6)), HOST_PREFIX_V6)))
     return str(list(CLUSTER_NETWORK.subnets(new_prefix=HOST_PREFIX))[index])
+
+
+def _dual():
+    return hostnet.STACK["dual"]
 
 
 def failure_domains(vcsim_state):
@@ -81,7 +97,8 @@ def node_object(vm, index, domain=None):
         labels["node-role.kubernetes.io/worker"] = ""
     if domain:
         labels.update({"topology.kubernetes.io/region": domain["region"], "topology.kubernetes.io/zone": domain["zone"]})
-    spec = {"providerID": "vsphere://%s" % vm["uuid"], "podCIDR": pod_cidr(index), "podCIDRs": [pod_cidr(index)]}
+    spec = {"providerID": "vsphere://%s" % vm["uuid"], "podCIDR": pod_cidr(index),
+            "podCIDRs": [pod_cidr(index)] + ([pod_cidr(index, 6)] if _dual() else [])}
     if master:
         spec["taints"] = [{"key": "node-role.kubernetes.io/master", "effect": "NoSchedule"}]
     conditions = [{"type": t, "status": "False", "reason": "KubeletHas" + r, "message": m,
@@ -98,7 +115,8 @@ def node_object(vm, index, domain=None):
         "spec": spec,
         "status": {
             "conditions": conditions,
-            "addresses": [{"type": "InternalIP", "address": node_address(index)}, {"type": "Hostname", "address": name}],
+            "addresses": [{"type": "InternalIP", "address": node_address(index)}]
+            + ([{"type": "InternalIP", "address": node_address(index, 6)}] if _dual() else []) + [{"type": "Hostname", "address": name}],
             "capacity": dict(resources), "allocatable": dict(resources),
             "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": KUBELET_VERSION,
                          "containerRuntimeVersion": "cri-o://1.29.10-3.rhaos4.16.git4a6e2c4.el9",
@@ -155,14 +173,19 @@ def _failure_domain(server, datacenter, default_cluster, name, suffix, domain):
 
 
 def _cluster_network():
-    return [{"cidr": str(CLUSTER_NETWORK), "hostPrefix": HOST_PREFIX}]
+    return [{"cidr": str(CLUSTER_NETWORK), "hostPrefix": HOST_PREFIX}] + (
+        [{"cidr": str(CLUSTER_NETWORK_V6), "hostPrefix": HOST_PREFIX_V6}] if _dual() else [])
+
+
+def _service_network():
+    return [SERVICE_NETWORK] + ([SERVICE_NETWORK_V6] if _dual() else [])
 
 
 def network_config():
-    spec = {"clusterNetwork": _cluster_network(), "serviceNetwork": [SERVICE_NETWORK], "networkType": "OVNKubernetes",
+    spec = {"clusterNetwork": _cluster_network(), "serviceNetwork": _service_network(), "networkType": "OVNKubernetes",
             "externalIP": {"policy": {}}}
     return {"apiVersion": "config.openshift.io/v1", "kind": "Network", "metadata": {"name": "cluster"}, "spec": spec,
-            "status": {"clusterNetwork": _cluster_network(), "serviceNetwork": [SERVICE_NETWORK],
+            "status": {"clusterNetwork": _cluster_network(), "serviceNetwork": _service_network(),
                        "networkType": "OVNKubernetes", "clusterNetworkMTU": 1400}}
 
 
@@ -171,7 +194,7 @@ def network_operator():
         "apiVersion": "operator.openshift.io/v1", "kind": "Network", "metadata": {"name": "cluster"},
         "spec": {
             "managementState": "Managed", "logLevel": "Normal", "operatorLogLevel": "Normal",
-            "clusterNetwork": _cluster_network(), "serviceNetwork": [SERVICE_NETWORK],
+            "clusterNetwork": _cluster_network(), "serviceNetwork": _service_network(),
             "defaultNetwork": {"type": "OVNKubernetes", "ovnKubernetesConfig": {
                 "mtu": 1400, "genevePort": 6081,
                 "gatewayConfig": {"ipForwarding": "Restricted", "routingViaHost": False},

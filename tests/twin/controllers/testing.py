@@ -6,6 +6,7 @@ import ipaddress
 
 from twin.kube.store import Store
 
+from . import hostnet
 from . import seed as seeding
 from .cluster_manager import EGRESSIPS, EGRESS_LABEL
 from .inventory import Inventory, StaticInventory
@@ -52,12 +53,14 @@ def inventory_from_state(state, secondary_portgroup=True):
 class FakeCluster:
     """Store + seed + Runner over an editable inventory."""
 
-    def __init__(self, masters=3, workers=3, hosts=3, rng_seed=1, probe_interval=0.05, secondary_portgroup=True, nmstate=None):
+    def __init__(self, masters=3, workers=3, hosts=3, rng_seed=1, probe_interval=0.05, secondary_portgroup=True, nmstate=None,
+                 dual_stack=False):
         # the controllers' self-tests read NodeNetworkState after each settle(): refresh it every round unless a
         # test asks for the handler's schedule (test_controllers_nmstate pins the one-minute refresh itself)
         self.state = vcsim_state(masters, workers, hosts)
         self.inventory = inventory_from_state(self.state, secondary_portgroup)
         self.store = Store()
+        hostnet.configure_stack(dual_stack)  # the twin option --dual-stack (a process-wide setting, as there)
         seeding.seed(self.store, self.state)
         self.runner = Runner(self.store, StaticInventory(self.inventory), probe_interval=probe_interval, rng_seed=rng_seed,
                              nmstate=dict({"refresh": 0.0}, **(nmstate or {})))
@@ -106,11 +109,14 @@ class FakeCluster:
 
     # --- cluster edits ----------------------------------------------------------------------
 
-    def secondary_policy(self, node, mac, address, prefix=24, name=None, routes=None, state="up"):
-        """One NNCP per node matching the NIC by MAC (DOMAIN.md section 8)."""
+    def secondary_policy(self, node, mac, address, prefix=24, name=None, routes=None, state="up", address6=None, prefix6=64):
+        """One NNCP per node matching the NIC by MAC (DOMAIN.md section 8); address6: its IPv6 address too."""
         iface = {"name": "secondary0", "type": "ethernet", "state": state, "identifier": "mac-address", "mac-address": mac}
         if address is not None:
             iface["ipv4"] = {"enabled": True, "dhcp": False, "address": [{"ip": address, "prefix-length": prefix}]}
+        if address6 is not None:
+            iface["ipv6"] = {"enabled": True, "dhcp": False, "autoconf": False,
+                             "address": [{"ip": address6, "prefix-length": prefix6}]}
         desired = {"interfaces": [iface]}
         if routes:
             desired["routes"] = {"config": routes}

@@ -30,18 +30,22 @@ BUILTIN_PROFILES = ("openshift", "openshift-node", "openshift-control-plane")
 
 @dataclasses.dataclass
 class Forwarding:
-    """IPv4 forwarding on one node: which profile is applied and what it sets."""
+    """IP forwarding on one node: which profile is applied and what it sets (IPv4; IPv6 in the *6 fields)."""
     profile: str = None
     global_forwarding: bool = False
     all_interfaces: bool = None
     interfaces: dict = dataclasses.field(default_factory=dict)
+    all_interfaces6: bool = None
+    interfaces6: dict = dataclasses.field(default_factory=dict)
 
-    def is_on(self, ifname):
+    def is_on(self, ifname, version=4):
+        """net.ipv4.conf.<if>.forwarding (version 6: net.ipv6.conf.<if>.forwarding); Global turns on both families."""
         if self.global_forwarding:
             return True
-        if ifname in self.interfaces:
-            return self.interfaces[ifname]
-        return bool(self.all_interfaces)
+        interfaces, everywhere = (self.interfaces, self.all_interfaces) if version == 4 else (self.interfaces6, self.all_interfaces6)
+        if ifname in interfaces:
+            return interfaces[ifname]
+        return bool(everywhere)
 
     def source(self, ifname):
         """Why forwarding is on for a link (for wire reasons)."""
@@ -78,7 +82,7 @@ def resolve_sysctls(name, profiles, seen=()):
 
 
 def _sysctl_target(key):
-    """("all" | interface name | None) for an IPv4 forwarding sysctl key, dotted or slash form."""
+    """(("all" | interface name | None), IP version) for a forwarding sysctl key, dotted or slash form."""
     key = key.strip()
     if key.startswith("net/"):
         parts = key.split("/")
@@ -86,10 +90,10 @@ def _sysctl_target(key):
         # in the dotted form a '/' inside a component stands for a '.' of an interface name
         parts = [part.replace("/", ".") for part in key.split(".")]
     if parts == ["net", "ipv4", "ip_forward"]:
-        return "all"
-    if len(parts) == 5 and parts[:3] == ["net", "ipv4", "conf"] and parts[4] == "forwarding":
-        return None if parts[3] == "default" else parts[3]
-    return None
+        return "all", 4
+    if len(parts) == 5 and parts[:1] == ["net"] and parts[1] in ("ipv4", "ipv6") and parts[2] == "conf" and parts[4] == "forwarding":
+        return (None if parts[3] == "default" else parts[3]), 4 if parts[1] == "ipv4" else 6
+    return None, 4
 
 
 def _value_on(value):
@@ -157,13 +161,15 @@ def forwarding_by_node(tuneds, nodes, pods, network_operator):
 
 
 def _with_sysctls(forwarding, sysctls):
-    """The Forwarding with the IPv4 forwarding sysctls of a profile set."""
+    """The Forwarding with the IPv4 and IPv6 forwarding sysctls of a profile set (net.ipv6.conf.all.forwarding: every link)."""
     for key, value in sysctls.items():
-        target = _sysctl_target(key)
-        if target == "all":
+        target, version = _sysctl_target(key)
+        if target == "all" and version == 4:
             forwarding.all_interfaces = _value_on(value)
+        elif target == "all":
+            forwarding.all_interfaces6 = _value_on(value)
         elif target:
-            forwarding.interfaces[target] = _value_on(value)
+            (forwarding.interfaces if version == 4 else forwarding.interfaces6)[target] = _value_on(value)
     return forwarding
 
 

@@ -16,6 +16,10 @@
   goes and the cluster manager moves the IP (hostnet.CarrierPolicy).
 - An EgressIP with several assigned IPs balances flows over its egress nodes (ECMP); the twin
   picks one per pod with a stable hash.
+- Families: traffic to an IPv6 destination leaves with an egress IP of that family (OVN's SNAT and reroute are per
+  family: an EgressIP with IPv4 and IPv6 IPs gives each family its own); with none of that family assigned, SNAT to the
+  node's address of that family. An IPv6 egress IP needs `net.ipv6.conf.<link>.forwarding` (or Global forwarding).
+  On a dual-stack twin an IPv6 echo target answers too (runner.DEFAULT_ECHO_TARGET_V6).
 """
 
 import ipaddress
@@ -64,17 +68,22 @@ def trace(pod, namespace, egressips, nodes, hosts, forwarding, inventory, destin
     node = nodes.get(node_name)
     if node is None or not (pod.get("status") or {}).get("podIP"):
         return result(None, None, None, "pod is not running on a node (no node or no pod IP yet)")
-    node_ip = k8s.node_internal_ip(node)
+    target = k8s.parse_ip(destination) if destination else None
+    version = target.version if target is not None else 4
+    node_ip = k8s.node_internal_ip(node, version)
+    if node_ip is None:
+        return result(None, None, None, "node %s has no IPv%d address: no route to %s" % (node_name, version, destination))
     if (pod.get("spec") or {}).get("hostNetwork"):
         return result(node_ip, node_name, None, "host-networked pod: EgressIP does not apply, the node address is seen")
     matches = selecting_egressips(egressips, namespace or {"metadata": {"name": pod["metadata"].get("namespace")}}, pod)
     if not matches:
         return result(node_ip, node_name, None, "no EgressIP selects the pod: SNAT to the address of node %s" % node_name)
     egressip = matches[0]
-    items = (egressip.get("status") or {}).get("items") or []
+    items = [item for item in (egressip.get("status") or {}).get("items") or []
+             if (k8s.parse_ip(item.get("egressIP")) or target or ipaddress.ip_address("0.0.0.0")).version == version]
     if not items:
-        return result(node_ip, node_name, None, "EgressIP %s has no assigned egress IP: SNAT to the address of node %s"
-                      % (k8s.name_of(egressip), node_name))
+        return result(node_ip, node_name, None, "EgressIP %s has no assigned IPv%d egress IP: SNAT to the address of node %s"
+                      % (k8s.name_of(egressip), version, node_name))
     key = "%s/%s" % (pod["metadata"].get("namespace"), pod["metadata"]["name"])
     item = items[zlib.crc32(key.encode()) % len(items)]
     return through_egress_node(item, hosts, forwarding, inventory, destination)
@@ -127,7 +136,7 @@ def through_egress_node(item, hosts, forwarding, inventory, destination=None):
     vm_name = host.vm.get("name")
     if host.vm.get("power_state") not in (None, "poweredOn"):
         return result(None, via, egress_ip, "blackhole: VM %s of egress node %s is %s" % (vm_name, via, host.vm.get("power_state")))
-    if host.primary is not None and address in host.primary.network:
+    if host.in_primary(address):
         primary = next((link for link in host.links if link.primary), None)
         if primary is None or not primary.connected:
             return result(None, via, egress_ip, "blackhole: primary vNIC of VM %s is disconnected" % vm_name)
@@ -157,8 +166,9 @@ def through_egress_node(item, hosts, forwarding, inventory, destination=None):
     if routing:
         return result(None, via, egress_ip, "blackhole: link %s of node %s: %s" % (link.name, via, routing))
     node_forwarding = forwarding.get(via)
-    if node_forwarding is None or not node_forwarding.is_on(link.name):
+    if node_forwarding is None or not node_forwarding.is_on(link.name, address.version):
         return result(None, via, egress_ip, "blackhole: IP forwarding is off on %s of node %s (gatewayConfig.ipForwarding "
-                      "is not Global and the profile TuneD applied does not set net.ipv4.conf.%s.forwarding=1)" % (link.name, via, link.name))
+                      "is not Global and the profile TuneD applied does not set net.ipv%d.conf.%s.forwarding=1)"
+                      % (link.name, via, address.version, link.name))
     return result(egress_ip, via, egress_ip, "secondary-network egress IP on %s of node %s (forwarding by %s)"
                   % (link.name, via, node_forwarding.source(link.name)))

@@ -43,6 +43,8 @@ def parse_args(argv=None):
                              "(ignore-carrier)")
     parser.add_argument("--carrier-loss-delay", type=float, default=4.0,
                         help="seconds before NetworkManager acts on a lost carrier (LINK_DISCONNECT_DELAY, default 4)")
+    parser.add_argument("--dual-stack", action="store_true",
+                        help="dual-stack cluster: nodes with IPv4 and IPv6 addresses, IPv6 cluster and service networks")
     parser.add_argument("--log-level", default="WARNING")
     return parser.parse_args(argv)
 
@@ -79,6 +81,7 @@ def start_controllers(store, args):
         with open(args.vcsim_state) as handle:
             vcsim_state = json.load(handle)
     vcsim_url = "https://%s:%s" % (vcsim_state["host"], vcsim_state["port"]) if vcsim_state.get("port") else None
+    importlib.import_module("twin.controllers.hostnet").configure_stack(args.dual_stack)
     controllers.seed.seed(store, vcsim_state)
     importlib.import_module("twin.controllers.hostnet").configure_carrier(args.carrier_loss, args.carrier_loss_delay)
     nmstate = {key: value for key, value in (("version", args.nmstate_version), ("refresh", args.nns_refresh),

@@ -136,7 +136,7 @@ def test_network_with_range_uses_the_address_plan_rules():
 
 @pytest.mark.parametrize('ip, finding_id, text', [
     ('10.30.0.200', 'egressip_outside_network', 'is outside network.cidr 10.20.0.0/24'),
-    ('fd00::200', 'egressip_outside_network', 'is outside network.cidr'),
+    ('fd00::200', 'egressip_family_missing', 'is IPv6 but the secondary network has no IPv6 part (network.ipv6 is missing)'),
     ('10.20.0.0', 'egressip_reserved_address', 'is the network address of 10.20.0.0/24'),
     ('10.20.0.255', 'egressip_reserved_address', 'is the broadcast address of 10.20.0.0/24'),
     ('10.20.0.1', 'egressip_reserved_address', 'is the gateway (network.gateway)'),
@@ -146,6 +146,26 @@ def test_address_refusals(ip, finding_id, text):
     finding = only(validation.validate([entry(ips=['10.20.0.200', ip])], NETWORK, snap()))
     assert finding['id'] == finding_id and text in finding['message']
     assert finding['message'].startswith('objects[0].egress_ips[1] %s (EgressIP payments)' % ip)
+
+
+IPV6 = {'cidr': 'fd00:20::/64', 'gateway': 'fd00:20::1', 'node_address_range': 'fd00:20::10-fd00:20::99'}
+
+
+@pytest.mark.parametrize('ip, finding_id, text', [
+    ('fd00:21::200', 'egressip_outside_network', 'is outside network.ipv6.cidr fd00:20::/64'),
+    ('fd00:20::1', 'egressip_reserved_address', 'is the gateway (network.ipv6.gateway)'),
+    ('fd00:20::50', 'egressip_in_node_address_range', 'is inside network.ipv6.node_address_range fd00:20::10-fd00:20::99'),
+    ('fe80::200', 'egressip_link_local', 'is a link-local address'),
+])
+def test_ipv6_egress_ips_are_checked_against_the_ipv6_part(ip, finding_id, text):
+    finding = only(validation.validate([entry(ips=['10.20.0.200', ip])], dict(NETWORK, ipv6=IPV6), snap(), check_capacity_rule=False))
+    assert finding['id'] == finding_id and text in finding['message'], finding
+
+
+def test_egress_ips_of_both_families_on_a_dual_stack_network():
+    assert validation.validate([entry(ips=['10.20.0.200', 'fd00:20::200'])], dict(NETWORK, ipv6=IPV6), snap(), check_capacity_rule=False) == []
+    finding = only(validation.validate([entry(ips=['10.20.0.200'])], {'cidr': 'fd00:20::/64'}, snap(), check_capacity_rule=False))
+    assert finding['id'] == 'egressip_family_missing' and 'is IPv4 but the secondary network has no IPv4 part' in finding['message']
 
 
 def test_node_address_outside_the_range_is_refused():

@@ -27,6 +27,15 @@ def test_only_the_secondary_networks_count():
     assert hosted_egress_ips(EGRESSIPS, networks) == {'w0': [('payments', '10.20.0.200')], 'w1': [('payments', 'fd00:20::c8')]}
 
 
+def test_the_secondary_network_option_whole():
+    networks, problems = egress_networks({'secondary_network': {'cidr': '10.20.0.0/24', 'gateway': '10.20.0.1',
+                                                                'ipv6': {'cidr': 'fd00:20::/64'}}}, option='secondary_network')
+    assert problems == [] and [str(network) for network in networks] == ['10.20.0.0/24', 'fd00:20::/64']
+    assert hosted_egress_ips(EGRESSIPS, networks) == {'w0': [('payments', '10.20.0.200')], 'w1': [('payments', 'fd00:20::c8')]}
+    networks, problems = egress_networks({'network': {'cidr': '10.20.0.0/24', 'gateway': '10.30.0.1'}})
+    assert networks is None and 'network.gateway 10.30.0.1 is not inside network.cidr' in problems[0] and 'Fix: ' in problems[0]
+
+
 def test_an_unparsable_status_entry_still_counts():
     networks, _problems = egress_networks({'cidr': '10.20.0.0/24'})
     assert in_egress_networks('not-an-ip', networks) is True

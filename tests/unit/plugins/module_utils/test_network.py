@@ -253,3 +253,73 @@ def test_networks_from_names_the_option_path():
         'network.gateway, network.node_address_range is required with state: present.')
     [family] = networks_from(NETWORK, 'network.')[0]
     assert family.field == 'network.' and family.describe_reserved(family.gateway) == 'the gateway (network.gateway)'
+
+
+# --- the network option, and the deprecated flat options --------------------------------------------------------
+
+class Deprecations(list):
+    def __call__(self, message, version=None, collection_name=None):
+        self.append((message, version, collection_name))
+
+
+def test_the_ipv6_family_has_its_own_route_metric_else_the_networks():
+    result, findings = parse(dict(NETWORK, route_metric=250, ipv6=dict(IPV6, route_metric=260)), 'network.')
+    assert findings == [] and result.route_metrics() == {4: 250, 6: 260}
+    result, _findings = parse(dict(NETWORK, route_metric=250, ipv6=IPV6), 'network.')
+    assert result.route_metrics() == {4: 250, 6: 250}
+    assert parse(NETWORK)[0].route_metrics() == {4: 200}
+
+
+def test_from_options_reads_the_network_option_and_names_its_keys():
+    told = Deprecations()
+    result, findings = net_model.from_options({'network': dict(NETWORK, ipv6=IPV6), 'cidr': None}, ('cidr', 'gateway'), told)
+    assert findings == [] and [family.version for family in result.families] == [4, 6] and told == []
+    _result, findings = net_model.from_options({'network': dict(NETWORK, gateway='10.30.0.1')}, ('cidr',), told)
+    assert 'network.gateway 10.30.0.1 is not inside network.cidr 10.20.0.0/24' in findings[0]['message']
+    assert net_model.from_options({'network': None, 'cidr': None}, ('cidr',), told) == (None, [])
+
+
+def test_from_options_takes_the_flat_options_with_a_deprecation():
+    told = Deprecations()
+    params = dict(NETWORK, network=None, route_metric=300, ipv6=None)
+    result, findings = net_model.from_options(params, ('cidr', 'gateway', 'node_address_range', 'route_metric', 'ipv6'), told)
+    assert findings == [] and result.route_metrics() == {4: 300}
+    [(message, version, collection)] = told
+    assert (version, collection) == ('2.0.0', 'ocp.egressip')
+    assert 'cidr, gateway, node_address_range, route_metric are deprecated' in message and 'network: "{{ egressip_network }}"' in message
+    _result, findings = net_model.from_options(dict(params, gateway='10.30.0.1'), ('cidr', 'gateway', 'node_address_range'), told)
+    assert findings[0]['message'].startswith('gateway 10.30.0.1 is not inside cidr')
+
+
+def test_cidr_options_one_parse_of_the_network_or_each_flat_cidr_alone():
+    told = Deprecations()
+    flat = (('cidr', 4), ('ipv6_cidr', 6))
+    assert net_model.cidr_options({'network': dict(NETWORK, ipv6=IPV6)}, flat, told) == (['10.20.0.0/24', 'fd00:20::/64'], [])
+    assert net_model.cidr_options({'network': {'cidr': 'fd00:20::/64'}}, flat, told) == (['fd00:20::/64'], [])
+    assert told == []
+    assert net_model.cidr_options({'cidr': '10.20.0.0/24', 'ipv6_cidr': 'fd00:20::/64'}, flat, told) == (['10.20.0.0/24', 'fd00:20::/64'], [])
+    assert 'cidr, ipv6_cidr are deprecated' in told[0][0]
+    cidrs, findings = net_model.cidr_options({'secondary_network': {'cidr': '10.20.0.5/24'}}, flat, told, 'secondary_network')
+    assert cidrs == [] and "secondary_network.cidr '10.20.0.5/24' has host bits set" in findings[0]['message']
+
+
+def test_flat_options_are_mutually_exclusive_with_network():
+    assert net_model.exclusive_with(('cidr', 'ipv6_cidr'), 'secondary_network') == [['secondary_network', 'cidr'], ['secondary_network', 'ipv6_cidr']]
+    spec = net_model.flat_argument_spec(('cidr', 'route_metric', 'ipv6'))
+    assert spec['route_metric'] == {'type': 'int'} and 'default' not in spec['cidr'] and set(spec['ipv6']['options']) == set(net_model.FAMILY_KEYS)
+
+
+@pytest.mark.parametrize('cidr, what', [('fe80::/64', 'link-local'), ('169.254.20.0/24', 'link-local'), ('ff05::/64', 'multicast'),
+                                        ('127.0.0.0/8', 'loopback')])
+def test_a_network_that_is_not_global_unicast_is_refused(cidr, what):
+    findings = parse({'cidr': '10.20.0.0/24', 'ipv6': {'cidr': cidr}}, 'egressip_network.', needs=('cidr',))[1] if ':' in cidr else \
+        parse({'cidr': cidr}, 'egressip_network.', needs=('cidr',))[1]
+    assert [item['id'] for item in findings] == ['secondary_cidr_not_global_unicast']
+    assert 'is a %s network: OVN-Kubernetes places egress IPs only in global unicast host networks' % what in findings[0]['message']
+    assert parse({'cidr': 'fd00:20::/64'}, needs=('cidr',))[1] == []  # unique-local is global unicast
+
+
+def test_the_ipv6_gateway_must_be_in_the_ipv6_cidr():
+    findings = parse(dict(NETWORK, ipv6=dict(IPV6, gateway='fd00:99::1')), 'egressip_network.')[1]
+    assert [item['id'] for item in findings] == ['node_gateway_outside_cidr']
+    assert 'egressip_network.ipv6.gateway fd00:99::1 is not inside egressip_network.ipv6.cidr fd00:20::/64' in findings[0]['message']

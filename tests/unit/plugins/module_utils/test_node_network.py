@@ -150,6 +150,19 @@ def test_route_metric_must_be_above_the_primary_default_route():
     assert 'set route_metric to 49 or more' in findings[0]['remedy']
 
 
+def test_each_family_has_its_own_route_metric():
+    result = nn.desired_policy('worker-0', 'worker-0', MAC, {4: '10.20.0.10/24', 6: 'fd00:20::10/64'}, {4: '10.20.0.1', 6: 'fd00:20::1'},
+                               {4: 200, 6: 310}, 'egressip0', 'ens224')
+    assert [(r['destination'], r['metric']) for r in result['spec']['desiredState']['routes']['config']] == [('0.0.0.0/0', 200), ('::/0', 310)]
+    state = nns([], routes=[{'destination': '0.0.0.0/0', 'next-hop-interface': 'br-ex', 'metric': 48, 'table-id': 254},
+                            {'destination': '::/0', 'next-hop-interface': 'br-ex', 'metric': 300, 'table-id': 254}])
+    findings = nn.route_metric_findings({'worker-0': state}, {4: 200, 6: 300}, {'worker-0': 'ens224'}, versions=(4, 6))
+    assert [f['message'] for f in findings] == [
+        'ipv6.route_metric 300 is not above the metric 300 of the primary IPv6 default route of node worker-0.']
+    assert 'set ipv6.route_metric to 301 or more' in findings[0]['remedy']
+    assert nn.route_metric_findings({'worker-0': state}, {4: 200, 6: 301}, {'worker-0': 'ens224'}, versions=(4, 6)) == []
+
+
 # --- Tuned -------------------------------------------------------------------------------------------
 
 def test_desired_tuned_groups_nodes_by_interface_and_parent_profile():

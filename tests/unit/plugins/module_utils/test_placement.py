@@ -7,6 +7,7 @@ not installed in the project's virtualenv), so a failure is reproducible from it
 """
 
 import copy
+import json
 import random
 
 import pytest
@@ -335,6 +336,15 @@ def test_assignment_gaps_name_each_problem():
                     {'egressip': 'a', 'ip': '10.20.0.202', 'node': 'gone', 'problem': 'node_missing'},
                     {'egressip': 'a', 'ip': '10.20.0.203', 'node': None, 'problem': 'unassigned'}]
     assert placement.assignment_gaps(cluster(nodes, eips[:1]), network=B)[0]['problem'] == 'node_lacks_network'
+
+
+def test_assignment_gaps_with_one_cidr_per_family():
+    nodes = workers(1)
+    nodes[0]['metadata']['annotations']['k8s.ovn.org/host-cidrs'] = json.dumps(['192.168.10.11/24', '10.20.0.11/24', 'fd00:20::b/64'])
+    eips = [egressip_object('a', ['10.20.0.200', 'fd00:20::200'], [('10.20.0.200', 'w0'), ('fd00:20::200', 'w0')])]
+    assert placement.assignment_gaps(cluster(nodes, eips), network=['10.20.0.0/24', 'fd00:20::/64']) == []
+    assert placement.assignment_gaps(cluster(nodes, eips), network='10.20.0.0/24') == [
+        {'egressip': 'a', 'ip': 'fd00:20::200', 'node': 'w0', 'problem': 'node_lacks_network'}]
 
 
 # --- properties over random states -------------------------------------------------------------

@@ -7,6 +7,7 @@ mode it yields info findings only.
 """
 
 import copy
+import ipaddress
 import json
 
 import pytest
@@ -202,6 +203,28 @@ def _cidr(cidr, gateway, address_range):
     return mutate
 
 
+IPV6_PART = {'cidr': 'fd00:20::/64', 'gateway': 'fd00:20::1', 'node_address_range': 'fd00:20::10-fd00:20::99'}
+
+
+def _ipv6_part(ips):
+    """egressip_network with an IPv6 part and IPv6 egress IPs, on the base (IPv4-only) cluster."""
+    def mutate(snap):
+        snap['config']['network']['ipv6'] = dict(IPV6_PART)
+        snap['config']['objects'][0]['egress_ips'] = list(snap['config']['objects'][0]['egress_ips'][:1]) + list(ips)
+    return mutate
+
+
+def _dual_stack_cluster(ips):
+    """The same on a cluster whose Network config lists an IPv6 cluster network too."""
+    def mutate(snap):
+        _ipv6_part(ips)(snap)
+        for source in ('spec', 'status'):
+            networks = (snap['network_config'].get(source) or {}).get('clusterNetwork')
+            if networks is not None:
+                networks.append({'cidr': 'fd01::/48', 'hostPrefix': 64})
+    return mutate
+
+
 def _reachability(seconds):
     return _set(('network_operator', 'spec', 'defaultNetwork', 'ovnKubernetesConfig', 'egressIPConfig',
                  'reachabilityTotalTimeoutSeconds'), seconds)
@@ -277,6 +300,9 @@ CASES = [
     ('nsx_backed_network', 'error', _opaque('ocp-egress-120'), _opaque('nsx-other-segment'), 'plan'),
     ('secondary_cidr_overlaps_cluster_network', 'error', _cidr('172.30.8.0/24', '172.30.8.1', '172.30.8.10-172.30.8.99'),
      _cidr('172.31.8.0/24', '172.31.8.1', '172.31.8.10-172.31.8.99'), 'plan'),
+    ('secondary_cidr_not_global_unicast', 'error', _cidr('169.254.20.0/24', '169.254.20.1', '169.254.20.10-169.254.20.99'),
+     _cidr('10.20.0.0/24', '10.20.0.1', '10.20.0.10-10.20.0.99'), 'plan'),
+    ('secondary_family_not_in_cluster', 'error', _ipv6_part(['fd00:20::200']), _dual_stack_cluster(['fd00:20::200']), 'plan'),
     ('egress_reachability_check_disabled', 'warning', _reachability(0), _reachability(5), 'plan'),
     ('egress_nodes_none_selected', 'error', _selector({'node-role.kubernetes.io/egress': ''}),
      _selector({'matchExpressions': [{'key': 'node-role.kubernetes.io/worker', 'operator': 'Exists'}]}), 'plan'),
@@ -768,3 +794,38 @@ def test_portgroup_options_of_the_vsphere_step_are_checked_from_its_own_rules():
     found = [message for finding_id, message in _ids_and_messages(snap) if finding_id == 'variables_invalid']
     assert found == ['egressip_vsphere.portgroup.num_ports=8 applies to distributed port groups only: remove it, or set '
                      'switch_type=distributed.']
+
+
+# --- IPv6 and dual stack ----------------------------------------------------------------------
+
+def test_an_ipv6_egress_ip_needs_an_ipv6_part():
+    snap = base_snapshot()
+    snap['config']['objects'][0]['egress_ips'] = ['10.20.0.200', 'fd00:20::200']
+    [finding] = by_id(snap, 'egressip_family_missing')
+    assert 'fd00:20::200 (EgressIP payments) is IPv6 but the secondary network has no IPv6 part (egressip_network.ipv6 is missing)' \
+        in finding['message']
+    assert by_id(snap, 'egressip_outside_network') == []
+    _dual_stack_cluster(['fd00:20::200'])(snap)
+    ids = [item['id'] for item in findings_of(snap) if item['severity'] == 'error']
+    assert 'egressip_family_missing' not in ids and 'egressip_outside_network' not in ids and 'secondary_family_not_in_cluster' not in ids
+
+
+def test_an_ipv6_part_without_ipv6_egress_ips_on_an_ipv4_cluster_is_a_warning():
+    snap = base_snapshot()
+    _ipv6_part([])(snap)
+    [finding] = by_id(snap, 'secondary_family_not_in_cluster')
+    assert finding['severity'] == 'warning' and 'egressip_network.ipv6.cidr fd00:20::/64 is IPv6 but the cluster runs IPv4 only' in finding['message']
+
+
+@pytest.mark.parametrize('cidr, owner', [('fd01:0:0:7::/64', 'cluster network fd01::/48'), ('fd02::/120', 'service network fd02::/112'),
+                                         ('fd98::/64', 'OVN-Kubernetes IPv6 join subnet')])
+def test_the_ipv6_part_must_not_overlap_the_cluster_networks(cidr, owner):
+    snap = base_snapshot()
+    _dual_stack_cluster([])(snap)
+    for source in ('spec', 'status'):
+        networks = (snap['network_config'].get(source) or {}).get('serviceNetwork')
+        if networks is not None:
+            networks.append('fd02::/112')
+    snap['config']['network']['ipv6'] = {'cidr': cidr, 'gateway': str(next(ipaddress.ip_network(cidr).hosts())), 'node_address_range': None}
+    found = by_id(snap, 'secondary_cidr_overlaps_cluster_network')
+    assert found and 'egressip_network.ipv6.cidr %s overlaps the %s' % (cidr, owner) in found[0]['message'], found

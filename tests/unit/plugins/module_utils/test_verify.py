@@ -292,6 +292,29 @@ def test_wire_answer_with_an_assigned_ip_passes_and_marks_the_row():
     assert ids(result) == []
 
 
+def test_a_probe_of_one_family_expects_an_egress_ip_of_that_family():
+    result = wire.apply_wire(Cluster().evaluate(), [probe('answered', '10.20.0.201', family=4), probe('answered', '10.20.0.200', family=6)])
+    assert [(item['expected'], item['ok']) for item in result['wire']] == [(['10.20.0.200', '10.20.0.201'], True), ([], False)]
+    assert ids(result) == ['egressip_wire_failed'] and 'expected one of none assigned' in result['findings'][0]['message']
+
+
+def test_echo_targets_per_family():
+    both = {'spec': {'egressIPs': ['10.20.0.200', 'fd00:20::200']}}
+    six = {'spec': {'egressIPs': ['fd00:20::200']}}
+    assert wire.echo_targets({'echo_target': '192.0.2.10:8080'}, both) == [('192.0.2.10:8080', None)]
+    dual = {'echo_target': '192.0.2.10:8080', 'echo_target_ipv6': '[2001:db8::10]:8080'}
+    assert wire.echo_targets(dual, both) == [('192.0.2.10:8080', 4), ('[2001:db8::10]:8080', 6)]
+    assert wire.echo_targets(dual, six) == [('[2001:db8::10]:8080', 6)]
+    body, _reason = wire.probe_pod(dict(six, metadata={'name': 'payments'}), 'payments', '[2001:db8::10]:8080', 'curl', 'run1', 30, 6)
+    assert body['metadata']['labels'][wire.PROBE_FAMILY_LABEL] == '6'
+    assert body['spec']['containers'][0]['command'][-1] == 'http://[2001:db8::10]:8080'
+    pod = {'metadata': {'name': 'p', 'namespace': 'payments', 'labels': body['metadata']['labels']}, 'status': {'phase': 'Succeeded'}}
+    assert wire.probe_outcome(pod, 'fd00:20::200\n')['family'] == 6
+    assert wire.validate_wire(dual) == []
+    [message] = wire.validate_wire(dict(dual, echo_target_ipv6='2001:db8::10'))
+    assert "wire.echo_target_ipv6='2001:db8::10' is not [IPv6 address]:port" in message
+
+
 def test_wire_answer_with_another_address_or_no_answer_fails():
     result = wire.apply_wire(Cluster().evaluate(), [probe('answered', '192.168.10.12'), probe('no_answer')])
     assert ids(result) == ['egressip_wire_failed', 'egressip_wire_failed']

@@ -1,0 +1,121 @@
+"""Dual stack end to end on the dual-stack twin (issue 18): enable with egress IPs of both families, a second enable
+that changes nothing, verify with the wire over both families, the failover drill, disable; then an IPv6-only
+secondary network on the same dual-stack cluster. One twin, the tests run in order."""
+
+import copy
+import json
+import os
+
+import pytest
+import yaml
+
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+with open(os.path.join(REPO_ROOT, 'examples', 'twin-cluster.yml'), encoding='utf-8') as handle:
+    TWIN_VARS = yaml.safe_load(handle)
+
+pytestmark = pytest.mark.slow
+TWIN_OPTIONS = {'dual_stack': True, 'probe_interval': 0.5, 'random_seed': 21}
+
+IPV6 = {'cidr': 'fd00:20::/64', 'gateway': 'fd00:20::1', 'node_address_range': 'fd00:20::10-fd00:20::99', 'route_metric': 210}
+DUAL = copy.deepcopy(TWIN_VARS)
+DUAL['egressip_network']['ipv6'] = IPV6
+DUAL['egressip_objects'][0]['egress_ips'] = ['10.20.0.200', 'fd00:20::200']
+DUAL['egressip_verify']['wire']['echo_target_ipv6'] = '[2001:db8::10]:8080'
+DUAL['egressip_drill'] = {'observe_seconds': 1.5, 'poll_interval': 0.2, 'wait_timeout': 60}
+
+
+@pytest.fixture(scope='module', name='reports')
+def reports_fixture(tmp_path_factory):
+    """The report directory of the enable runs (enable's verify step writes verify.json there)."""
+    return tmp_path_factory.mktemp('reports')
+
+
+def _report(reports, name):
+    with open(os.path.join(str(reports), name), encoding='utf-8') as handle:
+        return json.load(handle)
+
+
+def _assigned(twin, name='payments'):
+    egressip = twin.custom_objects().get_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips', name)
+    return {item['egressIP']: item['node'] for item in egressip.get('status', {}).get('items', [])}
+
+
+def _host_cidrs(twin):
+    return dict((node.metadata.name, json.loads((node.metadata.annotations or {}).get('k8s.ovn.org/host-cidrs', '[]')))
+                for node in twin.core_v1().list_node().items)
+
+
+def test_enable_places_egress_ips_of_both_families(twin, run_playbook, reports):
+    run = run_playbook('playbooks/enable.yml', extra_vars=[DUAL, {'egressip_report_dir': str(reports)}])
+    assert run.rc == 0, run.stdout[-6000:]
+    assigned = _assigned(twin)
+    assert sorted(assigned) == ['10.20.0.200', 'fd00:20::200'] and len(set(assigned.values())) == 2, assigned
+    cidrs = _host_cidrs(twin)
+    for node in assigned.values():
+        assert any(entry.startswith('10.20.0.') for entry in cidrs[node]) and any(entry.startswith('fd00:20::') for entry in cidrs[node])
+
+
+def test_a_second_enable_changes_nothing(twin, run_playbook):
+    before = _assigned(twin)
+    run = run_playbook('playbooks/enable.yml', extra_vars=DUAL)
+    assert run.rc == 0, run.stdout[-6000:]
+    assert run.changed == 0, run.stdout[-6000:]
+    assert _assigned(twin) == before
+
+
+def test_node_policies_and_forwarding_per_family(twin):
+    objects = twin.custom_objects()
+    policies = [item for item in objects.list_cluster_custom_object('nmstate.io', 'v1', 'nodenetworkconfigurationpolicies')['items']
+                if item['metadata']['name'].startswith('egressip-')]
+    assert len(policies) == 3
+    for policy in policies:
+        state = policy['spec']['desiredState']
+        ipv6 = state['interfaces'][0]['ipv6']
+        assert ipv6['enabled'] is True and ipv6['autoconf'] is False and ipv6['dhcp'] is False
+        assert [(route['destination'], route['metric']) for route in state['routes']['config']] == [('0.0.0.0/0', 200), ('::/0', 210)]
+    tuned = objects.get_namespaced_custom_object('tuned.openshift.io', 'v1', 'openshift-cluster-node-tuning-operator', 'tuneds',
+                                                 'egressip-forwarding')
+    data = '\n'.join(profile['data'] for profile in tuned['spec']['profile'])
+    assert 'net.ipv4.conf.ens224.forwarding=1' in data and 'net.ipv6.conf.ens224.forwarding=1' in data
+
+
+def test_enable_verified_the_wire_over_both_families(reports):
+    report = _report(reports, 'verify.json')
+    assert report['summary']['ok'] is True, report['summary']
+    wire = sorted((probe.get('family'), probe['source_ip'], probe['ok']) for probe in report['wire'])
+    assert wire == [(4, '10.20.0.200', True), (6, 'fd00:20::200', True)], report['wire']
+    assert all(row['wire'] == 'seen' for row in report['egress_ips']), report['egress_ips']
+
+
+def test_the_failover_drill_moves_both_families(twin, run_playbook, tmp_path):
+    run = run_playbook('playbooks/failover_drill.yml', extra_vars=[DUAL, {'egressip_report_dir': str(tmp_path)}])
+    assert run.rc == 0, run.stdout[-6000:]
+    with open(os.path.join(str(tmp_path), 'failover_drill.json'), encoding='utf-8') as handle:
+        report = json.load(handle)
+    assert report['summary']['ok'] is True and report['summary']['moved'] == 2, report['summary']
+    assert sorted(_assigned(twin)) == ['10.20.0.200', 'fd00:20::200']
+
+
+def test_disable_removes_both_families(twin, run_playbook):
+    run = run_playbook('playbooks/disable.yml', extra_vars=[DUAL, {'disable_delete_assigned_egressips': True}])
+    assert run.rc == 0, run.stdout[-6000:]
+    objects = twin.custom_objects()
+    assert objects.list_cluster_custom_object('k8s.ovn.org', 'v1', 'egressips')['items'] == []
+    assert [item['metadata']['name'] for item in objects.list_cluster_custom_object('nmstate.io', 'v1', 'nodenetworkconfigurationpolicies')[
+        'items'] if item['metadata']['name'].startswith('egressip-')] == []
+    for node, cidrs in _host_cidrs(twin).items():
+        assert not any(entry.startswith(('10.20.0.', 'fd00:20::')) for entry in cidrs), (node, cidrs)
+
+
+def test_an_ipv6_only_secondary_network_on_the_dual_stack_cluster(twin, run_playbook, tmp_path):
+    """After disable: enable with an IPv6-only secondary network (cidr IPv6, no ipv4 part) on the dual-stack cluster."""
+    variables = copy.deepcopy(DUAL)
+    variables['egressip_network'] = {'cidr': 'fd00:30::/64', 'gateway': 'fd00:30::1', 'node_address_range': 'fd00:30::10-fd00:30::99'}
+    variables['egressip_objects'][0]['egress_ips'] = ['fd00:30::200', 'fd00:30::201']
+    run = run_playbook('playbooks/enable.yml', extra_vars=[variables, {'egressip_report_dir': str(tmp_path)}])
+    assert run.rc == 0, run.stdout[-6000:]
+    assigned = _assigned(twin)
+    assert sorted(assigned) == ['fd00:30::200', 'fd00:30::201'] and len(set(assigned.values())) == 2
+    report = _report(tmp_path, 'verify.json')
+    assert report['summary']['ok'] is True and [(probe['family'], probe['ok']) for probe in report['wire']] == [(6, True)], report['wire']
