@@ -4,11 +4,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The requested configuration (the public variables file) as module options: the documentation of
 ``config_argument_spec()`` in module_utils/snapshot/cluster.py, shared by the modules that read the
-preflight snapshot (preflight, egressip_support_report); its ``network`` option is the egressip_network fragment."""
+preflight snapshot (preflight, egressip_support_report); its ``network`` option is the egressip_network fragment.
+``ocp.egressip.egressip_config.portgroup_failover`` and ``.portgroup_verify``: its ``portgroup`` option alone, as
+egressip_failover and egressip_verify take it (the one ``portgroup_argument_spec()``), rewritten by
+plugin_utils/fragments.py where those modules use a key differently."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+from ansible_collections.ocp.egressip.plugins.plugin_utils.fragments import only_options, rewritten
 
 
 class ModuleDocFragment(object):
@@ -98,3 +103,24 @@ options:
     type: bool
     default: true
 '''
+
+
+_SWITCH = ('        description: The standard vSwitch (on every host) or the distributed switch that holds the port group.\n',
+           '        description: The standard vSwitch (on every host) or the distributed switch that holds the port group'
+           ' (required for a distributed one).\n')
+ModuleDocFragment.PORTGROUP_FAILOVER = rewritten(
+    only_options(ModuleDocFragment.DOCUMENTATION, 'portgroup'),
+    ('      - The secondary port group (C(egressip_vsphere.portgroup)).\n',
+     '      - The secondary port group (C(egressip_vsphere.portgroup)); required for V(disconnect_nic).\n'),
+    _SWITCH,
+    ('        description: The VLAN of the port group (0 untagged, up to 4094).\n',
+     '        description: Accepted so C(egressip_vsphere.portgroup) can be passed as it is; not used.\n'),
+)
+ModuleDocFragment.PORTGROUP_VERIFY = rewritten(
+    only_options(ModuleDocFragment.DOCUMENTATION, 'portgroup'),
+    _SWITCH,
+    ('        description: The VLAN of the port group (0 untagged, up to 4094).\n', """        description:
+          - The VLAN the port group must have on the ESXi host each VM runs on now (C(blackhole_portgroup_vlan_mismatch));
+            without it, the VLAN most hosts give the port group.
+"""),
+)

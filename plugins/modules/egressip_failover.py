@@ -96,26 +96,8 @@ options:
   datacenter:
     description: The vSphere datacenter of the node VMs (C(egressip_vsphere.datacenter)); required for V(disconnect_nic) and V(power_off).
     type: str
-  portgroup:
-    description: The secondary port group (C(egressip_vsphere.portgroup)); required for V(disconnect_nic).
-    type: dict
-    suboptions:
-      name:
-        description: Name of the port group.
-        type: str
-        required: true
-      switch_type:
-        description: A standard or a distributed port group.
-        type: str
-        choices: [standard, distributed]
-        default: standard
-      switch:
-        description: The vSwitch or distributed switch of the port group (required for a distributed one).
-        type: str
-      vlan_id:
-        description: Accepted so C(egressip_vsphere.portgroup) can be passed as it is; not used.
-        type: int
 extends_documentation_fragment:
+  - ocp.egressip.egressip_config.portgroup_failover
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested

@@ -85,27 +85,6 @@ options:
   cluster:
     description: The vSphere cluster whose hosts run the node VMs and carry a standard port group (C(egressip_vsphere.cluster)).
     type: str
-  portgroup:
-    description: The secondary port group (C(egressip_vsphere.portgroup)).
-    type: dict
-    suboptions:
-      name:
-        description: Name of the port group.
-        type: str
-        required: true
-      switch_type:
-        description: A standard port group (per host) or a distributed port group.
-        type: str
-        choices: [standard, distributed]
-        default: standard
-      switch:
-        description: The standard vSwitch or the distributed switch of the port group (required for a distributed one).
-        type: str
-      vlan_id:
-        description:
-          - The VLAN the port group must have on the ESXi host each VM runs on now (C(blackhole_portgroup_vlan_mismatch));
-            without it, the VLAN most hosts give the port group.
-        type: int
   vcenter_facts:
     description:
       - The vCenter facts a C(ocp.egressip.preflight) of the same run read (its RV(ocp.egressip.preflight#module:vcenter) result,
@@ -158,6 +137,7 @@ options:
     type: bool
     default: true
 extends_documentation_fragment:
+  - ocp.egressip.egressip_config.portgroup_verify
   - ocp.egressip.egressip_network
   - ocp.egressip.failure_domains
   - ocp.egressip.cluster_lock

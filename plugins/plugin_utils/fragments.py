@@ -39,3 +39,22 @@ def rewritten(text, *changes):
             raise ValueError('doc fragment variant: %r is not in the text it rewrites' % old)
         text = text.replace(old, new, 1)
     return text
+
+
+def only_options(documentation, *names):
+    """The ``options:`` of ``documentation`` cut down to ``names`` (each a top-level option, in that order); ValueError
+    when one is not there. A fragment for modules that take some of another fragment's options, written once."""
+    _head, _options, rest = documentation.partition('options:\n')
+    lines = rest.split('\n')
+    end = next((index for index, line in enumerate(lines) if line and not line.startswith(' ')), len(lines))
+    blocks, current = {}, None
+    for line in lines[:end]:
+        match = re.match(r'^  ([A-Za-z0-9_]+):', line)
+        if match:
+            current = match.group(1)
+        if current is not None:
+            blocks.setdefault(current, []).append(line)
+    missing = [name for name in names if name not in blocks]
+    if missing:
+        raise ValueError('doc fragment variant: options %s are not in the text it cuts' % ', '.join(missing))
+    return 'options:\n%s\n' % '\n'.join(line for name in names for line in blocks[name] if line.strip())

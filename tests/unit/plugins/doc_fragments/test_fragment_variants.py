@@ -4,7 +4,7 @@ their references prefixed, the notes kept; a rewrite whose text is gone fails in
 import pytest
 import yaml
 
-from ansible_collections.ocp.egressip.plugins.plugin_utils.fragments import nested_options, rewritten
+from ansible_collections.ocp.egressip.plugins.plugin_utils.fragments import nested_options, only_options, rewritten
 
 FLAT = r'''
 options:
@@ -42,3 +42,11 @@ def test_a_rewrite_replaces_once_and_fails_when_its_text_is_gone():
     assert rewritten('a b a', ('a', 'c'), ('b', 'd')) == 'c d a'
     with pytest.raises(ValueError, match='is not in the text'):
         rewritten('a b', ('x', 'y'))
+
+
+def test_only_options_keeps_the_named_options_in_order_and_drops_the_rest():
+    cut = yaml.safe_load(only_options(FLAT, 'port', 'host'))
+    assert list(cut) == ['options'] and list(cut['options']) == ['port', 'host']
+    assert cut['options'] == dict((name, yaml.safe_load(FLAT)['options'][name]) for name in ('port', 'host'))
+    with pytest.raises(ValueError, match='vlan_id'):
+        only_options(FLAT, 'host', 'vlan_id')
