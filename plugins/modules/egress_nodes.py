@@ -51,15 +51,6 @@ options:
   ipv6_cidr:
     description: Deprecated (removed in 2.0.0), use O(network.ipv6.cidr).
     type: str
-  nodes:
-    description:
-      - The secondary NIC of each node, as returned by the vSphere step. When a node is listed, its NIC is found by
-        this MAC; otherwise any interface holding an address in O(network.cidr) counts.
-      - With O(wait=true), the listed nodes are the ones waited for.
-      - Each entry has the keys C(node) (node name) and C(mac) (MAC of its secondary NIC); other keys are ignored, so
-        the C(vms) list returned by M(ocp.egressip.vsphere_vm_nic) can be passed as it is.
-    type: list
-    elements: dict
   exclusive:
     description:
       - V(true) keeps the label on exactly the capable nodes, removing it from any other node.
@@ -117,6 +108,7 @@ options:
     type: int
     default: 120
 extends_documentation_fragment:
+  - ocp.egressip.node_nics
   - ocp.egressip.egressip_network
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth

@@ -49,14 +49,6 @@ options:
     type: str
     choices: [per_interface, global]
     default: per_interface
-  nodes:
-    description:
-      - The egress nodes and the MAC of their secondary NIC (as for M(ocp.egressip.node_nic_address)).
-      - Required with O(mode=per_interface) and O(state=present); the Tuned then covers exactly these nodes.
-      - Each entry has the keys C(node) (node name) and C(mac) (MAC of its secondary NIC); other keys are ignored, so
-        the C(vms) list returned by M(ocp.egressip.vsphere_vm_nic) can be passed as it is.
-    type: list
-    elements: dict
   ipv6:
     description:
       - Also set C(net.ipv6.conf.<if>.forwarding=1) (dual-stack or IPv6 secondary network; O(mode=per_interface)).
@@ -98,6 +90,7 @@ options:
     type: int
     default: 90
 extends_documentation_fragment:
+  - ocp.egressip.node_nics.forwarding
   - ocp.egressip.egressip_network
   - ocp.egressip.cluster_lock
   - ocp.egressip.k8s_auth
