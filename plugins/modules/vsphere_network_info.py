@@ -25,11 +25,6 @@ requirements:
   - pyvmomi >= 9.0.0
   - kubernetes >= 31.0.0 (only with O(node_names) or O(node_selector))
 options:
-  datacenter:
-    description:
-      - Name (or moid) of the datacenter.
-    type: str
-    required: true
   cluster:
     description:
       - Name (or moid) of the vSphere cluster in O(datacenter) whose hosts are read.
@@ -67,6 +62,7 @@ options:
       - Needs the Kubernetes connection (O(kubernetes)); mutually exclusive with O(node_names).
     type: str
 extends_documentation_fragment:
+  - ocp.egressip.vsphere_datacenter
   - ocp.egressip.vsphere_auth
   - ocp.egressip.k8s_auth.nested
   - ocp.egressip.common

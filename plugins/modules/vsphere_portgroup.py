@@ -29,11 +29,6 @@ description:
 requirements:
   - pyvmomi >= 9.0.0
 options:
-  datacenter:
-    description:
-      - Name (or moid) of the datacenter.
-    type: str
-    required: true
   name:
     description:
       - Name of the port group.
@@ -113,6 +108,7 @@ options:
     type: int
     default: 300
 extends_documentation_fragment:
+  - ocp.egressip.vsphere_datacenter
   - ocp.egressip.cluster_lock.nested
   - ocp.egressip.failure_domains
   - ocp.egressip.vsphere_auth
