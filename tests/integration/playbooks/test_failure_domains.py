@@ -22,6 +22,7 @@ from pyVmomi import vim
 from twin.fixture import kube_writes, vcsim_writes
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
+import _twin_reads as reads  # noqa: E402  pylint: disable=wrong-import-position
 import _vsphere_objects as vo  # noqa: E402  pylint: disable=wrong-import-position
 
 TWIN_OPTIONS = {'failure_domains': 2, 'hosts': 3}
@@ -98,12 +99,7 @@ def test_each_node_gets_its_nic_on_its_domains_portgroup_and_a_rerun_changes_not
         if machine['metadata']['name'] in DOMAIN_OF:
             devices = [item['networkName'] for item in machine['spec']['providerSpec']['value']['network']['devices']]
             assert devices == ['VM Network', PORTGROUP_OF[DOMAIN_OF[machine['metadata']['name']]][0]], machine['metadata']['name']
-    twin.reset_vcsim_requests()
-    twin.reset_kube_requests()
-    again = run_playbook(playbook(tmp_path), VARIABLES)
-    assert again.rc == 0, again
-    assert again.changed == 0, again
-    assert vcsim_writes(twin) == {} and kube_writes(twin) == 0
+    reads.assert_rerun_changes_nothing(twin, run_playbook, playbook(tmp_path), VARIABLES)
 
 
 def preflight(run_module, variables):

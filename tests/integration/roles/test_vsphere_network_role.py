@@ -1,6 +1,12 @@
 """The vsphere_network role against the twin, from the collection's variables file: check, apply, rerun."""
 
+import os
+import sys
+
 from twin.fixture import kube_writes, vcsim_writes
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules'))
+import _twin_reads as reads  # noqa: E402  pylint: disable=wrong-import-position
 
 PLAYBOOK = '''
 - name: vSphere secondary network
@@ -55,9 +61,4 @@ def test_apply_then_rerun_changes_nothing(twin, run_playbook, tmp_path):
     machinesets = twin.custom_objects().list_namespaced_custom_object('machine.openshift.io', 'v1beta1', 'openshift-machine-api',
                                                                       'machinesets')['items']
     assert machinesets[0]['spec']['template']['spec']['providerSpec']['value']['network']['devices'][-1] == {'networkName': 'ocp-egress-120'}
-    twin.reset_vcsim_requests()
-    twin.reset_kube_requests()
-    again = run_playbook(playbook(tmp_path), VARIABLES)
-    assert again.rc == 0, again
-    assert again.changed == 0, again
-    assert vcsim_writes(twin) == {} and kube_writes(twin) == 0
+    reads.assert_rerun_changes_nothing(twin, run_playbook, playbook(tmp_path), VARIABLES)
