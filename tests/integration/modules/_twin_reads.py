@@ -25,7 +25,6 @@ def assert_nothing_written(twin):
     assert not writes, 'vCenter writes: %s' % writes
 
 
-
 def assert_rerun_changes_nothing(twin, run_playbook, playbook, variables):
     """A second run of ``playbook`` with ``variables``: it succeeds, reports nothing changed and writes nothing."""
     reset_requests(twin)
@@ -33,6 +32,7 @@ def assert_rerun_changes_nothing(twin, run_playbook, playbook, variables):
     assert again.rc == 0, again
     assert again.changed == 0, again
     assert_nothing_written(twin)
+
 
 def assignments(twin):
     """{(object, ip): node} over every EgressIP object."""
