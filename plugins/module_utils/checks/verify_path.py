@@ -28,7 +28,6 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan.forwarding impor
     cluster_ip_forwarding,
     forwarding_in_profile,
     forwarding_sysctl,
-    sysctl_interface,
 )
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.egress_labels import in_network, node_capability
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import nic_on_network
