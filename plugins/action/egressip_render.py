@@ -37,7 +37,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import egressips as egressip_plan
-from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec, networks_from
+from ansible_collections.ocp.egressip.plugins.module_utils.model.network import (
+    SecondaryNetwork, argument_spec as network_argument_spec, networks_from)
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import render
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
@@ -103,7 +104,9 @@ def plan_policies(params, entries, snapshot, networks, findings):
     findings = findings + na.check_interface_name(params['interface_name'])
     if errors(findings):
         raise Refused(findings)
-    plan = na.plan_nic_addresses(entries, networks, params['network']['route_metric'], params['interface_name'], snapshot)
+    # the route metric per family (egressip_network.ipv6.route_metric, else the network's), as node_nic_address takes it
+    metrics = dict((network.version, network.route_metric) for network in networks)
+    plan = na.plan_nic_addresses(entries, networks, metrics, params['interface_name'], snapshot)
     # a rendered route must name the NIC's kernel interface, which only the node's NodeNetworkState tells
     findings += na.pending_findings(plan['pending'], 0)
     nodes = dict((node['metadata']['name'], node) for node in snapshot['nodes'])
@@ -113,11 +116,11 @@ def plan_policies(params, entries, snapshot, networks, findings):
         hostname = (nodes[item['node']]['metadata'].get('labels') or {}).get(HOSTNAME_LABEL) or item['node']
         addresses = dict((6 if ':' in address else 4, address) for address in (item['address'], item['ipv6_address']) if address)
         policies.append(nn.desired_policy(item['node'], hostname, item['mac'], addresses, gateways,
-                                          params['network']['route_metric'], params['interface_name'], item['interface']))
+                                          metrics, params['interface_name'], item['interface']))
     return policies, plan['allocations'], findings + plan['findings']
 
 
-def plan_forwarding(params, entries, snapshot):
+def plan_forwarding(params, entries, snapshot, networks):
     """The Tuned of ip_forwarding (per_interface), the network operator patch (global), or nothing (external)."""
     mode = params['network']['ip_forwarding']
     if mode == fw.GLOBAL:
@@ -131,7 +134,7 @@ def plan_forwarding(params, entries, snapshot):
         findings.append(catalogue_finding(
             'node_object_not_owned', 'Tuned %s exists without the label %s=%s; it was not created by this collection.'
             % (tuned_id, MANAGED_BY_LABEL, MANAGED_BY_VALUE), objects=[{'kind': 'Tuned', 'name': tuned_id}]))
-    ipv6 = bool(params['network'].get('ipv6')) or ':' in params['network']['cidr']
+    ipv6 = any(network.version == 6 for network in networks)  # dual stack or IPv6 only: ip_forwarding's rule
     tuned = fw.desired_tuned(targets, params['tuned_priority'], ipv6)
     interfaces = dict((target['node'], target['interface']) for target in targets)
     return ([tuned] if tuned else []), interfaces, findings
@@ -264,14 +267,14 @@ def build(params, snapshot):
     networks, found = networks_from(params['network'], 'network.')
     policies, allocations, found = plan_policies(params, entries, snapshot, networks, found)
     findings += found
-    forwarding, interfaces, found = plan_forwarding(params, entries, snapshot)
+    forwarding, interfaces, found = plan_forwarding(params, entries, snapshot, networks)
     findings += found
     rendered = [item['node'] for item in allocations]
     addresses = dict((item['node'], [address for address in (item['address'], item['ipv6_address']) if address]) for item in allocations)
     labelled = rendered if params['node_labels'] or params['machineset_labels'] else []
     machinesets, found = plan_machinesets(params, selected, labelled, snapshot)
     findings += found
-    egressips, found = plan_egressips(params, snapshot, addresses, labelled, networks[0])
+    egressips, found = plan_egressips(params, snapshot, addresses, labelled, SecondaryNetwork(networks, params['network']['route_metric']))
     findings += found
     if errors(findings):
         raise Refused(findings)

@@ -176,6 +176,7 @@ import os
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_identity as _identity
+from ansible_collections.ocp.egressip.plugins.module_utils.model import network as _network
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import files as _report_files
 from ansible_collections.ocp.egressip.plugins.module_utils.reports import html as _html
@@ -219,6 +220,15 @@ def plan(snapshot, trigger):
             'single_points_of_failure': _placement.single_points_of_failure(what_if)}
 
 
+def network_cidrs(network):
+    """The cidr of every family of egressip_network (IPv4 and the ipv6 part), as egressip_verify takes them; the raw
+    cidr when the network does not parse (preflight reports why)."""
+    parsed, _findings = _network.parse(network or {}, 'egressip_network.', needs=('cidr',))
+    if parsed is None:
+        return (network or {}).get('cidr')
+    return [str(family.cidr) for family in parsed.families]
+
+
 def verification_findings(snapshot):
     """The per-IP findings of egressip_verify on the same snapshot (no wire check); [] when EgressIP is not served.
 
@@ -238,7 +248,7 @@ def verification_findings(snapshot):
         nns = dict(((item.get('metadata') or {}).get('name'), item) for item in snapshot['nns'])
     objects = config['objects']
     result = _verify.evaluate(_verify.build_snapshot(snapshot['nodes'], egressips, nns=nns, vsphere=vsphere, owner_label=OWNER),
-                              cidr=config['network'].get('cidr'), names=[entry['name'] for entry in objects] or None,
+                              cidr=network_cidrs(config['network']), names=[entry['name'] for entry in objects] or None,
                               expected=dict((entry['name'], entry['egress_ips']) for entry in objects) or None)
     return result['findings']
 

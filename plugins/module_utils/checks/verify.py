@@ -126,13 +126,14 @@ def evaluate(snapshot, cidr=None, names=None, expected=None, gateway=None):
                 row['status'] = gaps[(name, ip)]['problem']
             rows.append(row)
     node_names = sorted(set([row['node'] for row in rows if row['node']] + [node for node, item in snap['nodes'].items() if item['labelled']]))
-    node_rows = {}
+    node_rows, families = {}, {}
     for node_name in node_names:
         node = nodes.get(node_name)
         subnets = list(cidrs) if cidrs else sorted(set(
             subnet for subnet in (_subnet_of(node, row['ip']) for row in rows if row['node'] == node_name and node is not None) if subnet))
         node_rows[node_name] = vp.node_path(node_name, node, snapshot, subnets, gateway)
-    vp.apply_forwarding(snapshot.get('forwarding'), node_rows)
+        families[node_name] = vp.subnet_families(subnets)
+    vp.apply_forwarding(snapshot.get('forwarding'), node_rows, families)
     for row in rows:
         if row['node'] in node_rows:
             node_rows[row['node']]['egress_ips'].append(row['ip'])

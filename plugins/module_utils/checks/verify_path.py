@@ -17,6 +17,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import ipaddress
+
 from ansible_collections.ocp.egressip.plugins.module_utils.model import egress_network as _egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.model import placement as _placement
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import normal_ip
@@ -25,7 +27,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan.node_network imp
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.forwarding import (
     cluster_ip_forwarding,
     forwarding_in_profile,
-    sysctl_interface,
+    forwarding_sysctl,
 )
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.egress_labels import in_network, node_capability
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import nic_on_network
@@ -409,9 +411,10 @@ def forwarding_facts(profiles, tuneds, network_operator):
             'profiles': dict(((item.get('metadata') or {}).get('name'), item) for item in profiles or []), 'tuneds': list(tuneds or [])}
 
 
-def node_forwarding(facts, node_name, interface):
-    """(True | False | None, why) for IPv4 forwarding on a node's NIC: Global, else the profile TuneD reports applied
-    (Profile status) and whether its text in the Tuned objects sets forwarding on that interface. None: cannot tell."""
+def node_forwarding(facts, node_name, interface, version=4):
+    """(True | False | None, why) for forwarding of IP family `version` (4 or 6) on a node's NIC: Global (OVN-Kubernetes
+    then turns it on for both families), else the profile TuneD reports applied (Profile status) and whether its text in
+    the Tuned objects sets ``net.ipv<version>.conf.<if>.forwarding`` on that interface. None: cannot tell."""
     if facts['global']:
         return True, 'gatewayConfig.ipForwarding is Global'
     profile = facts['profiles'].get(node_name)
@@ -425,23 +428,44 @@ def node_forwarding(facts, node_name, interface):
     if (conditions.get('Applied') or {}).get('status') != 'True':
         return False, 'TuneD has not applied profile %s on node %s (Applied: %s)' % (
             running, node_name, (conditions.get('Applied') or {}).get('message') or 'not reported')
-    if forwarding_in_profile(running, facts['tuneds'], interface):
+    if forwarding_in_profile(running, facts['tuneds'], interface, version):
         return True, 'Tuned profile %s' % running
     return False, ('gatewayConfig.ipForwarding is not Global and profile %s, which TuneD runs on node %s, does not set '
-                   'net.ipv4.conf.%s.forwarding=1' % (running, node_name, sysctl_interface(interface)))
+                   '%s=1' % (running, node_name, forwarding_sysctl(interface, version)))
 
 
-def apply_forwarding(facts, node_rows):
-    """Forwarding off on the secondary NIC breaks the node's path (the kernel drops the egress IP's traffic): a blackhole kind."""
+def subnet_families(subnets):
+    """The IP versions (sorted) of the cidrs in `subnets`; unparsable entries are left out."""
+    versions = set()
+    for subnet in subnets or []:
+        try:
+            versions.add(ipaddress.ip_network(str(subnet), strict=False).version)
+        except ValueError:
+            continue
+    return sorted(versions)
+
+
+def apply_forwarding(facts, node_rows, families=None):
+    """Forwarding off on the secondary NIC breaks the node's path (the kernel drops the egress IP's traffic): a blackhole kind.
+
+    families: {node name: [IP versions]} the node must forward (its secondary subnets' families); a node not in it, or
+    None, is checked for IPv4 only. row['forwarding'] is False when any family is off, None when one cannot be told,
+    and row['forwarding_families'] gives each family's answer ({'ipv4': bool | None, 'ipv6': ...})."""
     if facts is None:
         return
     for name, row in node_rows.items():
         if not row['exists'] or not row.get('interface') or row['path'] == PATH_NO_ADDRESS:
             continue
-        row['forwarding'], why = node_forwarding(facts, name, row['interface'])
-        if row['forwarding'] is False:
-            row['problems'].append('IP forwarding is off on %s: %s' % (row['interface'], why))
-            row.setdefault('blackhole_kinds', []).append(FORWARDING_OFF)
-            row['path'] = PATH_BROKEN
-        elif row['forwarding'] is None:
-            row['notes'].append('IP forwarding on %s not checked: %s' % (row['interface'], why))
+        answers = {}
+        for version in (families or {}).get(name) or [4]:
+            answers[version], why = node_forwarding(facts, name, row['interface'], version)
+            if answers[version] is False:
+                row['problems'].append('IP forwarding is off on %s (IPv%d): %s' % (row['interface'], version, why))
+                if FORWARDING_OFF not in row.setdefault('blackhole_kinds', []):
+                    row['blackhole_kinds'].append(FORWARDING_OFF)
+                row['path'] = PATH_BROKEN
+            elif answers[version] is None:
+                row['notes'].append('IP forwarding (IPv%d) on %s not checked: %s' % (version, row['interface'], why))
+        values = list(answers.values())
+        row['forwarding'] = False if False in values else (None if None in values else True)
+        row['forwarding_families'] = dict(('ipv%d' % version, value) for version, value in answers.items())

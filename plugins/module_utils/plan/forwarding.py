@@ -54,9 +54,9 @@ def desired_tuned(targets, priority, ipv6=False):
     for (parent, interface), hostnames in sorted(groups.items()):
         name = forwarding_profile_name(parent, interface)
         lines = ['[main]', 'summary=ocp.egressip: IP forwarding on the secondary NIC %s for EgressIP' % interface,
-                 'include=%s' % parent, '', '[sysctl]', 'net.ipv4.conf.%s.forwarding=1' % sysctl_interface(interface)]
+                 'include=%s' % parent, '', '[sysctl]', forwarding_sysctl(interface) + '=1']
         if ipv6:
-            lines.append('net.ipv6.conf.%s.forwarding=1' % sysctl_interface(interface))
+            lines.append(forwarding_sysctl(interface, 6) + '=1')
         profiles.append({'name': name, 'data': '\n'.join(lines) + '\n'})
         recommend.append({'profile': name, 'priority': int(priority),
                           'match': [{'label': HOSTNAME_LABEL, 'value': hostname} for hostname in sorted(set(hostnames))]})
@@ -205,14 +205,24 @@ def _resolved_sysctls(name, texts, seen=()):
     return merged
 
 
-def forwarding_in_profile(name, tuneds, interface):
-    """Whether TuneD profile `name` (its text in the Tuned objects) sets IPv4 forwarding on `interface`."""
+def forwarding_sysctl(interface, version=4):
+    """The sysctl key that turns forwarding of IP family `version` (4 or 6) on for `interface` (what desired_tuned writes)."""
+    return 'net.ipv%d.conf.%s.forwarding' % (6 if version == 6 else 4, sysctl_interface(interface))
+
+
+# Keys that turn forwarding on for every interface of a family (the kernel's all/ip_forward switches).
+GLOBAL_FORWARDING_SYSCTLS = {4: ('net.ipv4.ip_forward', 'net.ipv4.conf.all.forwarding'), 6: ('net.ipv6.conf.all.forwarding',)}
+
+
+def forwarding_in_profile(name, tuneds, interface, version=4):
+    """Whether TuneD profile `name` (its text in the Tuned objects) sets forwarding of IP family `version` on `interface`."""
     texts = dict((item.get('name'), item.get('data')) for tuned in tuneds or [] for item in (tuned.get('spec') or {}).get('profile') or [])
     sysctls = _resolved_sysctls(name, texts)
-    for key in ('net.ipv4.conf.%s.forwarding' % sysctl_interface(interface), 'net/ipv4/conf/%s/forwarding' % interface):
+    family = 'ipv6' if version == 6 else 'ipv4'
+    for key in (forwarding_sysctl(interface, version), 'net/%s/conf/%s/forwarding' % (family, interface)):
         if key in sysctls:
             return sysctls[key] == '1'
-    return any(sysctls.get(key) == '1' for key in ('net.ipv4.ip_forward', 'net.ipv4.conf.all.forwarding'))
+    return any(sysctls.get(key) == '1' for key in GLOBAL_FORWARDING_SYSCTLS[6 if version == 6 else 4])
 
 
 def cluster_ip_forwarding(network_operator):

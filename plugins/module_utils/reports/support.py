@@ -92,6 +92,14 @@ def _portgroup_on_host(ctx, host_name):
     return bool(host) and any(pg.get('name') == name for pg in host.get('standard_portgroups') or [])
 
 
+def family_addresses(ctx, node):
+    """Per family of the secondary network (IPv4 first, then the ipv6 part): the node's address in it from host-cidrs,
+    or None; [] when the network is not known."""
+    host_cidrs = _egress_network.node_networks_from_node(node).host_cidrs
+    return [next((entry for entry in host_cidrs if entry.version == family.version and entry.ip in family.cidr), None)
+            for family in (ctx.network.families if ctx.network is not None else [])]
+
+
 def node_rows(ctx):
     """The egress nodes (selected or labelled) with their VM, ESXi host, secondary NIC and address."""
     names = set(_name(node) for node in ctx.selected_nodes)
@@ -101,18 +109,17 @@ def node_rows(ctx):
         node = ctx.nodes_by_name[name]
         vm = ctx.node_vm(node) if ctx.vsphere_cluster_read() else None
         nic = next((item for item in (vm or {}).get('nics') or [] if item.get('network') == ctx.portgroup_config.get('name')), None)
-        address = next((entry for entry in _egress_network.node_networks_from_node(node).host_cidrs
-                        if ctx.cidr is not None and entry.version == ctx.cidr.version and entry.ip in ctx.cidr), None)
+        addresses = family_addresses(ctx, node)
         on_host = _portgroup_on_host(ctx, (vm or {}).get('host'))
         path_ok = None
         if vm is not None:
-            path_ok = bool(nic and nic.get('connected') and on_host is not False and address is not None)
+            path_ok = bool(nic and nic.get('connected') and on_host is not False and addresses and None not in addresses)
         rows.append({
             'name': name, 'ready': node_ready(node), 'selected': name in set(_name(item) for item in ctx.selected_nodes),
             'labelled': EGRESS_ASSIGNABLE_LABEL in ((node.get('metadata') or {}).get('labels') or {}),
             'vm': (vm or {}).get('name'), 'esxi_host': (vm or {}).get('host'),
             'nic_mac': (nic or {}).get('mac'), 'nic_connected': (nic or {}).get('connected') if nic else None,
-            'portgroup_on_host': on_host, 'address': str(address) if address is not None else None, 'path_ok': path_ok,
+            'portgroup_on_host': on_host, 'address': ', '.join(str(item) for item in addresses if item is not None) or None, 'path_ok': path_ok,
         })
     return rows
 
@@ -312,7 +319,9 @@ def diagram_lines(report):
     ips = [{'egressip': row['egressip'], 'ip': row['ip'], 'node': row['node'] if row.get('node') in names else None,
             'ok': bool(row.get('node')) and row.get('node') in names}
            for row in report.get('placement') or [] if row.get('requested')]
-    return _report.topology_diagram({'name': portgroup, 'cidr': (configuration.get('network') or {}).get('cidr')}, nodes, ips)
+    network = configuration.get('network') or {}
+    cidrs = [cidr for cidr in (network.get('cidr'), (network.get('ipv6') or {}).get('cidr')) if cidr]
+    return _report.topology_diagram({'name': portgroup, 'cidr': ', '.join(cidrs) or None}, nodes, ips)
 
 
 def markdown(report):

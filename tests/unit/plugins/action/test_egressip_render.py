@@ -157,3 +157,33 @@ def test_readme_describes_each_rendered_file():
     for item in facts['manifests']:
         assert '| %s | %s | %s |' % (item['file'], item['kind'], item['name']) in files['README.md']
     assert render.is_generated(files['README.md'])
+
+
+DUAL = {'cidr': '10.20.0.0/24', 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99', 'route_metric': 200,
+        'ip_forwarding': 'per_interface',
+        'ipv6': {'cidr': 'fd00:20::/64', 'gateway': 'fd00:20::1', 'node_address_range': 'fd00:20::10-fd00:20::99', 'route_metric': 210}}
+MIXED = {'name': 'payments', 'egress_ips': ['10.20.0.200', 'fd00:20::200'], 'namespace_selector': {'matchLabels': {'team': 'payments'}}}
+
+
+def test_a_dual_stack_network_renders_both_families():
+    files, facts, warnings = action.build(params(network=DUAL, objects=[MIXED]), snapshot())
+    rendered = manifests(files)
+    assert rendered['egressip-payments.yaml'] == egressip_plan.desired_object(MIXED)
+    assert rendered['egressip-payments.yaml']['spec']['egressIPs'] == ['10.20.0.200', 'fd00:20::200']
+    for index, name in enumerate(WORKERS):
+        policy = rendered['nodenetworkconfigurationpolicy-egressip-%s.yaml' % name]
+        assert policy == nn.desired_policy(name, name, MACS[name], {4: '10.20.0.%d/24' % (10 + index), 6: 'fd00:20::%x/64' % (16 + index)},
+                                           {4: '10.20.0.1', 6: 'fd00:20::1'}, {4: 200, 6: 210}, 'egressip0', 'ens224')
+        interface = policy['spec']['desiredState']['interfaces'][0]
+        assert interface['ipv6'] == {'enabled': True, 'dhcp': False, 'autoconf': False,
+                                     'address': [{'ip': 'fd00:20::%x' % (16 + index), 'prefix-length': 64}]}
+        assert [(route['destination'], route['next-hop-address'], route['metric']) for route in policy['spec']['desiredState']['routes']['config']] == [
+            ('0.0.0.0/0', '10.20.0.1', 200), ('::/0', 'fd00:20::1', 210)]
+    tuned = rendered['tuned-openshift-cluster-node-tuning-operator-egressip-forwarding.yaml']
+    assert 'net.ipv4.conf.ens224.forwarding=1\nnet.ipv6.conf.ens224.forwarding=1\n' in tuned['spec']['profile'][0]['data']
+    assert warnings == []
+
+
+def test_an_ipv6_egress_ip_outside_the_ipv6_part_is_refused():
+    outside = dict(MIXED, egress_ips=['10.20.0.200', 'fd00:30::200'])
+    assert refusal_ids(params={'network': DUAL, 'objects': [outside]}) == ['egressip_outside_network']

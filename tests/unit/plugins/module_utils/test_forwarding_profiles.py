@@ -133,3 +133,55 @@ def test_apply_forwarding_marks_the_path_broken_with_the_named_kind():
     untouched = {'w0': row()}
     _verify_path.apply_forwarding(None, untouched)  # Profiles not read
     assert untouched['w0']['path'] == _verify_path.PATH_OK and 'forwarding' not in untouched['w0']
+
+
+def ipv6_facts(*profiles, ipv6=True):
+    """Facts whose Tuned is what ip_forwarding writes (with or without its IPv6 sysctl), every Profile running it."""
+    return _verify_path.forwarding_facts(list(profiles), [fw.desired_tuned(TARGETS, 20, ipv6=ipv6)], {})
+
+
+@pytest.mark.parametrize('ipv6', [True, False])
+def test_the_ipv6_sysctl_ip_forwarding_writes_is_what_verify_reads(ipv6):
+    tuned = fw.desired_tuned(TARGETS, 20, ipv6=ipv6)
+    assert fw.forwarding_in_profile(OURS, [tuned], 'ens224', 4) is True
+    assert fw.forwarding_in_profile(OURS, [tuned], 'ens224', 6) is ipv6
+    assert _verify_path.node_forwarding(ipv6_facts(profile(), ipv6=ipv6), 'w0', 'ens224', 6)[0] is ipv6
+
+
+def test_ipv6_forwarding_keys_vlan_and_all():
+    tuneds = [{'spec': {'profile': [
+        {'name': 'v6vlan', 'data': '[sysctl]\nnet.ipv6.conf.ens224/100.forwarding=1\n'},
+        {'name': 'v6all', 'data': '[sysctl]\nnet.ipv6.conf.all.forwarding=1\n'},
+        {'name': 'v4all', 'data': '[sysctl]\nnet.ipv4.ip_forward=1\nnet.ipv4.conf.all.forwarding=1\n'}]}}]
+    assert fw.forwarding_in_profile('v6vlan', tuneds, 'ens224.100', 6) is True
+    assert fw.forwarding_in_profile('v6vlan', tuneds, 'ens224.100', 4) is False
+    assert fw.forwarding_in_profile('v6all', tuneds, 'ens256', 6) is True
+    assert fw.forwarding_in_profile('v4all', tuneds, 'ens256', 6) is False  # IPv4's switches do not forward IPv6
+
+
+def test_subnet_families():
+    assert _verify_path.subnet_families(['10.20.0.0/24', 'fd00:20::/64', 'junk']) == [4, 6]
+    assert _verify_path.subnet_families([]) == []
+
+
+def test_apply_forwarding_checks_each_family_and_names_it():
+    rows = {'w0': row(), 'w1': row()}
+    # the Tuned has IPv4 only: the dual-stack node w0 is broken for IPv6, the IPv4-only node w1 is fine
+    _verify_path.apply_forwarding(ipv6_facts(profile(), profile(node='w1'), ipv6=False), rows, {'w0': [4, 6], 'w1': [4]})
+    assert rows['w0']['forwarding'] is False and rows['w0']['forwarding_families'] == {'ipv4': True, 'ipv6': False}
+    assert rows['w0']['path'] == _verify_path.PATH_BROKEN and rows['w0']['blackhole_kinds'] == [_verify_path.FORWARDING_OFF]
+    assert rows['w0']['problems'] == ['IP forwarding is off on ens224 (IPv6): gatewayConfig.ipForwarding is not Global and profile '
+                                      '%s, which TuneD runs on node w0, does not set net.ipv6.conf.ens224.forwarding=1' % OURS]
+    assert rows['w1']['forwarding'] is True and rows['w1']['path'] == _verify_path.PATH_OK
+    fine = {'w0': row()}
+    _verify_path.apply_forwarding(ipv6_facts(profile()), fine, {'w0': [4, 6]})
+    assert fine['w0']['forwarding_families'] == {'ipv4': True, 'ipv6': True} and fine['w0']['problems'] == []
+    degraded = {'w0': row()}
+    _verify_path.apply_forwarding(ipv6_facts(profile(degraded='True')), degraded, {'w0': [4, 6]})
+    assert degraded['w0']['blackhole_kinds'] == [_verify_path.FORWARDING_OFF] and len(degraded['w0']['problems']) == 2
+    unknown = {'w0': row()}
+    _verify_path.apply_forwarding(ipv6_facts(), unknown, {'w0': [6]})
+    assert unknown['w0']['forwarding'] is None and 'IP forwarding (IPv6) on ens224 not checked' in unknown['w0']['notes'][0]
+    everywhere = {'w0': row()}
+    _verify_path.apply_forwarding(facts(global_forwarding=True), everywhere, {'w0': [4, 6]})
+    assert everywhere['w0']['forwarding_families'] == {'ipv4': True, 'ipv6': True}

@@ -141,3 +141,18 @@ def test_skipped_reads_are_said():
     assert 'Not read (the checks that need them were skipped): vCenter, pods, machines.machine.openshift.io.' in text
     nodes = support.build(snap, [])['nodes']
     assert nodes and all(row['vm'] is None and row['path_ok'] is None for row in nodes)
+
+
+def test_a_dual_stack_network_shows_both_addresses_and_needs_both():
+    snap = assigned_snapshot()
+    snap['config']['network']['ipv6'] = {'cidr': 'fd00:20::/64', 'gateway': 'fd00:20::1', 'node_address_range': 'fd00:20::10-fd00:20::99'}
+    for item in snap['nodes']:
+        if item['metadata']['name'] == 'ocp1-worker-0':
+            annotations = item['metadata']['annotations']
+            annotations['k8s.ovn.org/host-cidrs'] = json.dumps(json.loads(annotations['k8s.ovn.org/host-cidrs']) + ['fd00:20::13/64'])
+    report = report_of(snap)
+    nodes = dict((row['name'], row) for row in report['nodes'])
+    assert nodes['ocp1-worker-0']['address'] == '10.20.0.13/24, fd00:20::13/64' and nodes['ocp1-worker-0']['path_ok'] is True
+    # no address in the IPv6 part: its IPv6 egress IPs would have no path
+    assert nodes['ocp1-worker-1']['address'] == '10.20.0.14/24' and nodes['ocp1-worker-1']['path_ok'] is False
+    assert 'fd00:20::/64' in '\n'.join(support.diagram_lines(report))

@@ -87,3 +87,31 @@ def test_report_file_names_must_be_plain():
     assert _report_files.check_name('support_report') is None
     for bad in ('', '.', '..', 'a/b', '/tmp/x'):
         assert 'plain file name' in _report_files.check_name(bad)
+
+
+IPV6_PART = {'cidr': 'fd00:20::/64', 'gateway': 'fd00:20::1', 'node_address_range': 'fd00:20::10-fd00:20::99'}
+
+
+def dual_stack_snapshot(ipv6_on=('ocp1-worker-0', 'ocp1-worker-1', 'ocp1-worker-2')):
+    """The configured cluster with an IPv6 part, IPv6 node addresses in host-cidrs on `ipv6_on`, and a mixed EgressIP."""
+    snap = configured_snapshot()
+    snap['config']['network']['ipv6'] = dict(IPV6_PART)
+    snap['config']['objects'][0]['egress_ips'] = ['10.20.0.200', 'fd00:20::200']
+    for item in snap['nodes']:
+        name = item['metadata']['name']
+        if name in ipv6_on:
+            annotations = item['metadata']['annotations']
+            cidrs = json.loads(annotations['k8s.ovn.org/host-cidrs'])
+            annotations['k8s.ovn.org/host-cidrs'] = json.dumps(cidrs + ['fd00:20::%d/64' % (10 + int(name[-1]))])
+    snap['egressips'] = [egressip('payments', ['10.20.0.200', 'fd00:20::200'],
+                                  [('10.20.0.200', 'ocp1-worker-0'), ('fd00:20::200', 'ocp1-worker-1')])]
+    return snap
+
+
+def test_verification_judges_an_ipv6_egress_ip_against_the_ipv6_part():
+    assert module.verification_findings(dual_stack_snapshot()) == []
+    # the node hosting the IPv6 IP has no address in the IPv6 part: the secondary path of that IP is broken
+    ids = [item['id'] for item in module.verification_findings(dual_stack_snapshot(ipv6_on=('ocp1-worker-0',)))]
+    assert ids and all(item != 'egressip_outside_network' for item in ids)
+    found = module.verification_findings(dual_stack_snapshot(ipv6_on=('ocp1-worker-0',)))
+    assert any('fd00:20::200' in item['message'] and 'ocp1-worker-1' in item['message'] for item in found)
