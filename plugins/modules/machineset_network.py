@@ -422,11 +422,11 @@ def run(module, _result=None):
     chosen = select_machinesets(module, machinesets, rows)
     row_machines = [row for row in rows if row['machine']]
     if params['failure_domains']:
-        set_plans, machine_plans, findings = plan_domains(module, chosen, machines, row_machines)
+        set_plans, machine_plans, findings = plan_domains(module, chosen, machines, row_machines, secondary)
     elif params['state'] == 'absent':
         set_plans, machine_plans, findings = plan_removal(module, chosen, machines, row_machines, secondary)
     else:
-        set_plans, machine_plans, findings = plan_append(module, chosen, machines, row_machines)
+        set_plans, machine_plans, findings = plan_append(module, chosen, machines, row_machines, secondary)
     findings = coverage + findings
     apply(module, set_plans, machine_plans)
     result.update(changed=any(entry['action'] in WRITES for entry in set_plans + machine_plans), findings=findings,
@@ -465,7 +465,7 @@ def previous_names(module, chosen, row_machines, vms, network):
     return sorted(set(name for name in names if name and name != params['network']))
 
 
-def plan_append(module, chosen, machines, row_machines):
+def plan_append(module, chosen, machines, row_machines, _secondary=None):
     """state=present: append to (or rename in) the templates (refusals raise before any write), align Machines on request."""
     params = module.params
     device_options = dict((key, value) for key, value in (params['device'] or {}).items() if value)
@@ -509,7 +509,7 @@ def plan_removal(module, chosen, machines, row_machines, secondary):
     return set_plans, machine_plans, findings
 
 
-def plan_domains(module, chosen, machines, row_machines):
+def plan_domains(module, chosen, machines, row_machines, secondary):
     """With failure_domains: each MachineSet and Machine planned with its own domain's port group (its workspace names
     the domain, as the installer writes it); one that matches no domain is refused before anything is written."""
     params = module.params
@@ -531,7 +531,7 @@ def plan_domains(module, chosen, machines, row_machines):
             params.update(network=portgroup.get('name') or saved['network'], datacenter=domain['datacenter'],
                           switch=portgroup.get('switch') if portgroup.get('switch_type') == plan.DISTRIBUTED else None)
             planner = plan_removal if params['state'] == 'absent' else plan_append
-            domain_sets, domain_machines, domain_findings = planner(module, sets, machines, rows)
+            domain_sets, domain_machines, domain_findings = planner(module, sets, machines, rows, secondary)
             set_plans += [dict(entry, domain=domain['name']) for entry in domain_sets]
             machine_plans += [dict(entry, domain=domain['name']) for entry in domain_machines]
             findings += domain_findings

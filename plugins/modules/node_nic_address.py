@@ -479,7 +479,7 @@ def present(module, result):
     result['diff'] = {'before': nn.to_json(plan['before']), 'after': nn.to_json(plan['after'])}
     claims.write_policies(module, plan)
     if (plan['create'] or plan.get('taken') or plan['reclaim']) and not module.check_mode:
-        claims.claim_addresses(module, entries, networks, snapshot, plan)
+        claims.claim_addresses(module, entries, networks, metrics, snapshot, plan)
         result['created'] = [body['metadata']['name'] for body in plan['create']]
         result['allocations'] = plan['allocations']
         result['changed'] = bool(plan['create'] or plan['patch'])

@@ -70,7 +70,7 @@ def settle_claims(module, snapshot, limit=15):
         snapshot['nncps'] = kube.list_objects(module.k8s, kube.NNCPS)
 
 
-def claim_addresses(module, entries, networks, snapshot, plan, attempts=6, clock=None, jitter=random.random):
+def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts=6, clock=None, jitter=random.random):
     """Make sure no other policy claimed the addresses of the policies just created, then activate them.
 
     Another writer ignoring the cluster lock may have allocated the same address from the same snapshot: the claim made
@@ -99,7 +99,7 @@ def claim_addresses(module, entries, networks, snapshot, plan, attempts=6, clock
         current = dict((item['metadata']['name'], item) for item in policies)
         snapshot['nncps'] = [item for item in policies if item['metadata']['name'] not in losers]
         nodes = set(nn.policy_allocation(current[name])['node'] for name in losers)
-        replan = na.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, params['route_metric'],
+        replan = na.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, metrics,
                                        params['interface_name'], snapshot)
         if errors(replan['findings']):
             raise Refused(replan['findings'], written=_written_names(created))

@@ -60,7 +60,7 @@ def test_a_claim_the_other_writer_gave_up_during_the_wait_is_kept_without_re_pla
     monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: pytest.fail('re-planned a claim that stood'))
     clock = Clock()
     plan = {'create': [ours], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
-    module_under_test.claim_addresses(FakeModule(), [], None, {'nncps': []}, plan, clock=clock, jitter=lambda: 0.5)
+    module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=clock, jitter=lambda: 0.5)
     assert clock.slept == [0.5]
     assert patches == [('egressip-w-0', nn.activation_patch())]
     assert plan['allocations'][0]['address'] == '10.20.0.10/24'
@@ -73,12 +73,15 @@ def test_a_claim_that_keeps_losing_is_refused_parked_after_the_attempts(monkeypa
     patches = []
     monkeypatch.setattr(kube, 'patch', lambda k8s, kind, name, body, check: patches.append(name) or {})
     replan = {'create': [ours], 'findings': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
-    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: replan)
+    replans = []
+    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: replans.append(args) or replan)
     clock = Clock()
     plan = {'create': [ours], 'reclaim': [], 'allocations': list(replan['allocations'])}
     with pytest.raises(Refused) as refused:
-        module_under_test.claim_addresses(FakeModule(), [{'node': 'w-0', 'mac': MAC}], None, {'nncps': []}, plan, attempts=3,
+        module_under_test.claim_addresses(FakeModule(), [{'node': 'w-0', 'mac': MAC}], None, {4: 210}, {'nncps': []}, plan, attempts=3,
                                           clock=clock, jitter=lambda: 1.0)
+    # the re-plan takes the route metrics parsed from the network option, never the deprecated flat option (None when unset)
+    assert replans and all(args[2] == {4: 210} for args in replans)
     assert [item['id'] for item in refused.value.findings] == ['node_address_claim_conflict']
     assert clock.slept == [1.0, 2.0, 4.0]
     assert nn.activation_patch() not in patches and patches == ['egressip-w-0'] * 3, 'never activated, only re-parked'
