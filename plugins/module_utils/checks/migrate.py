@@ -62,7 +62,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model.ip_networks imp
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_facts as mf
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_forwarding as mfw
 
-HINT_KEYS = ('datacenter', 'cluster', 'portgroup', 'cidr', 'gateway', 'node_address_range')
+HINT_KEYS = ('datacenter', 'cluster', 'portgroup', 'cidr', 'gateway', 'node_address_range', 'ipv6')
+FAMILY_HINT_KEYS = ('cidr', 'gateway', 'node_address_range')
 DEFAULT_ROUTE_METRIC = 200
 DEFAULT_INTERFACE_NAME = 'egressip0'
 PROFILE_NAME_MAX = 15
@@ -77,6 +78,12 @@ class Discovery(object):
     def __init__(self, snapshot, hints=None, acknowledge_unsupported=False):
         self.snapshot = snapshot
         self.hints = dict((key, value) for key, value in (hints or {}).items() if key in HINT_KEYS and value not in (None, '', {}))
+        if 'ipv6' in self.hints:
+            ipv6 = dict((key, value) for key, value in (self.hints['ipv6'] if isinstance(self.hints['ipv6'], dict) else {}).items()
+                        if key in FAMILY_HINT_KEYS and value not in (None, ''))
+            self.hints.pop('ipv6')
+            self.hints.update({'ipv6': ipv6} if ipv6 else {})
+        self.families = {}  # {version: cidr text} of the secondary network, set by run()
         self.acknowledge = bool(acknowledge_unsupported)
         self.nodes = sorted(snapshot.get('nodes') or [], key=_name)
         self.nodes_by_name = dict((_name(node), node) for node in self.nodes)
@@ -87,30 +94,68 @@ class Discovery(object):
         self.findings = []
         self.plan = []
 
+    # the families of the secondary network: the first one (IPv4, or IPv6 for an IPv6-only network), then IPv6 of dual stack
+
+    @property
+    def versions(self):
+        return sorted(self.families)
+
+    @property
+    def dual(self):
+        return len(self.families) == 2
+
+    def hint(self, key, version):
+        """The hint of `key` for the IPv`version` family: ipv6.<key>, else <key> when it is of that family (unparsable: the first's)."""
+        if version == 6 and (self.hints.get('ipv6') or {}).get(key):
+            return self.hints['ipv6'][key]
+        value = self.hints.get(key)
+        found = mf.hint_version(value) if value else None
+        return value if value and (found == version or (found is None and version == self.versions[0])) else None
+
+    def field(self, key, version, prefix='migrate_hints.'):
+        """The option a finding about `key` of a family names: <prefix><key>, IPv6 of dual stack <prefix>ipv6.<key>."""
+        return '%s%s%s' % (prefix, 'ipv6.' if version == 6 and self.dual else '', key)
+
+    def row_addresses(self, row):
+        """{version: the row's base address of that family, or None}."""
+        found = {self.versions[0]: row['address']}
+        if self.dual:
+            found[6] = row.get('ipv6_address')
+        return found
+
+    def address_text(self, row):
+        return ', '.join(address for _version, address in sorted(self.row_addresses(row).items()) if address)
+
     # each step adds to self.findings; a None return stops the discovery (an error finding says why)
 
-    def node_rows(self, cidr):
+    def node_rows(self):
         rows = []
         for node in self.nodes:
-            address = mf.base_address(node, cidr)
-            if address is None:
+            addresses = dict((version, mf.base_address(node, cidr)) for version, cidr in self.families.items())
+            held = [addresses[version] for version in self.versions if addresses[version]]
+            if not held:
                 continue
-            interface = mf.interface_holding(self.states.get(_name(node)), address)
+            state = self.states.get(_name(node))
+            interface = next((found for found in (mf.interface_holding(state, address) for address in held) if found), None)
             vm = mf.node_vm(node, self.vms)
             mac = nn.normalize_mac(interface.get('mac-address')) if interface else None
-            rows.append(self._row(node, vm, address, interface.get('name') if interface else None, mac, mf.nic_by_mac(vm, mac) if mac else None))
+            rows.append(self._row(node, vm, addresses, interface.get('name') if interface else None, mac,
+                                  mf.nic_by_mac(vm, mac) if mac else None))
         return rows
 
-    def _row(self, node, vm, address, interface, mac, nic):
+    def _row(self, node, vm, addresses, interface, mac, nic):
         hosted = hosted_egress_ips(self.egressips).get(_name(node), [])
-        return {'node': _name(node), 'hostname': _labels(node).get(HOSTNAME_LABEL) or _name(node), 'ready': node_ready(node),
-                'vm': (vm or {}).get('name'), 'host': (vm or {}).get('host'), 'power_state': (vm or {}).get('power_state'),
-                'address': address, 'interface': interface, 'mac': mac,
+        row = {'node': _name(node), 'hostname': _labels(node).get(HOSTNAME_LABEL) or _name(node), 'ready': node_ready(node),
+               'vm': (vm or {}).get('name'), 'host': (vm or {}).get('host'), 'power_state': (vm or {}).get('power_state'),
+               'address': addresses.get(self.versions[0]), 'interface': interface, 'mac': mac,
                 'network': (nic or {}).get('network'), 'switch_uuid': (nic or {}).get('switch_uuid'),
                 'portgroup_key': (nic or {}).get('portgroup_key'), 'adapter': (nic or {}).get('adapter'),
                 'connected': (nic or {}).get('connected'), 'start_connected': (nic or {}).get('start_connected'),
-                'egress_assignable': EGRESS_ASSIGNABLE_LABEL in _labels(node),
-                'egress_ips': sorted('%s %s' % item for item in hosted)}
+               'egress_assignable': EGRESS_ASSIGNABLE_LABEL in _labels(node),
+               'egress_ips': sorted('%s %s' % item for item in hosted)}
+        if self.dual:
+            row['ipv6_address'] = addresses.get(6)
+        return row
 
     def networks_with_node_nics(self):
         """Every network a node VM has a NIC on, with the nodes (the primary one included, marked)."""
@@ -150,7 +195,7 @@ class Discovery(object):
             nics = [nic for nic in vm.get('nics') or [] if mf.on_portgroup(nic, portgroup)]
             if nics:
                 interface = nn.interface_by_mac(self.states.get(_name(node)), nics[0].get('mac'))
-                rows.append(self._row(node, vm, None, (interface or {}).get('name'), nn.normalize_mac(nics[0].get('mac')), nics[0]))
+                rows.append(self._row(node, vm, {}, (interface or {}).get('name'), nn.normalize_mac(nics[0].get('mac')), nics[0]))
         return sorted(rows, key=lambda row: row['node'])
 
     def nic_findings(self, rows, portgroup):
@@ -159,11 +204,15 @@ class Discovery(object):
         for row in rows:
             vm = self.vms.get(vm_uuid_from_provider_id(_dig(self.nodes_by_name[row['node']], 'spec', 'providerID')) or '')
             on_pg = [nic for nic in (vm or {}).get('nics') or [] if mf.on_portgroup(nic, portgroup)]
-            if row['address'] is None:
+            missing = [version for version, address in sorted(self.row_addresses(row).items()) if not address]
+            if len(missing) == len(self.versions):
                 incomplete.append('%s (NIC %s, no address)' % (row['node'], row['mac']))
             elif row['network'] != portgroup['name']:
                 incomplete.append('%s (address %s on %s, not on port group %s)' % (
-                    row['node'], row['address'], 'NIC %s' % row['mac'] if row['mac'] else 'an interface vCenter does not show', portgroup['name']))
+                    row['node'], self.address_text(row), 'NIC %s' % row['mac'] if row['mac'] else 'an interface vCenter does not show',
+                    portgroup['name']))
+            elif missing:
+                incomplete.append('%s (NIC %s, no IPv%d address)' % (row['node'], row['mac'], missing[0]))
             if len(on_pg) > 1:
                 bad.append('%s has %d NICs on %s' % (row['node'], len(on_pg), portgroup['name']))
             if row['network'] == portgroup['name'] and row['adapter'] != NIC_ADAPTER:
@@ -185,46 +234,75 @@ class Discovery(object):
             self.plan.append('creates port group %s on host(s) %s' % (portgroup['name'], ', '.join(portgroup['hosts_missing'])))
         return findings
 
-    def gateway(self, rows, cidr):
-        routes = []
+    def gateway(self, rows, version, default_metric=DEFAULT_ROUTE_METRIC):
+        """(gateway, metric, findings) of the IPv`version` family: the default route of that family through the secondary NIC."""
+        cidr, routes = self.families[version], []
         for row in rows:
             if not row['interface']:
                 continue
-            found = mf.default_routes(self.states.get(row['node']), row['interface'])
+            found = mf.default_routes(self.states.get(row['node']), row['interface'], version)
             if not found:
                 for policy, profile in mf.policies_for(self.nodes_by_name[row['node']], row['mac'], row['interface'], self.policies):
-                    found += mf.policy_default_routes(policy, (profile, row['interface']))
+                    found += mf.policy_default_routes(policy, (profile, row['interface']), version)
             routes += found
         network = netaddr.IPNetwork(cidr)
-        routes = [(gateway, metric) for gateway, metric in routes if parse_ip(gateway) is not None and parse_ip(gateway) in network]
-        gateway = self.hints.get('gateway') or mf.most_common(gateway for gateway, _metric in routes)
+        routes = [(gateway, metric) for gateway, metric in routes
+                  if parse_ip(gateway) is not None and parse_ip(gateway).version == version and parse_ip(gateway) in network]
+        gateway = self.hint('gateway', version) or mf.most_common(gateway for gateway, _metric in routes)
         if not gateway:
+            field = self.field('gateway', version)
             return None, None, [catalogue_finding(
-                'migrate_gateway_unknown', 'No default route through the secondary NIC of %s names a gateway in %s.' % (
-                    mf.names_text(row['node'] for row in rows), cidr), objects=[{'kind': 'option', 'name': 'migrate_hints.gateway'}])]
+                'migrate_gateway_unknown', 'No default route through the secondary NIC of %s names a gateway in %s%s.' % (
+                    mf.names_text(row['node'] for row in rows), cidr,
+                    ' (a link-local next hop, as router advertisements give, is not inside it)' if version == 6 else ''),
+                objects=[{'kind': 'option', 'name': field}],
+                remedy='Give %s; enable then adds the gateway route (metric above br-ex) that DOMAIN prerequisite 5 requires.' % field)]
         metric = mf.most_common(metric for found, metric in routes if found == str(gateway) and metric is not None)
         if metric is None:
-            self.plan.append('adds a default route through %s with metric %d on the secondary NIC of every egress node' % (
-                gateway, DEFAULT_ROUTE_METRIC))
-        return str(gateway), int(metric) if metric is not None else DEFAULT_ROUTE_METRIC, []
+            metric = default_metric
+            self.plan.append('adds a default route through %s with metric %d on the secondary NIC of every egress node' % (gateway, metric))
+        return str(gateway), int(metric), []
 
-    def node_address_range(self, rows, cidr, gateway, egress_ips):
-        hint = self.hints.get('node_address_range')
+    def node_address_range(self, rows, version, gateway, egress_ips):
+        hint = self.hint('node_address_range', version)
         if hint:
             return str(hint), []
-        bases = [netaddr.IPNetwork(row['address']).ip for row in rows if row['address']]
+        cidr, field = self.families[version], self.field('node_address_range', version)
+        addresses = [self.row_addresses(row)[version] for row in rows]
+        bases = [netaddr.IPNetwork(address).ip for address in addresses if address]
         if not bases:
             return None, [catalogue_finding('migrate_address_range_conflict', 'No egress node has a base address in %s to derive the '
-                                            'range from.' % cidr, objects=[{'kind': 'option', 'name': 'migrate_hints.node_address_range'}])]
+                                            'range from.' % cidr, objects=[{'kind': 'option', 'name': field}],
+                                            remedy='Give %s (first-last or a CIDR block inside %s).' % (field, cidr))]
         used = [cidr_entry.ip for node in self.nodes for cidr_entry in node_networks_from_node(node).host_cidrs]
         blockers = [parse_ip(ip) for ip in egress_ips] + [parse_ip(gateway)]
         text, extended, findings = mf.address_range(cidr, bases, [item for item in blockers if item is not None], used,
-                                                    len([row for row in rows if not row['address']]))
+                                                    len([address for address in addresses if not address]), field)
         if extended:
             findings.append(catalogue_finding(
-                'migrate_address_range_extended', 'node_address_range %s holds %d address(es) beyond the ones in use, for the egress '
-                'node(s) without a base address.' % (text, extended), objects=[{'kind': 'option', 'name': 'egressip_network.node_address_range'}]))
+                'migrate_address_range_extended', '%s %s holds %d address(es) beyond the ones in use, for the egress '
+                'node(s) without a base address.' % (self.field('node_address_range', version, ''), text, extended),
+                objects=[{'kind': 'option', 'name': self.field('node_address_range', version, 'egressip_network.')}]))
         return text, findings
+
+    def network_variable(self, rows, entries):
+        """(egressip_network without ip_forwarding, complete?): per family its cidr, gateway, route metric and node address
+        range; the IPv6 family of a dual-stack network under ipv6 (its metric defaults to the IPv4 one, as enable's does)."""
+        egress_ips = [ip for entry in entries for ip in entry['egress_ips']]
+        network, complete, metric = {}, True, DEFAULT_ROUTE_METRIC
+        for version in self.versions:
+            part = network if version == self.versions[0] else network.setdefault('ipv6', {})
+            part['cidr'] = self.families[version]
+            gateway, metric, findings = self.gateway(rows, version, metric or DEFAULT_ROUTE_METRIC)
+            self.findings += findings
+            text, findings = self.node_address_range(rows, version, gateway, egress_ips) if gateway else (None, [])
+            self.findings += findings
+            if gateway:
+                part.update(gateway=gateway, route_metric=metric)
+            if text:
+                part['node_address_range'] = text
+            complete = complete and bool(gateway and text)
+        return network, complete
 
     def policy_findings(self, rows):
         """Hand-made NMState policies: duplicates after adoption, names taken, profile names; addresses from elsewhere."""
@@ -244,11 +322,12 @@ class Discovery(object):
             names += [profile for _policy, profile in (hand_made or found) if profile]
             if hand_made:
                 duplicates.append('%s (%s)' % (row['node'], ', '.join(sorted(_name(policy) for policy, _profile in hand_made))))
-            if row['address'] and not found:
-                outside.append('%s (%s on %s)' % (row['node'], row['address'], row['interface'] or 'an unknown interface'))
+            address = self.address_text(row)
+            if address and not found:
+                outside.append('%s (%s on %s)' % (row['node'], address, row['interface'] or 'an unknown interface'))
             if not any(is_managed(policy) for policy, _profile in found):
                 self.plan.append('creates NMState policy %s for %s (%s)' % (
-                    nn.policy_name(row['node']), row['node'], 'same address %s' % row['address'] if row['address'] else 'a new address'))
+                    nn.policy_name(row['node']), row['node'], 'same address %s' % address if address else 'a new address'))
         if duplicates:
             findings.append(catalogue_finding(
                 'migrate_policy_duplicate', 'Hand-made NMState policies configure the secondary NIC of %s. After adoption the collection\'s '
@@ -278,7 +357,28 @@ class Discovery(object):
                                                       'keeps that NetworkManager profile instead of adding another' % profile)
         return findings, overrides, reasons
 
-    def label_findings(self, rows, cidr):
+    def ipv6_policy_findings(self, rows):
+        """Hand-made policies giving the NIC IPv6 addresses by autoconf (SLAAC) or DHCPv6: the collection's turns both off."""
+        dynamic = []
+        for row in rows:
+            address = self.row_addresses(row).get(6)
+            reasons = mf.dynamic_ipv6(self.nodes_by_name[row['node']], row['mac'], row['interface'], self.policies, address) if (
+                address and row['mac']) else []
+            if not reasons:
+                continue
+            dynamic.append('%s (%s)' % (row['node'], '; '.join(reasons)))
+            if not any(is_managed(policy) and _name(policy) in row.get('policies', []) for policy in self.policies):
+                self.plan.append('turns IPv6 autoconf and DHCPv6 off on the secondary NIC of %s (base address %s kept, set statically)'
+                                 % (row['node'], address))
+        if not dynamic:
+            return []
+        return [catalogue_finding(
+            'migrate_ipv6_dynamic', 'IPv6 on the secondary NIC of %s. The collection\'s policy sets the IPv6 base address statically with '
+            'autoconf and dhcp off: addresses and routes that NIC learned from router advertisements or DHCPv6 go away; the base '
+            'address and the default route through the gateway stay.' % '; '.join(dynamic),
+            objects=[{'kind': 'Node', 'name': text.split(' ')[0]} for text in dynamic])]
+
+    def label_findings(self, rows, cidrs):
         findings, overrides, reasons = [], {}, {}
         chosen = set(row['node'] for row in rows)
         outside = sorted(_name(node) for node in self.nodes if EGRESS_ASSIGNABLE_LABEL in _labels(node) and _name(node) not in chosen)
@@ -293,7 +393,7 @@ class Discovery(object):
         for row in rows:
             node = self.nodes_by_name[row['node']]
             reasons_now = el.node_capability([str(entry) for entry in node_networks_from_node(node).host_cidrs],
-                                             self.states.get(row['node']), [cidr], row['mac'])
+                                             self.states.get(row['node']), cidrs, row['mac'])
             row['capable'] = not reasons_now
             row['not_capable_because'] = reasons_now
             if row['egress_assignable'] and not reasons_now:
@@ -343,7 +443,7 @@ class Discovery(object):
         return result
 
     def forwarding(self, rows):
-        choice, findings, state = mfw.forwarding_choice(self.snapshot, rows)
+        choice, findings, state = mfw.forwarding_choice(self.snapshot, rows, self.versions)
         for row in rows:
             row['forwarding'] = state.get(row['node'])
         if choice == fw.PER_INTERFACE:
@@ -354,8 +454,9 @@ class Discovery(object):
                     'migrate_object_name_taken', 'Tuned %s/%s exists without the label %s=%s; enable (ip_forwarding) refuses to change it.'
                     % (mfw.TUNED_NAMESPACE, nn.TUNED_NAME, MANAGED_BY_LABEL, MANAGED_BY_VALUE),
                     objects=[{'kind': 'Tuned', 'name': nn.TUNED_NAME, 'namespace': mfw.TUNED_NAMESPACE}]))
-            covered = fw.forwarded_interfaces(tuned) if is_managed(tuned) else {}
-            todo = [row['node'] for row in rows if row['interface'] not in covered.get(row['hostname'], set())]
+            covered = mfw.managed_forwarding(tuned) if is_managed(tuned) else {}
+            todo = [row['node'] for row in rows
+                    if not set((row['interface'], version) for version in self.versions) <= covered.get(row['hostname'], set())]
             if todo:
                 self.plan.append('sets IP forwarding on the secondary NIC of %s (Tuned %s)' % (', '.join(todo), nn.TUNED_NAME))
         return choice, findings
@@ -366,30 +467,31 @@ class Discovery(object):
                   'networks': self.networks_with_node_nics()}
         datacenter, cluster, findings = mf.vsphere_target(self.snapshot.get('infrastructure'), self.hints)
         self.findings += findings
-        cidr, findings = mf.choose_cidr(self.nodes, self.egressips, self.hints.get('cidr'))
+        self.families, findings = mf.choose_families(self.nodes, self.states, self.egressips, self.hints)
         self.findings += findings
-        if cidr is None or datacenter is None:
+        if not self.families or datacenter is None:
             return self._finish(result)
-        rows = self.node_rows(cidr)
+        rows = self.node_rows()
         portgroup, findings = self.portgroup(rows)
         self.findings += findings
         if portgroup is None:
             return self._finish(result)
         rows = self.add_nic_only_nodes(rows, portgroup)
         self.findings += self.nic_findings(rows, portgroup)
-        entries, object_rows, findings = mf.classify_objects(self.egressips, self.nodes, cidr)
+        return self.describe(result, (datacenter, cluster), rows, portgroup)
+
+    def describe(self, result, target, rows, portgroup):
+        """The variables, overrides and tables once the network, its nodes and the port group are known."""
+        cidrs = [self.families[version] for version in self.versions]
+        entries, object_rows, findings = mf.classify_objects(self.egressips, self.nodes, cidrs)
         self.findings += findings
-        gateway, metric, findings = self.gateway(rows, cidr)
-        self.findings += findings
-        egress_ips = [ip for entry in entries for ip in entry['egress_ips']]
-        address_range_text, findings = self.node_address_range(rows, cidr, gateway, egress_ips) if gateway else (None, [])
-        self.findings += findings
+        network, complete = self.network_variable(rows, entries)
         policy_findings, overrides, reasons = self.policy_findings(rows)
-        label_findings, label_overrides, label_reasons = self.label_findings(rows, cidr)
-        self.findings += policy_findings + label_findings
+        label_findings, label_overrides, label_reasons = self.label_findings(rows, cidrs)
+        self.findings += policy_findings + self.ipv6_policy_findings(rows) + label_findings
         overrides.update(label_overrides)
         reasons.update(label_reasons)
-        choice, findings = self.forwarding(rows)
+        network['ip_forwarding'], findings = self.forwarding(rows)
         self.findings += findings
         result['machinesets'] = self.machineset_rows(rows, portgroup)
         adopt = [row['name'] for row in object_rows if row.get('action') == 'adopt']
@@ -404,21 +506,16 @@ class Discovery(object):
             self.findings.append(catalogue_finding('migrate_selector_by_hostname', 'No label selects exactly %s.' % mf.names_text(
                 row['node'] for row in rows), objects=[{'kind': 'option', 'name': 'egressip_nodes.selector'}]))
         vsphere_portgroup = dict((key, portgroup[key]) for key in ('name', 'switch_type', 'switch', 'vlan_id') if portgroup.get(key) is not None)
-        network = {'cidr': cidr, 'ip_forwarding': choice}
-        if gateway:
-            network.update(gateway=gateway, route_metric=metric)
-        if address_range_text:
-            network['node_address_range'] = address_range_text
         result['variables'] = {
             'egressip_acknowledge_unsupported': self.acknowledge,
-            'egressip_vsphere': {'datacenter': datacenter, 'cluster': cluster, 'portgroup': vsphere_portgroup},
+            'egressip_vsphere': {'datacenter': target[0], 'cluster': target[1], 'portgroup': vsphere_portgroup},
             'egressip_network': network,
             'egressip_nodes': {'selector': selector},
             'egressip_objects': entries,
         }
         result.update(overrides=overrides, override_reasons=reasons, nodes=rows, egressips=object_rows,
                       portgroup=dict((key, value) for key, value in portgroup.items() if key != 'switch_uuid'))
-        return self._finish(result, complete=bool(gateway and address_range_text))
+        return self._finish(result, complete=complete)
 
     def _finish(self, result, complete=False):
         findings = list(self.findings)

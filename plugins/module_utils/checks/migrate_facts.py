@@ -116,18 +116,64 @@ def spec_ips(egressip):
     return [str(ip) for ip in _dig(egressip, 'spec', 'egressIPs') or []]
 
 
-def choose_cidr(nodes, egressips, hint):
-    """(cidr text, findings): the hint, else the secondary subnet of the egress IPs, else the only one."""
-    if hint:
-        return str(hint), []
-    subnets = {}
+def hint_field(key, version, dual=True):
+    """The migrate_hints key a finding about `key` of the IPv`version` family names (IPv6 of a dual-stack network: ipv6.<key>)."""
+    return 'migrate_hints.%s%s' % ('ipv6.' if version == 6 and dual else '', key)
+
+
+def is_subnet_entry(cidr):
+    """Whether a host address ('ip/prefix' as IPNetwork) stands for a subnet: /32 and /128 addresses are not (OVN-K ignores them)."""
+    return cidr.prefixlen < (32 if cidr.version == 4 else 128)
+
+
+def secondary_subnets(nodes):
+    """{version: {subnet text: set(node names)}} of the secondary subnets in the nodes' host-cidrs (no /32, /128, link-local)."""
+    subnets = {4: {}, 6: {}}
     for node in nodes:
         for cidr in secondary_addresses(node):
-            if cidr.prefixlen < (32 if cidr.version == 4 else 128):
-                subnets.setdefault(str(cidr.cidr), set()).add(_name(node))
+            if is_subnet_entry(cidr):
+                subnets[cidr.version].setdefault(str(cidr.cidr), set()).add(_name(node))
+    return subnets
+
+
+def hint_version(text):
+    """The IP version of a hinted address, range or cidr ('a-b', 'ip/prefix', 'ip'), or None when it does not parse."""
+    address = parse_ip(str(text or '').split('-', 1)[0].split('/', 1)[0]) if text else None
+    return address.version if address is not None else None
+
+
+def _egress_addresses(egressips):
     addresses = [parse_ip(ip) for egressip in egressips for ip in spec_ips(egressip)]
-    addresses = [address for address in addresses if address is not None]
-    holding = sorted(subnet for subnet in subnets if any(address in netaddr.IPNetwork(subnet) for address in addresses))
+    return [address for address in addresses if address is not None]
+
+
+def _holding(subnets, addresses):
+    return sorted(subnet for subnet in subnets if any(address in netaddr.IPNetwork(subnet) for address in addresses))
+
+
+def _ambiguous(subnets, candidates, holding, field):
+    return catalogue_finding(
+        'migrate_network_ambiguous', 'Secondary subnets %s: %s.' % (
+            'holding egress IPs' if holding else 'on the nodes',
+            '; '.join('%s (nodes %s)' % (subnet, names_text(subnets[subnet], 5)) for subnet in candidates)),
+        objects=[{'kind': 'option', 'name': field}], remedy='Give %s (the secondary egress subnet of that family, for example %s).' % (
+            field, 'fd00:20::/64' if field.endswith('ipv6.cidr') else '10.20.0.0/24'))
+
+
+def choose_cidr(nodes, egressips, hint, version=None):
+    """(cidr text, findings): the hint, else the secondary subnet holding the egress IPs, else the only one.
+
+    version None: the family that carries egress IPs (IPv4 first), else IPv4 when the nodes have an IPv4 secondary subnet,
+    else IPv6. Two subnets of the same family competing is migrate_network_ambiguous, naming the hint of that family.
+    """
+    if hint:
+        return str(hint), []
+    subnets, addresses = secondary_subnets(nodes), _egress_addresses(egressips)
+    if version is None:
+        holding = dict((family, _holding(subnets[family], addresses)) for family in (4, 6))
+        version = next((family for family in (4, 6) if holding[family]), None) or (4 if subnets[4] or not subnets[6] else 6)
+    subnets = subnets[version]
+    holding = _holding(subnets, addresses)
     if len(holding) == 1:
         return holding[0], []
     if not holding and len(subnets) == 1:
@@ -136,12 +182,66 @@ def choose_cidr(nodes, egressips, hint):
         return None, [catalogue_finding(
             'migrate_no_secondary_network', 'No node has an address outside its primary network in k8s.ovn.org/host-cidrs (%d node(s) read).'
             % len(nodes), objects=[{'kind': 'Node', 'name': _name(node)} for node in nodes[:MAX_LISTED]])]
-    candidates = holding or sorted(subnets)
-    return None, [catalogue_finding(
-        'migrate_network_ambiguous', 'Secondary subnets %s: %s.' % (
-            'holding egress IPs' if holding else 'on the nodes',
-            '; '.join('%s (nodes %s)' % (subnet, names_text(subnets[subnet], 5)) for subnet in candidates)),
-        objects=[{'kind': 'option', 'name': 'migrate_hints.cidr'}])]
+    return None, [_ambiguous(subnets, holding or sorted(subnets), holding, hint_field('cidr', version))]
+
+
+def companion_cidr(nodes, states, egressips, cidr, version):
+    """(cidr text or None, findings): the IPv`version` subnet on the same NIC as `cidr`, the other family of a dual-stack network.
+
+    Each node's NodeNetworkState interface holding its base address in `cidr` names the NIC; its addresses of the other family
+    that are also in host-cidrs (what OVN-K places by; no /32, /128 or link-local) give the subnets. One subnet: it; several:
+    the one holding egress IPs, else migrate_network_ambiguous naming the hint of that family. None: a single-family network.
+    """
+    subnets = {}
+    for node in nodes:
+        address = base_address(node, cidr)
+        interface = interface_holding(states.get(_name(node)), address) if address else None
+        if interface is None:
+            continue
+        held = set(nn.interface_addresses(interface))
+        for entry in secondary_addresses(node):
+            if entry.version == version and is_subnet_entry(entry) and str(entry) in held:
+                subnets.setdefault(str(entry.cidr), set()).add(_name(node))
+    holding = _holding(subnets, _egress_addresses(egressips))
+    if len(subnets) <= 1:
+        return (list(subnets)[0] if subnets else None), []
+    if len(holding) == 1:
+        return holding[0], []
+    return None, [_ambiguous(subnets, holding or sorted(subnets), holding, hint_field('cidr', version))]
+
+
+def choose_families(nodes, states, egressips, hints):
+    """({version: cidr text}, findings): the secondary egress network, one subnet per family on the same NIC.
+
+    Hints: `cidr` (IPv4, or given as IPv6 an IPv6-only network) and `ipv6.cidr` fix their family; the other family is the one
+    the same NIC holds (companion_cidr).
+    """
+    first, ipv6 = hints.get('cidr'), (hints.get('ipv6') or {}).get('cidr')
+    first_version = hint_version(first)
+    if first_version == 6 and ipv6 and str(ipv6).strip() != str(first).strip():
+        return {}, [catalogue_finding(
+            'migrate_network_ambiguous', 'migrate_hints.cidr %s is IPv6 (an IPv6-only network) and migrate_hints.ipv6.cidr names %s.'
+            % (first, ipv6), objects=[{'kind': 'option', 'name': 'migrate_hints.cidr'}],
+            remedy='Give the IPv4 subnet in migrate_hints.cidr and the IPv6 one in migrate_hints.ipv6.cidr, or only the IPv6 one.')]
+    if first_version == 6 or (ipv6 and not first):
+        cidr, findings = choose_cidr(nodes, egressips, first or ipv6)
+        families = {6: cidr}
+        if cidr and first_version != 6:
+            other, found = companion_cidr(nodes, states, egressips, cidr, 4)
+            findings += found
+            families[4] = other
+    else:
+        cidr, findings = choose_cidr(nodes, egressips, first)
+        if cidr is None:
+            return {}, findings
+        version = netaddr.IPNetwork(cidr).version
+        other, found = (ipv6, []) if version == 4 and ipv6 else companion_cidr(nodes, states, egressips, cidr, 10 - version)
+        families = {version: cidr, 10 - version: other}
+        findings = findings + found
+    families = dict((version, cidr) for version, cidr in families.items() if cidr)
+    if any(item['id'] == 'migrate_network_ambiguous' for item in findings):
+        return {}, findings
+    return families, findings
 
 
 def base_address(node, cidr):
@@ -251,21 +351,24 @@ def policy_default_routes(policy, names, version=4):
             if route.get('destination') == destination and route.get('next-hop-interface') in names and route.get('next-hop-address')]
 
 
-def address_range(cidr, bases, blockers, used, need):
+def address_range(cidr, bases, blockers, used, need, field='migrate_hints.node_address_range'):
     """(first-last text, extended by, findings) holding every base address and `need` free addresses.
 
     bases: the base addresses (IPAddress). blockers: addresses the range must not hold (egress IPs, gateway).
-    used: every address any node holds (host-cidrs); a new node gets the lowest free one.
+    used: every address any node holds (host-cidrs); a new node gets the lowest free one. Addresses of the other family
+    are left out. field: the hint findings name.
     """
     network = netaddr.IPNetwork(cidr)
+    version = network.version
+    bases, blockers, used = [[address for address in items if address.version == version] for items in (bases, blockers, used)]
     blocked = set(int(address) for address in blockers) | set([network.first, network.last])
     first, last = min(int(address) for address in bases), max(int(address) for address in bases)
-    inside = sorted(str(netaddr.IPAddress(value)) for value in blocked if first <= value <= last)
+    inside = sorted(str(netaddr.IPAddress(value, version)) for value in blocked if first <= value <= last)
     if inside:
         return None, 0, [catalogue_finding(
             'migrate_address_range_conflict', 'The node base addresses %s..%s of %s enclose %s.' % (
-                netaddr.IPAddress(first), netaddr.IPAddress(last), cidr, ', '.join(inside)),
-            objects=[{'kind': 'option', 'name': 'migrate_hints.node_address_range'}])]
+                netaddr.IPAddress(first, version), netaddr.IPAddress(last, version), cidr, ', '.join(inside)),
+            objects=[{'kind': 'option', 'name': field}], remedy=_range_remedy(field))]
     taken = set(int(address) for address in used)
     missing = max(0, need - len([value for value in range(first, last + 1) if value not in taken]))
     extended = 0
@@ -283,9 +386,14 @@ def address_range(cidr, bases, blockers, used, need):
     if missing:
         return None, 0, [catalogue_finding(
             'migrate_address_range_conflict', '%d node(s) need a base address but no free address next to the ones in use (%s..%s) '
-            'fits before an egress IP, the gateway or the end of %s.' % (need, netaddr.IPAddress(first), netaddr.IPAddress(last), cidr),
-            objects=[{'kind': 'option', 'name': 'migrate_hints.node_address_range'}])]
-    return '%s-%s' % (netaddr.IPAddress(first), netaddr.IPAddress(last)), extended, []
+            'fits before an egress IP, the gateway or the end of %s.' % (
+                need, netaddr.IPAddress(first, version), netaddr.IPAddress(last, version), cidr),
+            objects=[{'kind': 'option', 'name': field}], remedy=_range_remedy(field))]
+    return '%s-%s' % (netaddr.IPAddress(first, version), netaddr.IPAddress(last, version)), extended, []
+
+
+def _range_remedy(field):
+    return 'Give %s (first-last or a CIDR block holding every base address and no egress IP).' % field
 
 
 # --- egress node selector ------------------------------------------------------------------------
@@ -325,6 +433,32 @@ def policies_for(node, mac, interface_name, policies):
     return found
 
 
+def _canonical(entry):
+    try:
+        return str(netaddr.IPNetwork('%s/%s' % (entry.get('ip'), entry.get('prefix-length'))))
+    except (netaddr.AddrFormatError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def dynamic_ipv6(node, mac, interface_name, policies, address):
+    """What in the hand-made NMState policies of this NIC gives it IPv6 addresses dynamically (['<policy> turns ipv6 autoconf
+    on', ...]), and, when a policy configures the NIC but none lists the IPv6 base address `address` statically, that too."""
+    reasons, static, configured = [], False, False
+    for policy in policies:
+        interface = None if is_managed(policy) else hm.policy_nic_interface(policy, _labels(node), mac, interface_name)
+        if interface is None:
+            continue
+        configured = True
+        family = interface.get('ipv6') if isinstance(interface.get('ipv6'), dict) else {}
+        flags = [flag for flag in ('autoconf', 'dhcp') if family.get(flag) is True]
+        if flags:
+            reasons.append('%s turns ipv6 %s on' % (_name(policy), ' and '.join(flags)))
+        static = static or address in [_canonical(entry) for entry in family.get('address') or [] if isinstance(entry, dict)]
+    if configured and not static:
+        reasons.append('no policy sets its IPv6 base address %s statically (it comes from SLAAC or DHCPv6)' % address)
+    return reasons
+
+
 # --- EgressIP objects ----------------------------------------------------------------------------
 
 def sdn_converted_namespace(egressip):
@@ -346,9 +480,11 @@ def egressip_entry(egressip):
     return entry
 
 
-def classify_objects(egressips, nodes, cidr):
-    """(entries for the variables file, rows for the report, findings)."""
-    network = netaddr.IPNetwork(cidr)
+def classify_objects(egressips, nodes, cidrs):
+    """(entries for the variables file, rows for the report, findings). cidrs: the secondary subnet of each family (or one cidr);
+    an object whose every IP is in one of them is adopted (it may mix families, as OVN-K allows)."""
+    subnets = [netaddr.IPNetwork(cidr) for cidr in ([cidrs] if isinstance(cidrs, str) else cidrs)]
+    cidr = ', '.join(str(subnet) for subnet in subnets)
     networks = [node_networks_from_node(node) for node in nodes]
     entries, rows, findings = [], [], []
     for egressip in sorted(egressips, key=_name):
@@ -356,7 +492,7 @@ def classify_objects(egressips, nodes, cidr):
         kinds = []
         for ip in ips:
             address = parse_ip(ip)
-            if address is not None and address.version == network.version and address in network:
+            if address is not None and any(address.version == network.version and address in network for network in subnets):
                 kinds.append('secondary')
             elif address is not None and classify_ip_on_nodes(address, networks).network == PRIMARY:
                 kinds.append('primary')

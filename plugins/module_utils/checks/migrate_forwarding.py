@@ -15,7 +15,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core.names import is_managed
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import HOSTNAME_LABEL, is_managed
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name
@@ -54,11 +54,30 @@ def profile_effect(name, profiles, seen=None):
     return sysctls, other, includes
 
 
-def forwards(sysctls, interface):
+def forwards(sysctls, interface, version=4):
+    """Whether the sysctls turn IPv`version` forwarding on for the kernel interface (per interface, or for every link)."""
     if not interface:
         return False
-    keys = ('net.ipv4.conf.%s.forwarding' % fw.sysctl_interface(interface), 'net.ipv4.conf.all.forwarding', 'net.ipv4.ip_forward')
+    keys = ('net.ipv%d.conf.%s.forwarding' % (version, fw.sysctl_interface(interface)), 'net.ipv%d.conf.all.forwarding' % version)
+    keys += ('net.ipv4.ip_forward',) if version == 4 else ()
     return any(str(sysctls.get(key, '')).strip() == '1' for key in keys)
+
+
+def managed_forwarding(tuned):
+    """{hostname: set((kernel interface, version))} the collection's Tuned turns forwarding on for (its per-node profiles)."""
+    result = {}
+    profiles = dict((profile.get('name'), profile.get('data') or '') for profile in _dig(tuned, 'spec', 'profile') or [])
+    for rule in _dig(tuned, 'spec', 'recommend') or []:
+        sysctls = dict(fw.profile_sections(profiles.get(rule.get('profile')) or '').get('sysctl') or [])
+        found = set()
+        for key, value in sysctls.items():
+            match = FORWARDING_KEY.match(key)
+            if match and str(value).strip() == '1':
+                found.add((match.group('interface').replace('/', '.'), int(key[len('net.ipv')])))
+        for item in rule.get('match') or []:
+            if item.get('label') == HOSTNAME_LABEL and item.get('value'):
+                result.setdefault(item['value'], set()).update(found)
+    return result
 
 
 def _match_item(item, labels):
@@ -93,8 +112,8 @@ def effective_profile(node, tuneds):
     return None, None
 
 
-def forwarding_choice(snapshot, rows):
-    """(ip_forwarding value, findings, {node: how forwarding is on now})."""
+def forwarding_choice(snapshot, rows, versions=(4,)):
+    """(ip_forwarding value, findings, {node: how forwarding is on now}) for the families `versions` of the network."""
     mode = fw.cluster_ip_forwarding(snapshot.get('network_operator')) or 'Restricted'
     if mode == 'Global':
         return fw.GLOBAL, [], dict((row['node'], 'gatewayConfig.ipForwarding Global') for row in rows)
@@ -109,11 +128,12 @@ def forwarding_choice(snapshot, rows):
         tuned, profile = effective_profile(nodes[row['node']], tuneds)
         sysctls, other, includes = profile_effect(profile, profiles) if profile else ({}, False, [])
         other = other or any(parent not in STOCK_PARENTS + (profile,) for parent in includes)
-        if not forwards(sysctls, row.get('interface')):
+        families = [version for version in versions if forwards(sysctls, row.get('interface'), version)]
+        if not families:
             state[row['node']] = 'off'
             continue
         where = '%s/%s' % (_name(tuned), profile)
-        state[row['node']] = 'Tuned %s' % where
+        state[row['node']] = 'Tuned %s%s' % (where, '' if len(families) == len(versions) else ' (IPv%d only)' % families[0])
         if not is_managed(tuned):
             (by_hand_other if other else by_hand).append((row['node'], where))
     if by_hand_other:

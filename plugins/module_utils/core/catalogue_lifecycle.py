@@ -25,8 +25,8 @@ LIFECYCLE_CHECKS = {
     },
     'migrate_network_ambiguous': {
         'severity': 'error',
-        'title': 'The nodes hold addresses in several secondary subnets and no egress IP tells which one is the egress network',
-        'remedy': 'Give migrate_hints.cidr (the secondary egress subnet, for example 10.20.0.0/24).',
+        'title': 'The nodes hold addresses in several secondary subnets of one family and no egress IP tells which one is the egress network',
+        'remedy': 'Give migrate_hints.cidr (the IPv4 secondary egress subnet, for example 10.20.0.0/24) or, for IPv6, migrate_hints.ipv6.cidr.',
     },
     'migrate_portgroup_undetermined': {
         'severity': 'error',
@@ -79,6 +79,12 @@ LIFECYCLE_CHECKS = {
         'severity': 'warning',
         'title': 'A node base address does not come from any NMState policy',
         'remedy': 'The collection takes the NIC over with an NMState policy; NetworkManager may reactivate the NIC. Adopt in a maintenance window.',
+    },
+    'migrate_ipv6_dynamic': {
+        'severity': 'warning',
+        'title': 'A hand-made NMState policy gives the secondary NIC IPv6 addresses by autoconf (SLAAC) or DHCPv6',
+        'remedy': 'Set autoconf: false and dhcp: false in the ipv6 part of the hand-made policy (or delete it once the adoption is '
+                  'verified) so that it and the collection\'s policy agree; the base address and the gateway route stay.',
     },
     'migrate_interface_names_differ': {
         'severity': 'warning',

@@ -39,8 +39,17 @@ def _node_table(rows):
     return _report.table(
         ['Node', 'VM (host)', 'NIC (interface)', 'Port group', 'Connected', 'Base address', 'Policies', 'Forwarding', 'Label', 'Egress IPs'],
         [(row['node'], '%s (%s)' % (row.get('vm') or '-', row.get('host') or '-'), '%s (%s)' % (row.get('mac') or '-', row.get('interface') or '-'),
-          row.get('network'), row.get('connected'), row.get('address'), row.get('policies'), row.get('forwarding'),
+          row.get('network'), row.get('connected'), ', '.join(item for item in (row.get('address'), row.get('ipv6_address')) if item) or None,
+          row.get('policies'), row.get('forwarding'),
           row.get('egress_assignable'), row.get('egress_ips')) for row in rows])
+
+
+def _ipv6_rows(ipv6):
+    """The settings rows of the IPv6 family of a dual-stack network (none without it)."""
+    if not ipv6:
+        return []
+    return [('IPv6 subnet', ipv6.get('cidr')), ('IPv6 gateway (metric)', '%s (%s)' % (ipv6.get('gateway'), ipv6.get('route_metric'))),
+            ('IPv6 node address range', ipv6.get('node_address_range'))]
 
 
 def render_markdown(result):
@@ -66,7 +75,8 @@ def render_markdown(result):
             ('Port group', '%s (%s %s, VLAN %s)' % (
                 portgroup.get('name'), portgroup.get('switch_type'), portgroup.get('switch'), portgroup.get('vlan_id', 'not compared'))),
             ('Subnet', network.get('cidr')), ('Gateway (metric)', '%s (%s)' % (network.get('gateway'), network.get('route_metric'))),
-            ('Node address range', network.get('node_address_range')), ('IP forwarding', network.get('ip_forwarding')),
+            ('Node address range', network.get('node_address_range'))] + _ipv6_rows(network.get('ipv6')) + [
+            ('IP forwarding', network.get('ip_forwarding')),
             ('Egress node selector', json.dumps(variables['egressip_nodes']['selector'], sort_keys=True))]
             + [(key, '%s - %s' % (json.dumps(value), (data.get('override_reasons') or {}).get(key, '')))
                for key, value in sorted((data.get('overrides') or {}).items())]))
