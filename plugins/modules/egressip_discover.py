@@ -17,11 +17,13 @@ description:
     (C(egressip_vsphere), C(egressip_network), C(egressip_nodes), C(egressip_objects); see C(docs/variables.md)), so that
     C(enable) with those variables changes only what closes gaps and moves no egress IP.
   - "Discovers: the secondary subnet (node C(k8s.ovn.org/host-cidrs) minus the primary network; the one holding the EgressIP
-    objects' addresses); each node's secondary NIC (the NodeNetworkState interface holding the base address gives the MAC, the MAC
+    objects' addresses), and on a dual-stack NIC the subnet of the other family that the same interfaces hold (IPv6 /128
+    addresses and link-local addresses are no subnets), giving C(egressip_network) an C(ipv6) part, or an IPv6-only network;
+    each node's secondary NIC (the NodeNetworkState interface holding the base address gives the MAC, the MAC
     the VM NIC, its backing the port group, standard or distributed, and the VLAN), whether it is connected, its base address and
-    the NMState policies configuring it; the gateway and route metric of the default route through it; a node address range
-    holding every base address and no egress IP; a label selecting exactly the egress nodes (else their hostnames); the IP
-    forwarding in place (C(ipForwarding: Global), or the Tuned profile the Node Tuning Operator gives each egress node); the
+    the NMState policies configuring it; per family the gateway and route metric of the default route through it and a node
+    address range holding every base address and no egress IP; a label selecting exactly the egress nodes (else their hostnames); the IP
+    forwarding in place per family (C(ipForwarding: Global), or the Tuned profile the Node Tuning Operator gives each egress node); the
     EgressIP objects (copied exactly; objects of the OpenShift SDN migration, C(egressip-<namespace>), are named as such; objects on
     the primary network are left out and untouched); the MachineSets building the egress nodes and whether they list the port group."
   - Returns the role variables adoption needs besides the public ones (RV(overrides)) and what C(enable) would change
@@ -53,7 +55,9 @@ options:
             C(vlan_id)) to take as it is.
         type: raw
       cidr:
-        description: The secondary egress subnet (needed only when the nodes hold addresses in several secondary subnets).
+        description:
+          - The secondary egress subnet (needed only when the nodes hold addresses in several secondary subnets of one family).
+          - IPv4, or IPv6 for an IPv6-only network (then an IPv4 subnet on the same NIC is left out).
         type: str
       gateway:
         description: The gateway of the subnet (needed only when no default route through the secondary NIC names it).
@@ -61,6 +65,23 @@ options:
       node_address_range:
         description: The node address range (needed only when no single range holds the base addresses without an egress IP).
         type: str
+      ipv6:
+        description:
+          - The IPv6 family of the secondary network, as for the IPv4 keys above (C(egressip_network.ipv6)).
+          - Needed only when the findings name C(migrate_hints.ipv6.*) - several IPv6 subnets on the secondary NIC, no IPv6
+            default route naming a gateway inside the subnet (a link-local next hop from router advertisements is not), or no
+            single IPv6 range.
+        type: dict
+        suboptions:
+          cidr:
+            description: The IPv6 secondary egress subnet (the IPv4 one is then still the one the same NIC holds, if any).
+            type: str
+          gateway:
+            description: The IPv6 gateway (global address inside the IPv6 subnet).
+            type: str
+          node_address_range:
+            description: The IPv6 node address range.
+            type: str
   acknowledge_unsupported:
     description:
       - Written as C(egressip_acknowledge_unsupported) into the variables; C(enable) refuses to run without it.
@@ -88,7 +109,8 @@ notes:
     enable roles with them and compares the records taken before and after; see C(docs/lifecycle.md).
   - Because OVN-Kubernetes has no failback, an egress IP that moved at any time between two records is still elsewhere when the
     second is taken, so comparing two records catches every move in between.
-  - IPv4 secondary networks only; an IPv6 family of a dual-stack secondary network is not discovered.
+  - A hand-made NMState policy that turns IPv6 C(autoconf) or C(dhcp) on for the secondary NIC is reported
+    (C(migrate_ipv6_dynamic)); the collection's policy sets the IPv6 base address statically with both off.
 seealso:
   - module: ocp.egressip.preflight
   - module: ocp.egressip.egressip_upgrade_check
@@ -131,7 +153,8 @@ variables:
     egressip_acknowledge_unsupported: true
     egressip_vsphere: {datacenter: DC0, cluster: DC0_C0, portgroup: {name: egress-120, switch_type: standard, switch: vSwitch1, vlan_id: 120}}
     egressip_network: {cidr: 10.30.0.0/24, gateway: 10.30.0.1, node_address_range: 10.30.0.11-10.30.0.13, route_metric: 150,
-                       ip_forwarding: per_interface}
+                       ip_forwarding: per_interface, ipv6: {cidr: "fd00:30::/64", gateway: "fd00:30::1",
+                                                            node_address_range: "fd00:30::11-fd00:30::13", route_metric: 160}}
     egressip_nodes: {selector: {egress.example.com/gateway: "true"}}
     egressip_objects: [{name: payments, egress_ips: [10.30.0.200, 10.30.0.201], namespace_selector: {matchLabels: {team: payments}}}]
 overrides:
@@ -154,7 +177,8 @@ networks:
   elements: dict
 nodes:
   description:
-    - One entry per egress node found - C(node), C(vm), C(host), C(address), C(interface) (kernel name), C(mac), C(network),
+    - One entry per egress node found - C(node), C(vm), C(host), C(address) (of the first family), C(ipv6_address) (dual stack
+      only), C(interface) (kernel name), C(mac), C(network),
       C(adapter), C(connected), C(start_connected), C(egress_assignable), C(capable), C(not_capable_because), C(policies),
       C(forwarding) (how forwarding is on now), C(egress_ips) (the IPs it hosts).
   returned: with O(mode=discover)
@@ -261,6 +285,7 @@ def argument_spec():
             cidr=dict(type='str'),
             gateway=dict(type='str'),
             node_address_range=dict(type='str'),
+            ipv6=dict(type='dict', options=dict(cidr=dict(type='str'), gateway=dict(type='str'), node_address_range=dict(type='str'))),
         )),
         acknowledge_unsupported=dict(type='bool', default=False),
         mode=dict(type='str', choices=['discover', 'record'], default='discover'),

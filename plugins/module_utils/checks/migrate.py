@@ -148,9 +148,9 @@ class Discovery(object):
         row = {'node': _name(node), 'hostname': _labels(node).get(HOSTNAME_LABEL) or _name(node), 'ready': node_ready(node),
                'vm': (vm or {}).get('name'), 'host': (vm or {}).get('host'), 'power_state': (vm or {}).get('power_state'),
                'address': addresses.get(self.versions[0]), 'interface': interface, 'mac': mac,
-                'network': (nic or {}).get('network'), 'switch_uuid': (nic or {}).get('switch_uuid'),
-                'portgroup_key': (nic or {}).get('portgroup_key'), 'adapter': (nic or {}).get('adapter'),
-                'connected': (nic or {}).get('connected'), 'start_connected': (nic or {}).get('start_connected'),
+               'network': (nic or {}).get('network'), 'switch_uuid': (nic or {}).get('switch_uuid'),
+               'portgroup_key': (nic or {}).get('portgroup_key'), 'adapter': (nic or {}).get('adapter'),
+               'connected': (nic or {}).get('connected'), 'start_connected': (nic or {}).get('start_connected'),
                'egress_assignable': EGRESS_ASSIGNABLE_LABEL in _labels(node),
                'egress_ips': sorted('%s %s' % item for item in hosted)}
         if self.dual:

@@ -14,7 +14,10 @@ What an administrator does with vCenter and `oc`, done with plain pyVmomi and th
 - with `machines=True`, each egress node's Machine lists the port group too (what an administrator does after Machine API
   reports `invalid network count`; the MachineSet template is left as it was, so replacements would lose the NIC);
 - EgressIP objects `payments` (2 IPs) and `reports` (1 IP, with a pod selector) on the secondary subnet, and
-  `egressip-legacy` as the OpenShift SDN migration leaves it (primary network, `kubernetes.io/metadata.name`).
+  `egressip-legacy` as the OpenShift SDN migration leaves it (primary network, `kubernetes.io/metadata.name`);
+- with `ipv6=True` (on a dual-stack twin) the same NICs hold fd00:30::11-13/64 too (autoconf and DHCPv6 off, a default
+  route through fd00:30::1 with metric 160), the Tuned forwards IPv6 as well, and `reports` has the IPv6 egress IP
+  fd00:30::210 beside its IPv4 one.
 """
 
 import json
@@ -49,6 +52,11 @@ NNS = dict(group='nmstate.io', version='v1beta1', plural='nodenetworkstates')
 MACHINES = dict(group='machine.openshift.io', version='v1beta1', plural='machines', namespace='openshift-machine-api')
 TUNED = dict(group='tuned.openshift.io', version='v1', plural='tuneds', namespace='openshift-cluster-node-tuning-operator')
 FORWARDING_PROFILE = '[main]\nsummary=egress forwarding (made by hand)\ninclude=openshift-node\n\n[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n'
+CIDR6 = 'fd00:30::/64'
+GATEWAY6 = 'fd00:30::1'
+METRIC6 = 160
+ADDRESSES6 = {'ocp1-worker-0': 'fd00:30::11', 'ocp1-worker-1': 'fd00:30::12', 'ocp1-worker-2': 'fd00:30::13'}
+IPV6_OBJECTS = {'reports': ['10.30.0.210', 'fd00:30::210']}
 
 
 def add_portgroup(twin):
@@ -79,21 +87,25 @@ def kernel_name(twin, node, mac):
     return twin.wait_for(lookup, timeout=30, what='NIC %s of %s in its NodeNetworkState' % (mac, node))
 
 
-def address_policy(twin, node, mac, interface, by_mac):
+def address_policy(twin, node, mac, interface, by_mac, ipv6=False):
     iface = {'name': interface, 'type': 'ethernet', 'state': 'up',
              'ipv4': {'enabled': True, 'dhcp': False, 'address': [{'ip': ADDRESSES[node], 'prefix-length': 24}]}}
+    routes = [{'destination': '0.0.0.0/0', 'next-hop-address': GATEWAY, 'next-hop-interface': interface, 'metric': METRIC}]
+    if ipv6:
+        iface['ipv6'] = {'enabled': True, 'dhcp': False, 'autoconf': False, 'address': [{'ip': ADDRESSES6[node], 'prefix-length': 64}]}
+        routes.append({'destination': '::/0', 'next-hop-address': GATEWAY6, 'next-hop-interface': interface, 'metric': METRIC6})
     if by_mac:
         iface.update({'identifier': 'mac-address', 'mac-address': mac.upper()})
     body = {'apiVersion': 'nmstate.io/v1', 'kind': 'NodeNetworkConfigurationPolicy', 'metadata': {'name': '%s-egress' % node},
             'spec': {'nodeSelector': {'kubernetes.io/hostname': node},
-                     'desiredState': {'interfaces': [iface], 'routes': {'config': [
-                         {'destination': '0.0.0.0/0', 'next-hop-address': GATEWAY, 'next-hop-interface': interface, 'metric': METRIC}]}}}}
+                     'desiredState': {'interfaces': [iface], 'routes': {'config': routes}}}}
     twin.custom_objects().create_cluster_custom_object(body=body, **NNCP)
 
 
-def forwarding_tuned(twin):
+def forwarding_tuned(twin, ipv6=False):
+    data = FORWARDING_PROFILE + ('net.ipv6.conf.ens224.forwarding=1\n' if ipv6 else '')
     body = {'apiVersion': 'tuned.openshift.io/v1', 'kind': 'Tuned', 'metadata': {'name': 'egress-forwarding'},
-            'spec': {'profile': [{'name': 'egress-forwarding', 'data': FORWARDING_PROFILE}],
+            'spec': {'profile': [{'name': 'egress-forwarding', 'data': data}],
                      'recommend': [{'profile': 'egress-forwarding', 'priority': 25, 'match': [{'label': NODE_LABEL, 'value': 'true'}]}]}}
     twin.custom_objects().create_namespaced_custom_object(body=body, **TUNED)
 
@@ -141,26 +153,36 @@ def adoption_rerun(twin, run_playbook, out, hand_made):
     return run
 
 
-def prepare(twin, machines=True):
-    """Configure the egress network by hand; once every egress IP is assigned, returns what a test compares after a run:
-    {'assignments': assignments(twin), 'host_cidrs': all_host_cidrs(twin)}."""
+def objects(ipv6=False):
+    """{name: spec} of the EgressIP objects made by hand (with `ipv6`, reports has an IPv6 egress IP too)."""
+    specs = dict((name, dict(spec)) for name, spec in OBJECTS.items())
+    for name, ips in (IPV6_OBJECTS.items() if ipv6 else ()):
+        specs[name]['egressIPs'] = list(ips)
+    return specs
+
+
+def prepare(twin, machines=True, ipv6=False):
+    """Configure the egress network by hand (`ipv6`: dual stack, on a dual-stack twin); once every egress IP is assigned,
+    returns what a test compares after a run: {'assignments': assignments(twin), 'host_cidrs': all_host_cidrs(twin)}."""
     add_portgroup(twin)
     for index, node in enumerate(EGRESS_NODES):
         mac = add_nic(twin, node)
-        address_policy(twin, node, mac, kernel_name(twin, node, mac), by_mac=index == 2)
+        address_policy(twin, node, mac, kernel_name(twin, node, mac), by_mac=index == 2, ipv6=ipv6)
         label(twin, node, {NODE_LABEL: 'true'})
-    twin.wait_for(lambda: all('%s/24' % ADDRESSES[node] in host_cidrs(twin, node) for node in EGRESS_NODES), timeout=30,
+    wanted = dict((node, ['%s/24' % ADDRESSES[node]] + (['%s/64' % ADDRESSES6[node]] if ipv6 else [])) for node in EGRESS_NODES)
+    twin.wait_for(lambda: all(set(wanted[node]) <= set(host_cidrs(twin, node)) for node in EGRESS_NODES), timeout=30,
                   what='host-cidrs of the egress nodes to show their base address')
-    forwarding_tuned(twin)
+    forwarding_tuned(twin, ipv6)
     if machines:
         align_machines(twin)
     for node in EGRESS_NODES[:2]:
         label(twin, node, {ASSIGNABLE: ''})
     for name, labels in (('payments', {'team': 'payments'}), ('reports', {'team': 'reports'}), ('legacy', {})):
         twin.core_v1().create_namespace({'metadata': {'name': name, 'labels': labels}})
-    for name, spec in OBJECTS.items():
+    specs = objects(ipv6)
+    for name, spec in specs.items():
         twin.custom_objects().create_cluster_custom_object(
             body={'apiVersion': 'k8s.ovn.org/v1', 'kind': 'EgressIP', 'metadata': {'name': name}, 'spec': spec}, **EGRESSIPS)
-    wanted = sum(len(spec['egressIPs']) for spec in OBJECTS.values())
+    wanted = sum(len(spec['egressIPs']) for spec in specs.values())
     twin.wait_for(lambda: len(assignments(twin)) == wanted, timeout=30, what='every egress IP made by hand to be assigned')
     return {'assignments': assignments(twin), 'host_cidrs': all_host_cidrs(twin)}
