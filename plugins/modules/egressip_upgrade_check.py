@@ -202,8 +202,10 @@ def run(module, _result=None):
             objects=[{'kind': 'option', 'name': 'baseline'}])]}
     elif params['phase'] == 'pre':
         try:
+            dual = network.family(6) if network.first.version == 4 else None
             result = _upgrade.pre(snapshot, read_pools(module.k8s), str(network.cidr), params['objects'], params['target_version'],
-                                  network.ip_forwarding, params['max_unavailable'], params['default_max_unavailable'])
+                                  network.ip_forwarding, params['max_unavailable'], params['default_max_unavailable'],
+                                  ipv6_cidr=str(dual.cidr) if dual is not None else None)
         except ValueError as exc:
             module.fail_json(msg='max_unavailable: %s; give a number (2) or a percentage (10%%).' % exc)
     elif params['phase'] == 'post':
