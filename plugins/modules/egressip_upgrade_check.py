@@ -30,7 +30,6 @@ description:
     and the finding C(upgrade_pools_not_read) says so. O(max_unavailable) overrides both."
   - Read-only; this module never changes anything.
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
 options:
   phase:

@@ -42,8 +42,6 @@ description:
   - Reads one list of Nodes, NodeNetworkStates and Tuned objects and the network operator configuration (and, when
     forwarding is removed from a NIC, the EgressIPs; while waiting, the NodeNetworkStates or the Profiles once per
     O(wait_sleep)); writes at most one object.
-requirements:
-  - kubernetes >= 31.0.0
 options:
   mode:
     description: Where forwarding is turned on, see the description.

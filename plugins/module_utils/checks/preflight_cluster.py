@@ -3,8 +3,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Preflight checks of the cluster: platform, version, the support acknowledgement, IP forwarding, Infrastructure
 nodeNetworking, NMState and the Machine API. Pure: each takes the PreflightContext and returns findings.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -18,7 +18,6 @@ node loses its IPs, and there is no failback, so the IPs end up on the nodes reb
 info; an unassigned IP or a dropped node address is an error.
 For an upgrade of this collection (phase collection): the objects it manages are recognised by their marks
 (`_lifecycle`), then enable converges them and the records before and after must show no move.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,14 +29,7 @@ import re
 from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
-    ADDRESSES_ANNOTATION,
-    EGRESS_ASSIGNABLE_LABEL,
-    HOSTNAME_LABEL,
-    is_managed,
-    MANAGED_BY_LABEL,
-    MANAGED_BY_VALUE,
-    NODE_ANNOTATION,
-)
+    ADDRESSES_ANNOTATION, EGRESS_ASSIGNABLE_LABEL, HOSTNAME_LABEL, is_managed, MANAGED_BY_LABEL, MANAGED_BY_VALUE, NODE_ANNOTATION)
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_facts as _migrate_facts
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_forwarding as _migrate_forwarding

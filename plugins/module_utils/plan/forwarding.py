@@ -4,8 +4,6 @@
 """IP forwarding on the secondary NIC, as pure functions (no I/O): the Node Tuning Operator ``Tuned`` that sets
 ``net.ipv4.conf.<if>.forwarding=1`` (and ``net.ipv6.conf.<if>.forwarding=1`` for IPv6) on exactly those interfaces (DOMAIN.md section 5 item 3), its progress per node, the
 global mode of the Network operator, and the plan of ocp.egressip.ip_forwarding.
-
-Private module_util: no API promise outside this collection.
 """
 
 

@@ -7,8 +7,10 @@ mode it yields info findings only.
 """
 
 import copy
+import functools
 import ipaddress
 import json
+import operator
 
 import pytest
 
@@ -87,10 +89,7 @@ def test_nothing_requested_gives_only_cluster_level_findings():
 
 def _set(path, value):
     def mutate(snap):
-        target = snap
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = value
+        functools.reduce(operator.getitem, path[:-1], snap)[path[-1]] = value
     return mutate
 
 
