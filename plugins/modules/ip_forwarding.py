@@ -275,12 +275,17 @@ def guard_removal(module, snapshot, current, desired, networks):
     stranded = fw.forwarding_stranded(removed, states, kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None), networks)
     if stranded:
         raise Refused([catalogue_finding(
-            'node_forwarding_hosts_egress_ips', 'removing %s forwarding (%s) from %s of node %s would drop the traffic of %s egress '
-            'IP(s) %s it hosts.%s' % (fw.family_name(version), ', '.join('%s=1' % fw.forwarding_sysctl(name, version) for name in interfaces),
-                                    ', '.join(interfaces), node, fw.family_name(version),
-                                    ', '.join('%s (EgressIP %s)' % (ip, name) for name, ip in ips), _keep_hint(version)),
+            'node_forwarding_hosts_egress_ips', _stranded_message(node, version, interfaces, ips),
             objects=[{'kind': 'Node', 'name': node}] + [{'kind': 'EgressIP', 'name': name} for name in sorted(set(n for n, _ip in ips))])
             for node, version, interfaces, ips in stranded])
+
+
+def _stranded_message(node, version, interfaces, ips):
+    family = fw.family_name(version)
+    sysctls = ', '.join('%s=1' % fw.forwarding_sysctl(name, version) for name in interfaces)
+    hosted = ', '.join('%s (EgressIP %s)' % (ip, name) for name, ip in ips)
+    return 'removing %s forwarding (%s) from %s of node %s would drop the traffic of %s egress IP(s) %s it hosts.%s' % (
+        family, sysctls, ', '.join(interfaces), node, family, hosted, _keep_hint(version))
 
 
 def _keep_hint(version):

@@ -252,8 +252,8 @@ def forwarding_findings(snapshot, rows, ip_forwarding, ipv6=False):
     parts = ['%s%s' % (', '.join(names), label) for names, label in ((off, ' (IPv4)' if ipv6 else ''), (off6, ' (IPv6)')) if names]
     return [catalogue_finding(
         'node_ip_forwarding_off', 'IP forwarding is off on the secondary NIC of %s (neither ipForwarding: Global nor a Tuned profile they '
-        'run sets it)%s.' % ('; '.join(parts), '; with ip_forwarding: external it may come from a MachineConfig, which is not read'
-                              if external else ''),
+        'run sets it)%s.' % ('; '.join(parts), ('; with ip_forwarding: external it may come from a MachineConfig, which is not read'
+                                                if external else '')),
         objects=[{'kind': 'Node', 'name': name} for name in sorted(set(off + off6))], severity=WARNING if external else ERROR)]
 
 

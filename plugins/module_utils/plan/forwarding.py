@@ -2,8 +2,8 @@
 # Copyright: contributors to the ocp.egressip collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """IP forwarding on the secondary NIC, as pure functions (no I/O): the Node Tuning Operator ``Tuned`` that sets
-``net.ipv4.conf.<if>.forwarding=1`` (and ``net.ipv6.conf.<if>.forwarding=1`` for IPv6) on exactly those interfaces (DOMAIN.md section 5 item 3), its progress per node, the
-global mode of the Network operator, and the plan of ocp.egressip.ip_forwarding.
+``net.ipv4.conf.<if>.forwarding=1`` (and ``net.ipv6.conf.<if>.forwarding=1`` for IPv6) on exactly those interfaces
+(DOMAIN.md section 5 item 3), its progress per node, the global mode of the Network operator, and the plan of ocp.egressip.ip_forwarding.
 """
 
 
