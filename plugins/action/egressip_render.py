@@ -20,14 +20,7 @@ from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
-    ADDRESSES_ANNOTATION,
-    EGRESS_ASSIGNABLE_LABEL,
-    HOSTNAME_LABEL,
-    is_managed,
-    MANAGED_BY_LABEL,
-    MANAGED_BY_VALUE,
-    NODE_ANNOTATION,
-)
+    ADDRESSES_ANNOTATION, EGRESS_ASSIGNABLE_LABEL, HOSTNAME_LABEL, is_managed, MANAGED_BY_LABEL, MANAGED_BY_VALUE, NODE_ANNOTATION)
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import egressip_validation as validation
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import permissions
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import guard_manifests as gm

@@ -111,6 +111,8 @@ notes:
   - Errors name the kubeconfig or the API URL, never the token.
   - Like client-go, a request the API answers C(429 Too Many Requests) is repeated after its C(Retry-After) (at most 10 s,
     4 times); a read answered C(503) or cut by a connection reset is repeated with a backoff of 0.5 to 4 s; a write is never repeated otherwise.
+requirements:
+  - kubernetes >= 31.0.0 (only for a kubeconfig user with an C(exec) or C(auth-provider) credential plugin)
 '''
 
 

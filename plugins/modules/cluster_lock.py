@@ -35,8 +35,6 @@ description:
   - O(state=released) gives the Lease up (no holder; C(leaseTransitions) stays). Releasing a Lease this run does not
     hold changes nothing (idempotent); when another holder has it, the result warns with C(cluster_lock_lost).
   - Check mode writes nothing - the lock is not taken - but a lock held by another run is reported as a warning.
-requirements:
-  - kubernetes >= 31.0.0
 options:
   state:
     description: V(acquired) takes the lock (or waits for it), V(held) renews it until the run ends, V(released) gives it up.

@@ -35,7 +35,6 @@ description:
   - O(state=absent) removes the labels this collection set (same guards), for example before the secondary network is
     taken down, and the C(egressip.ocp/remediated-at) annotation remediations wrote (the guard's hold-down record).
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
 options:
   selector:

@@ -38,7 +38,6 @@ description:
   - Reads one list of EgressIPs and one list of Nodes (Events only when a wait times out). A run that changes
     nothing and finds every IP assigned costs these two requests, whatever the number of objects and nodes.
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
 options:
   objects:

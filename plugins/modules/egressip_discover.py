@@ -33,7 +33,6 @@ description:
     with an earlier record (RV(comparison)); moved or unassigned egress IPs and dropped node addresses are error findings.
   - Read-only; this module never changes anything in the cluster or in vCenter.
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
   - pyvmomi >= 9.0.0
 options:

@@ -32,7 +32,6 @@ description:
     (OVN-Kubernetes does no failback).
   - Idempotent - a node already in the requested state is left alone (C(changed=false)), nothing is measured.
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
   - pyvmomi >= 9.0.0 (only for V(disconnect_nic) and V(power_off))
 options:

@@ -23,7 +23,6 @@ description:
   - Costs two API requests up to 500 Nodes and 500 EgressIPs, one list of each; a list is read in pages of 500 items beyond that.
   - Read-only; this module never changes anything in the cluster.
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
   - jmespath >= 1.0.1 (only with O(query))
 options:

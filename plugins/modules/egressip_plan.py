@@ -27,7 +27,6 @@ description:
     C(egressip_single_point_of_failure)).
   - Read-only. Reads one list of Nodes and one list of EgressIPs.
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
 options:
   objects:

@@ -37,7 +37,6 @@ description:
   - Runs on the controller (an action plugin), where O(dest) is; the Kubernetes connection options and their
     C(K8S_AUTH_*) environment variables are read from the task and the controller's environment.
 requirements:
-  - kubernetes >= 31.0.0 (on the controller)
   - netaddr >= 1.3.0 (on the controller)
   - PyYAML (on the controller; comes with ansible-core)
 options:

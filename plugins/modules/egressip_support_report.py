@@ -29,7 +29,6 @@ description:
     configuration or O(about) key that names a credential is dropped.
   - Never fails because of findings; it fails only when the cluster (or vCenter) cannot be read.
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
   - pyvmomi >= 9.0.0 (only with O(datacenter) and O(cluster))
 options:

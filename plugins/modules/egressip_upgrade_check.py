@@ -30,7 +30,6 @@ description:
     and the finding C(upgrade_pools_not_read) says so. O(max_unavailable) overrides both."
   - Read-only; this module never changes anything.
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
 options:
   phase:
@@ -202,8 +201,10 @@ def run(module, _result=None):
             objects=[{'kind': 'option', 'name': 'baseline'}])]}
     elif params['phase'] == 'pre':
         try:
+            dual = network.family(6) if network.first.version == 4 else None
             result = _upgrade.pre(snapshot, read_pools(module.k8s), str(network.cidr), params['objects'], params['target_version'],
-                                  network.ip_forwarding, params['max_unavailable'], params['default_max_unavailable'])
+                                  network.ip_forwarding, params['max_unavailable'], params['default_max_unavailable'],
+                                  ipv6_cidr=str(dual.cidr) if dual is not None else None)
         except ValueError as exc:
             module.fail_json(msg='max_unavailable: %s; give a number (2) or a percentage (10%%).' % exc)
     elif params['phase'] == 'post':

@@ -50,7 +50,6 @@ description:
     404 on them leaves the name or ID unknown (said in the report), never fails the run.
   - Read-only unless O(remediate=true) finds a blackhole; the probe pods of O(wire) are deleted again.
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
   - pyvmomi >= 9.0.0 (only with O(datacenter))
 options:

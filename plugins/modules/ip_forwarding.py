@@ -32,17 +32,16 @@ description:
     check mode) the module waits until the Profile of every listed node runs the collection's profile with C(Applied)
     true and C(Degraded) not true, and fails naming each node and TuneD's message (C(node_forwarding_degraded)), or each
     node still pending after O(wait_timeout) (C(node_forwarding_timeout))."
-  - "A write that removes forwarding from a NIC (O(state=absent), or a node left out of O(nodes)) is refused while the
-    node hosts egress IPs of the secondary network (C(node_forwarding_hosts_egress_ips): inside O(network), or
-    without it inside the subnet of an address NodeNetworkState shows on that NIC), unless O(force=true). A refusal
-    writes nothing, in check mode too."
+  - "A write that removes forwarding of a family from a NIC (O(state=absent), a node left out of O(nodes), or the IPv6
+    sysctl when neither O(ipv6) nor O(network) asks for IPv6 any longer) is refused while the node hosts egress IPs of
+    that family (C(node_forwarding_hosts_egress_ips), naming the family): IPs inside the O(network) of that family, or,
+    when O(network) has none of that family, inside the subnet of an address NodeNetworkState shows on that NIC. IPv4
+    and IPv6 count alike, unless O(force=true). A refusal writes nothing, in check mode too."
   - O(state=absent) deletes the C(Tuned) of the collection (O(mode=per_interface)) or sets C(ipForwarding) back to
     C(Restricted) (O(mode=global)).
   - Reads one list of Nodes, NodeNetworkStates and Tuned objects and the network operator configuration (and, when
     forwarding is removed from a NIC, the EgressIPs; while waiting, the NodeNetworkStates or the Profiles once per
     O(wait_sleep)); writes at most one object.
-requirements:
-  - kubernetes >= 31.0.0
 options:
   mode:
     description: Where forwarding is turned on, see the description.
@@ -276,10 +275,23 @@ def guard_removal(module, snapshot, current, desired, networks):
     stranded = fw.forwarding_stranded(removed, states, kube.list_objects(module.k8s, kube.EGRESSIPS, absent=None), networks)
     if stranded:
         raise Refused([catalogue_finding(
-            'node_forwarding_hosts_egress_ips', 'removing IP forwarding from %s of node %s would drop the traffic of egress IP(s) %s it '
-            'hosts.' % (', '.join(interfaces), node, ', '.join('%s (EgressIP %s)' % (ip, name) for name, ip in ips)),
+            'node_forwarding_hosts_egress_ips', _stranded_message(node, version, interfaces, ips),
             objects=[{'kind': 'Node', 'name': node}] + [{'kind': 'EgressIP', 'name': name} for name in sorted(set(n for n, _ip in ips))])
-            for node, interfaces, ips in stranded])
+            for node, version, interfaces, ips in stranded])
+
+
+def _stranded_message(node, version, interfaces, ips):
+    family = fw.family_name(version)
+    sysctls = ', '.join('%s=1' % fw.forwarding_sysctl(name, version) for name in interfaces)
+    hosted = ', '.join('%s (EgressIP %s)' % (ip, name) for name, ip in ips)
+    return 'removing %s forwarding (%s) from %s of node %s would drop the traffic of %s egress IP(s) %s it hosts.%s' % (
+        family, sysctls, ', '.join(interfaces), node, family, hosted, _keep_hint(version))
+
+
+def _keep_hint(version):
+    if version != 6:
+        return ''
+    return ' To keep it, set ipv6: true or give the IPv6 family in network (network.ipv6, or an IPv6 network.cidr).'
 
 
 def write_tuned(module, result, current, desired):

@@ -43,7 +43,6 @@ description:
     parallel (at most 8 at once); a patch that fails does not stop the others, and the module then fails naming each
     object whose patch failed, so a rerun has only those left.
 requirements:
-  - kubernetes >= 31.0.0
   - pyvmomi >= 9.0.0
 options:
   network:

@@ -59,7 +59,6 @@ description:
     policy never rolls a node back), waits for that, then deletes the policy; refused while the node hosts
     egress IPs in that subnet unless O(force=true).
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
 options:
   nodes:

@@ -31,7 +31,6 @@ description:
   - Fails when any error finding exists, unless O(fail_on_error=false); the findings are returned either way.
   - Read-only; this module never changes anything in the cluster or in vCenter.
 requirements:
-  - kubernetes >= 31.0.0
   - netaddr >= 1.3.0
   - pyvmomi >= 9.0.0 (only with O(datacenter) and O(cluster))
 options:

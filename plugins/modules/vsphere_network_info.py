@@ -23,7 +23,6 @@ description:
   - Read-only; this module never changes anything in vCenter or in the cluster.
 requirements:
   - pyvmomi >= 9.0.0
-  - kubernetes >= 31.0.0 (only with O(node_names) or O(node_selector))
 options:
   cluster:
     description:

@@ -51,7 +51,6 @@ description:
     C(vsphere_vm_nic_duplicate_removed).
 requirements:
   - pyvmomi >= 9.0.0
-  - kubernetes >= 31.0.0 (with O(node_names), O(node_selector), or O(state=absent))
 options:
   datacenter:
     description:

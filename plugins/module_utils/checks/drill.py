@@ -16,8 +16,6 @@ feeds both in. DOMAIN.md section 7 holds the facts the drill shows:
   ``ignore-carrier`` the address goes and the IPs move (measured like a label removal); with it
   nothing moves and the IPs are blackholed until someone removes the label (verify with
   remediation does, and the drill measures that too).
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -26,8 +26,6 @@ How each value is found (DOMAIN.md sections 2-8):
 The readers of each value are in migrate_facts.py, IP forwarding in migrate_forwarding.py, the report files and
 their Markdown in reports/migrate.py; this file holds the Discovery that puts them together (`discover`) and the
 preflight configuration of the discovered variables.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

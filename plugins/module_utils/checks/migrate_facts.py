@@ -9,8 +9,6 @@ port group (standard or distributed) and its VLAN, the default routes (gateway a
 the egress node selector, the NMState policies that configure a NIC, and the EgressIP objects (which are adopted,
 which are left alone, those of the SDN migration). checks/migrate.py's Discovery puts them together; upgrade reads
 some of them too. IP forwarding is in migrate_forwarding.py.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

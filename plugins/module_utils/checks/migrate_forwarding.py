@@ -5,8 +5,6 @@
 the Tuned profile the Node Tuning Operator gives each egress node (its recommend rules, the lowest priority number
 first) and what that profile and its custom includes set. Forwarding set in a hand-made profile is taken over by the
 collection's Tuned (per_interface) when the profile sets nothing else, and left to the user (external) otherwise.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -3,8 +3,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Preflight checks of the cluster: platform, version, the support acknowledgement, IP forwarding, Infrastructure
 nodeNetworking, NMState and the Machine API. Pure: each takes the PreflightContext and returns findings.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -112,14 +110,16 @@ def forwarding_state(snapshot):
     """How IP forwarding is enabled today.
 
     {'ip_forwarding': gatewayConfig.ipForwarding ('Restricted' when unset), 'global': bool,
-     'by_hostname': {hostname: [interfaces]} (Tuned recommended per hostname, as the collection writes it),
+     'by_hostname': {hostname: [interfaces]} (IPv4 forwarding by a Tuned recommended per hostname, as the collection writes it),
+     'by_hostname6': the same for IPv6 (net.ipv6.conf.<if>.forwarding),
      'other_profiles': [tuned/profile] (profiles with a forwarding sysctl recommended some other way)}
     """
     mode = fw.cluster_ip_forwarding(snapshot.get('network_operator')) or 'Restricted'
-    state = {'ip_forwarding': mode, 'global': mode == 'Global', 'by_hostname': {}, 'other_profiles': []}
+    state = {'ip_forwarding': mode, 'global': mode == 'Global', 'by_hostname': {}, 'by_hostname6': {}, 'other_profiles': []}
     for tuned in snapshot.get('tuneds') or []:
-        for hostname, interfaces in fw.forwarded_interfaces(tuned).items():
-            state['by_hostname'].setdefault(hostname, set()).update(interfaces)
+        for version, key in ((4, 'by_hostname'), (6, 'by_hostname6')):
+            for hostname, interfaces in fw.forwarded_interfaces(tuned, version).items():
+                state[key].setdefault(hostname, set()).update(interfaces)
         recommended_by_hostname = set(item.get('profile') for item in _dig(tuned, 'spec', 'recommend') or []
                                       if any(match.get('label') == HOSTNAME_LABEL for match in item.get('match') or []))
         for profile in _dig(tuned, 'spec', 'profile') or []:
@@ -127,8 +127,22 @@ def forwarding_state(snapshot):
                           if match.group(1) not in pc.OVN_MANAGED_INTERFACES]
             if interfaces and profile.get('name') not in recommended_by_hostname:
                 state['other_profiles'].append('%s/%s' % (_name(tuned), profile.get('name')))
-    state['by_hostname'] = dict((hostname, sorted(interfaces)) for hostname, interfaces in state['by_hostname'].items())
+    for key in ('by_hostname', 'by_hostname6'):
+        state[key] = dict((hostname, sorted(interfaces)) for hostname, interfaces in state[key].items())
     return state
+
+
+def _uncovered(ctx, state, nodes):
+    """(node names, sysctl text) of the nodes no Tuned forwards on, per family the secondary network has (IPv6 too)."""
+    versions = sorted(family.version for family in ctx.network.families) if ctx.network is not None else [4]
+    uncovered, keys = [], []
+    for version in versions:
+        by_hostname = state['by_hostname6' if version == 6 else 'by_hostname']
+        missing = [_name(node) for node in nodes if not by_hostname.get(_labels(node).get(HOSTNAME_LABEL, _name(node)))]
+        if missing:
+            keys.append('net.ipv%d.conf.<interface>.forwarding=1' % version)
+        uncovered += [name for name in missing if name not in uncovered]
+    return uncovered, ' or '.join(keys)
 
 
 def check_ip_forwarding(ctx):
@@ -138,13 +152,13 @@ def check_ip_forwarding(ctx):
     if state['global']:
         return []
     nodes = ctx.capable_nodes() if ctx.mode == pc.AUDIT else ctx.selected_nodes
-    uncovered = [_name(node) for node in nodes if not state['by_hostname'].get(_labels(node).get(HOSTNAME_LABEL, _name(node)))]
+    uncovered, keys = _uncovered(ctx, state, nodes)
     if not uncovered:
         return []
     choice = ctx.network_config.get('ip_forwarding') or 'per_interface'
     objects = [{'kind': 'Node', 'name': name} for name in uncovered[:20]]
     found = ('IP forwarding is not enabled for the secondary NIC of node(s) %s: gatewayConfig.ipForwarding is %s and no '
-             'Tuned profile sets net.ipv4.conf.<interface>.forwarding=1 for them.' % (pc.names_text(uncovered), state['ip_forwarding']))
+             'Tuned profile sets %s for them.' % (pc.names_text(uncovered), state['ip_forwarding'], keys))
     unknown = ''
     if state['other_profiles']:
         unknown = (' Tuned profile(s) %s set forwarding but are recommended by other rules, which preflight does not '

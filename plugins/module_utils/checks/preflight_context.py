@@ -3,8 +3,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The context every preflight check reads: the snapshot of the cluster and vCenter (its shape is in preflight.py),
 parsed once, and the small readers and constants the checks share. Pure: no I/O.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -4,8 +4,6 @@
 """Preflight checks of the secondary network and the egress side: overlaps, the address plan, the route metric,
 reachability, the egress nodes and capacity, the selected namespaces and pods, EgressIPs already on the primary
 network, and the EgressIP plan. Pure: each takes the PreflightContext and returns findings.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

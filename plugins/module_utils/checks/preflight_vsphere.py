@@ -7,8 +7,6 @@ the PreflightContext and returns findings.
 With failure domains (egressip_vsphere.failure_domains; the snapshot's vsphere.domains, snapshot/cluster.py) every check
 runs once per domain on that domain's read (its datacenter and cluster), port group and nodes (model/failure_domains.py
 map_nodes); each message names the domain, and a port group missing in a domain is failure_domain_portgroup_missing.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -18,7 +18,6 @@ node loses its IPs, and there is no failback, so the IPs end up on the nodes reb
 info; an unassigned IP or a dropped node address is an error.
 For an upgrade of this collection (phase collection): the objects it manages are recognised by their marks
 (`_lifecycle`), then enable converges them and the records before and after must show no move.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -30,17 +29,11 @@ import re
 from ansible_collections.ocp.egressip.plugins.module_utils.core.libraries import netaddr
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import (
-    ADDRESSES_ANNOTATION,
-    EGRESS_ASSIGNABLE_LABEL,
-    HOSTNAME_LABEL,
-    is_managed,
-    MANAGED_BY_LABEL,
-    MANAGED_BY_VALUE,
-    NODE_ANNOTATION,
-)
+    ADDRESSES_ANNOTATION, EGRESS_ASSIGNABLE_LABEL, HOSTNAME_LABEL, is_managed, MANAGED_BY_LABEL, MANAGED_BY_VALUE, NODE_ANNOTATION)
 from ansible_collections.ocp.egressip.plugins.module_utils.model import lifecycle as _lifecycle
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_facts as _migrate_facts
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate_forwarding as _migrate_forwarding
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import forwarding as fw
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egress_network import node_networks_from_node, parse_ip
@@ -105,15 +98,16 @@ def capable_nodes(snapshot, cidr):
                    if EGRESS_ASSIGNABLE_LABEL in _labels(node) and node_ready(node) and holds_subnet(node, cidr)), key=_name)
 
 
-def egress_objects(snapshot, cidr, objects):
-    """[(name, number of IPs)]: the objects of the variables file, else the cluster's EgressIPs on the subnet."""
+def egress_objects(snapshot, cidr, objects, ipv6_cidr=None):
+    """[(name, number of IPs)]: the objects of the variables file, else the cluster's EgressIPs on the subnet (every IP in
+    `cidr` or, on a dual-stack secondary network, in `ipv6_cidr`: an object may mix the families)."""
     if objects:
         return [(entry.get('name'), len(entry.get('egress_ips') or [])) for entry in objects]
-    network = netaddr.IPNetwork(cidr)
+    networks = [netaddr.IPNetwork(text) for text in (cidr, ipv6_cidr) if text]
     result = []
     for egressip in snapshot.get('egressips') or []:
         ips = [parse_ip(ip) for ip in _migrate_facts.spec_ips(egressip)]
-        if ips and all(ip is not None and ip.version == network.version and ip in network for ip in ips):
+        if ips and all(ip is not None and any(ip.version == network.version and ip in network for network in networks) for ip in ips):
             result.append((_name(egressip), len(ips)))
     return sorted(result)
 
@@ -233,31 +227,55 @@ def nmstate_findings(snapshot, rows):
     return findings
 
 
-def forwarding_findings(snapshot, rows, ip_forwarding):
+def ipv6_forwarding_off(snapshot, rows):
+    """Nodes of `rows` whose running profile does not set net.ipv6.conf.<if>.forwarding=1 (nor the IPv6 all switch), unless Global."""
+    if fw.cluster_ip_forwarding(snapshot.get('network_operator')) == 'Global':
+        return []
+    tuneds = snapshot.get('tuneds') or []
+    nodes = dict((_name(node), node) for node in snapshot.get('nodes') or [])
+    off = []
+    for row in rows:
+        _tuned, profile = _migrate_forwarding.effective_profile(nodes[row['node']], tuneds)
+        if not (profile and row.get('interface') and fw.forwarding_in_profile(profile, tuneds, row['interface'], 6)):
+            off.append(row['node'])
+    return off
+
+
+def forwarding_findings(snapshot, rows, ip_forwarding, ipv6=False):
+    """node_ip_forwarding_off for the nodes whose NIC does not forward IPv4 (or, with `ipv6`, IPv6: per family as enable sets it)."""
     _choice, _findings, state = _migrate_forwarding.forwarding_choice(snapshot, rows)
     off = [row['node'] for row in rows if state.get(row['node']) == 'off']
-    if not off:
+    off6 = ipv6_forwarding_off(snapshot, rows) if ipv6 else []
+    if not (off or off6):
         return []
     external = ip_forwarding == 'external'
+    parts = ['%s%s' % (', '.join(names), label) for names, label in ((off, ' (IPv4)' if ipv6 else ''), (off6, ' (IPv6)')) if names]
     return [catalogue_finding(
         'node_ip_forwarding_off', 'IP forwarding is off on the secondary NIC of %s (neither ipForwarding: Global nor a Tuned profile they '
-        'run sets it)%s.' % (', '.join(off), '; with ip_forwarding: external it may come from a MachineConfig, which is not read' if external
-                             else ''), objects=[{'kind': 'Node', 'name': name} for name in off], severity=WARNING if external else ERROR)]
+        'run sets it)%s.' % ('; '.join(parts), ('; with ip_forwarding: external it may come from a MachineConfig, which is not read'
+                                                if external else '')),
+        objects=[{'kind': 'Node', 'name': name} for name in sorted(set(off + off6))], severity=WARNING if external else ERROR)]
 
 
 # --- the phases -----------------------------------------------------------------------------------
 
-def pre(snapshot, pools, cidr, objects=None, target=None, ip_forwarding='per_interface', override=None, default=DEFAULT_MAX_UNAVAILABLE):
-    """Checks before an OpenShift upgrade, and the record to compare with afterwards."""
+def pre(snapshot, pools, cidr, objects=None, target=None, ip_forwarding='per_interface', override=None, default=DEFAULT_MAX_UNAVAILABLE,
+        ipv6_cidr=None):
+    """Checks before an OpenShift upgrade, and the record to compare with afterwards.
+
+    `cidr` is the first family of the secondary network (capable nodes, base addresses); `ipv6_cidr` its IPv6 family when
+    dual-stack. IPv6 forwarding is checked when either is IPv6."""
     current = cluster_version(snapshot)
     wanted, source = target_version(snapshot, target)
     findings = version_findings(current, wanted, source)
     capable = capable_nodes(snapshot, cidr)
     unavailable, pool_rows, pool_findings = rebooting_at_once(capable, snapshot.get('nodes') or [], pools, override, default)
     pools_text = ', '.join('%s maxUnavailable %s' % (row['pool'], row['max_unavailable']) for row in pool_rows) or 'no pool holds them'
-    rows, capacity_findings = capacity_rows(egress_objects(snapshot, cidr, objects), capable, unavailable, pools_text)
+    rows, capacity_findings = capacity_rows(egress_objects(snapshot, cidr, objects, ipv6_cidr), capable, unavailable, pools_text)
     addresses = node_address_rows(snapshot, capable, cidr)
-    findings += pool_findings + capacity_findings + nmstate_findings(snapshot, addresses) + forwarding_findings(snapshot, addresses, ip_forwarding)
+    ipv6 = bool(ipv6_cidr) or netaddr.IPNetwork(cidr).version == 6
+    findings += (pool_findings + capacity_findings + nmstate_findings(snapshot, addresses)
+                 + forwarding_findings(snapshot, addresses, ip_forwarding, ipv6))
     return {'findings': dedupe(findings), 'versions': {'current': current, 'target': wanted, 'target_source': source},
             'capacity': rows, 'pools': pool_rows, 'egress_nodes': [dict(row, policies=[name for name, _m, _a in row['policies']])
                                                                    for row in addresses],

@@ -11,7 +11,6 @@ value of the wrong type, out of bounds or malformed. Messages name the public va
 converts module options (``"200"`` is an integer, ``"yes"`` a boolean), so a templated value passes;
 ``normalized(variables)`` returns them converted. Rules owned elsewhere (addresses, EgressIP objects, the address
 plan) stay there and are called by preflight; what is here is the shape every step relies on.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -48,16 +47,9 @@ class Field:
 
     def __init__(self, kind, keys=None, element=None, minimum=None, maximum=None, choices=None, required=(), check=None,
                  example=None, secret=False):
-        self.kind = kind
-        self.keys = keys or {}
-        self.element = element
-        self.minimum = minimum
-        self.maximum = maximum
-        self.choices = choices
-        self.required = required
-        self.check = check
-        self.example = example
-        self.secret = secret
+        self.kind, self.keys, self.element, self.required = kind, keys or {}, element, required
+        self.minimum, self.maximum, self.choices = minimum, maximum, choices
+        self.check, self.example, self.secret = check, example, secret
 
 
 def _str(check=None, example=None):

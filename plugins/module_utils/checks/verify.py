@@ -37,8 +37,6 @@ Snapshot (``build_snapshot``, from one list per kind and one batched vCenter rea
           'switch_hosts': [member hosts of the distributed switch] or None,
           'vms': {node name: {'name', 'moid', 'host', 'power_state', 'nics': [nic facts]}},
           'findings': [findings of the vCenter read: port group missing, node without VM]}}
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

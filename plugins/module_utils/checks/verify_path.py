@@ -9,8 +9,6 @@ the ESXi host the VM runs on now); the node's base address on that NIC (``addres
 carrier loss of a disconnected vNIC (what NetworkManager did, and the what-if choice ``carrier_loss_choice``); the
 route via the gateway; IPv4 forwarding on the NIC (Node Tuning Operator Profiles). ``node_path`` puts them together
 into one node row, with ``path`` one of the PATH_* values and the blackhole kinds found. No I/O.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -10,8 +10,6 @@ several files merge, the first file to define a cluster, user or context by name
 a client certificate or a user name and password is read here. A user with ``exec`` or ``auth-provider`` (a
 credential plugin) is handed to the kubernetes library's loader, imported only then: importing the library costs
 0.2 s of CPU in every module run, as much as a whole no-op run of some modules (docs/benchmarks.md).
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -47,22 +45,14 @@ class Connection(object):
     """
 
     def __init__(self, host=None):
-        self.host = host
-        self.authorization = None
-        self.verify_ssl = True
-        self.ssl_ca_cert = None
-        self.ca_cert_data = None
-        self.cert_file = None
-        self.key_file = None
-        self.tls_server_name = None
-        self.proxy = None
-        self.no_proxy = None  # comma-separated hosts, domains, IPs or CIDRs the proxy is not used for
-        self.proxy_from_env = False  # the proxy came from HTTPS_PROXY/HTTP_PROXY (then NO_PROXY applies too)
+        self.host, self.authorization, self.verify_ssl = host, None, True
+        self.ssl_ca_cert = self.ca_cert_data = self.cert_file = self.key_file = self.tls_server_name = None
+        # no_proxy: comma-separated hosts, domains, IPs or CIDRs the proxy is not used for; proxy_from_env: the proxy came
+        # from HTTPS_PROXY/HTTP_PROXY (then NO_PROXY applies too)
+        self.proxy, self.no_proxy, self.proxy_from_env = None, None, False
         # kubeconfig `as`, `as-groups`, `as-uid`, `as-user-extra`: sent as Impersonate-* headers, as kubectl does
-        self.impersonate_user = None
-        self.impersonate_groups = []
-        self.impersonate_uid = None
-        self.impersonate_extra = {}
+        self.impersonate_user = self.impersonate_uid = None
+        self.impersonate_groups, self.impersonate_extra = [], {}
         self.secrets = set()
 
     def set_token(self, token):

@@ -7,7 +7,6 @@ Pure parts (times, expiry, the bodies written, messages) and the few I/O helpers
 K8sClient.request, the owning ansible-playbook process through /proc (Linux). A Lease is free when it
 has no holder, or when its holder did not renew it within leaseDurationSeconds (renewTime by the API's
 record, or no change seen by this process for that long, which holds whatever the clocks say).
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -8,8 +8,6 @@
 first use, from flat or nested options), the check of the Python libraries a module declares, and the end of
 the run: ``run()`` turns a Refused or a ModuleFailure into the failure result and drops the diff unless asked.
 pyVmomi is imported only when a module reads vCenter, so a Kubernetes-only run does not pay for it.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

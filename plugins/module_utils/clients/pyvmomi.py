@@ -14,8 +14,6 @@ policy, storage monitoring, ESX agent manager, first-class disks, vSAN health): 
 its module imports (``pyVmomi._typeinfos``), and a module listed as None in ``sys.modules`` does not. That saves a
 quarter of pyVmomi's import time (about 0.1 s of CPU per module run); the ``vim``, ``vmodl`` and query types, which are
 all the collection uses, are loaded as usual.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

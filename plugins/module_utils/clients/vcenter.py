@@ -7,7 +7,6 @@ Each read costs a fixed number of vCenter calls whatever the number of hosts or 
 retrieval per object family, one retrieval by reference for details (the hosts' network systems, the VMs'
 devices). Objects are found by name, moid or BIOS UUID from those reads, never one object at a time.
 Preflight, verify, the drill and the vSphere modules read through here; vsphere_network_io.py holds the writes.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

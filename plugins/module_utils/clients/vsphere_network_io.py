@@ -6,7 +6,6 @@
 The reads are vcenter.py's (the one vCenter reader): they keep the raw vSphere objects a write needs
 (a port group's current spec, a VM's devices) next to the plain views the plans compare. Writes are built from the plan;
 VM reconfigure tasks run in parallel with a bound and are polled together in one read.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

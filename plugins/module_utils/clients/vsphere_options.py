@@ -5,8 +5,6 @@
 """The vCenter connection options, apart from the connection code (no pyVmomi import), so that a module that
 connects to vCenter only sometimes can take them without loading pyVmomi: machineset_network given ``vms``. (The
 other Kubernetes-first modules with optional vCenter still import the connection code at start.)
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

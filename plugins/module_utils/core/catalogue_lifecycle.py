@@ -2,9 +2,6 @@
 # Copyright: contributors to the ocp.egressip collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The catalogue entries of the lifecycle: migrate, upgrade, disable, the cluster lock and the permissions of the credentials.
-
-Data only: core/catalogue.py merges the areas into CATALOGUE and builds findings from it. Private module_util: no API
-promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -4,8 +4,6 @@
 """Every Kubernetes kind the collection touches (KINDS): group, version, plural, scope, the singleton's name and what a
 404 of its API means, with the paths and names derived from them. Pure data: the plans build objects of these kinds,
 the one API layer (clients/kube.py, which makes these names its own) reads and writes them.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

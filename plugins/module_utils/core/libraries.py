@@ -5,8 +5,6 @@
 
 A module that needs it declares it (``EgressModule(libraries=('netaddr',))``, clients/module.py), which fails the
 run with missing_required_lib before any code that uses it runs; importing this file never fails.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -10,8 +10,6 @@ line every ``progress_interval`` seconds while it runs (plugin_utils/progress.No
 module said it awaits: ``note()`` writes that text to the file the action plugin named in the ``progress_file``
 option, replacing the previous note. Without that option (a module run by hand, by ansible-test, in a unit test)
 ``note()`` does nothing.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

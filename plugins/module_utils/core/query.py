@@ -5,7 +5,6 @@
 """The ``query`` option of the info modules: a JMESPath expression applied to the result.
 
 Compile the expression before any API request, so a typo fails at once and costs nothing.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

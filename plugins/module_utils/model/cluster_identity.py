@@ -16,7 +16,6 @@ them) and passes the time. From what was read:
   a report whose cluster is partly unknown is still a report, so none of these is a failure.
 
 ``generated_at`` is the time in UTC, ISO 8601 to the second (``2026-11-30T10:00:00Z``).
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -20,7 +20,6 @@ zone/region labels; a node that matches no domain (or several) is a finding, nev
 
 A domain (dict): {'name', 'region', 'zone', 'server', 'datacenter', 'cluster', 'compute_cluster', 'resource_pool',
 'folder', 'portgroup': {...}}.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

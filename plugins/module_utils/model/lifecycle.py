@@ -25,7 +25,6 @@ The marks of the collection (what "created by this collection" means, in every v
 
 No object records the version of the collection that wrote it: a converging run re-renders every
 marked object from the variables file and patches only its managed part.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -9,8 +9,6 @@ what each object still needs, and ``outcomes`` explores every order and every ti
 budget, falls back to a sound over-approximation from load bounds. An outcome is a set of tokens per (object, IP): a
 node name, or ``'!'`` + the reason of the event OVN-K gives when the IP stays unassigned (``describe`` splits them).
 The rules modelled are in placement.py's docstring.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

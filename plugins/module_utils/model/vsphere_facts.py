@@ -6,7 +6,6 @@
 
 No I/O and no pyVmomi import: the functions read attributes of the data objects the
 PropertyCollector returned (or of any object shaped like them, as in the unit tests).
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -4,8 +4,6 @@
 """Which nodes can host secondary-network egress IPs, why the others cannot, and the label changes of
 ocp.egressip.egress_nodes (with the guard against stranding egress IPs), as pure functions (no I/O); the MachineSet
 template labels.
-
-Private module_util: no API promise outside this collection.
 """
 
 

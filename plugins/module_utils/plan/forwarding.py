@@ -2,10 +2,8 @@
 # Copyright: contributors to the ocp.egressip collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """IP forwarding on the secondary NIC, as pure functions (no I/O): the Node Tuning Operator ``Tuned`` that sets
-``net.ipv4.conf.<if>.forwarding=1`` on exactly those interfaces (DOMAIN.md section 5 item 3), its progress per node, the
-global mode of the Network operator, and the plan of ocp.egressip.ip_forwarding.
-
-Private module_util: no API promise outside this collection.
+``net.ipv4.conf.<if>.forwarding=1`` (and ``net.ipv6.conf.<if>.forwarding=1`` for IPv6) on exactly those interfaces
+(DOMAIN.md section 5 item 3), its progress per node, the global mode of the Network operator, and the plan of ocp.egressip.ip_forwarding.
 """
 
 
@@ -68,19 +66,27 @@ def desired_tuned(targets, priority, ipv6=False):
     }
 
 
-def forwarded_interfaces(tuned):
-    """{hostname: set(kernel interface names)} that a Tuned sets IPv4 forwarding on."""
+FAMILIES = (4, 6)
+
+
+def family_name(version):
+    return 'IPv6' if version == 6 else 'IPv4'
+
+
+def forwarded_interfaces(tuned, version=4):
+    """{hostname: set(kernel interface names)} that a Tuned sets forwarding of IP family `version` (4 or 6) on."""
     result = {}
     if not tuned:
         return result
+    prefix = 'net.ipv%d.conf.' % (6 if version == 6 else 4)
     keys_by_profile = {}
     for profile in (tuned.get('spec') or {}).get('profile') or []:
         interfaces = set()
         for line in (profile.get('data') or '').splitlines():
             key, _sep, value = line.partition('=')
             key = key.strip()
-            if key.startswith('net.ipv4.conf.') and key.endswith('.forwarding') and value.strip() == '1':
-                interfaces.add(key[len('net.ipv4.conf.'):-len('.forwarding')].replace('/', '.'))
+            if key.startswith(prefix) and key.endswith('.forwarding') and value.strip() == '1':
+                interfaces.add(key[len(prefix):-len('.forwarding')].replace('/', '.'))
         keys_by_profile[profile.get('name')] = interfaces
     for item in (tuned.get('spec') or {}).get('recommend') or []:
         for match in item.get('match') or []:
@@ -126,37 +132,47 @@ def forwarding_progress(profile, expected):
 
 
 def forwarding_removals(nodes, before, after):
-    """{node name: sorted interfaces} whose IPv4 forwarding a change of the collection's Tuned from `before` to `after` removes."""
+    """{node name: {IP version: sorted interfaces}} whose forwarding of that family (IPv4 and IPv6 each count) a change
+    of the collection's Tuned from `before` to `after` removes; a family that loses nothing is left out."""
     hostnames = dict((((node.get('metadata') or {}).get('labels') or {}).get(HOSTNAME_LABEL) or node['metadata']['name'],
                       node['metadata']['name']) for node in nodes)
-    now, later = forwarded_interfaces(before), forwarded_interfaces(after)
     removed = {}
-    for hostname, interfaces in now.items():
-        gone = sorted(interfaces - later.get(hostname, set()))
-        if gone:
-            removed[hostnames.get(hostname, hostname)] = gone
+    for version in FAMILIES:
+        now, later = forwarded_interfaces(before, version), forwarded_interfaces(after, version)
+        for hostname, interfaces in now.items():
+            gone = sorted(interfaces - later.get(hostname, set()))
+            if gone:
+                removed.setdefault(hostnames.get(hostname, hostname), {})[version] = gone
     return removed
 
 
 def forwarding_stranded(removed, states, egressips, networks):
-    """[(node, interfaces, [(EgressIP, ip)])]: egress IPs a forwarding removal would blackhole.
+    """[(node, IP version, interfaces, [(EgressIP, ip)])]: egress IPs of that family a forwarding removal would blackhole.
 
-    An IP counts when it is inside `networks` (the cidr options) or, without them, inside the subnet of an address
-    the node's NodeNetworkState shows on one of those interfaces (the only traffic forwarding carries).
+    Only IPs of the family whose forwarding goes count. An IP counts when it is inside the `networks` (the cidr options)
+    of its family or, when they hold none of that family (or are None), inside the subnet of an address the node's
+    NodeNetworkState shows on one of those interfaces (the only traffic forwarding carries).
     """
     hosted = hosted_egress_ips(egressips)
     stranded = []
-    for node, interfaces in sorted(removed.items()):
-        ips = hosted.get(node, [])
-        if networks is None:
-            on_link = [entry for item in nn.nns_interfaces(states.get(node)) if item.get('name') in interfaces
-                       for entry in nn.interface_addresses(item)]
-            ips = [pair for pair in ips if any(_in_subnet(pair[1], entry) for entry in on_link)]
-        else:
-            ips = [pair for pair in ips if any(_in_subnet(pair[1], str(network)) for network in networks)]
-        if ips:
-            stranded.append((node, interfaces, ips))
+    for node, families in sorted(removed.items()):
+        for version, interfaces in sorted(families.items()):
+            ips = [pair for pair in hosted.get(node, []) if _version(pair[1]) == version]
+            given = [str(network) for network in networks or [] if network.version == version]
+            if not given:
+                given = [entry for item in nn.nns_interfaces(states.get(node)) if item.get('name') in interfaces
+                         for entry in nn.interface_addresses(item)]
+            ips = [pair for pair in ips if any(_in_subnet(pair[1], cidr) for cidr in given)]
+            if ips:
+                stranded.append((node, version, interfaces, ips))
     return stranded
+
+
+def _version(ip):
+    try:
+        return ipaddress.ip_address(str(ip).strip()).version
+    except ValueError:
+        return None
 
 
 def _in_subnet(ip, cidr):

@@ -3,8 +3,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Hand-made NodeNetworkConfigurationPolicies of the same NIC (node_nic_address replace_hand_made, migrate), as pure
 functions (no I/O): which one names the NIC, what blocks replacing it, and the replacement plan.
-
-Private module_util: no API promise outside this collection.
 """
 
 

@@ -3,8 +3,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The plan of ocp.egressip.node_nic_address, as pure functions (no I/O): the NIC entries and their checks, the address
 allocation per family, the writes (parked claims first), what a pending NIC means, and the release plan.
-
-Private module_util: no API promise outside this collection.
 """
 
 

@@ -3,8 +3,6 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The migrate report: what its report files hold (``report_data``, JSON as is) and its Markdown for people
 (``render_markdown``), from the result of checks/migrate.py's ``discover`` and, after an adoption, its check.
-
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

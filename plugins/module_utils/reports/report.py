@@ -10,7 +10,6 @@ NICs and egress IPs, the lines naming the cluster and the time after the verdict
 every kind, so all reports of the collection look alike.
 Renderers for a kind are registered in ``RENDERERS``. Output is deterministic: the same data
 gives the same bytes, so a report file only changes when what it reports changes.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

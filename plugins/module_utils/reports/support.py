@@ -12,7 +12,6 @@ egress IPs compared with an earlier record, and the nodes with their NICs. ``mar
 renders it with the building blocks of `_report` (tables, findings, the Mermaid diagram), and
 ``render(report)`` returns both file contents. The report holds no secrets: the snapshot has none,
 and any configuration key that looks like a credential is dropped.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

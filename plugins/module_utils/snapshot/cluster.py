@@ -14,7 +14,6 @@ VM index; the node VMs' devices; opaque networks and port group backing), never 
 Every kind but the Nodes is optional to preflight: a kind whose API is not served (HTTP 404: CRD absent) is None,
 a kind the credentials may not read (HTTP 403) is left out and named in `unreadable`, so the checks that
 need it are skipped with a finding instead of failing the whole preflight.
-Private module_util: no API promise outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function

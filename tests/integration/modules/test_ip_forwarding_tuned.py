@@ -107,8 +107,8 @@ def test_absent_is_refused_while_egress_ips_are_assigned_with_zero_writes(twin, 
         twin.reset_kube_requests()
         result = run_module('ip_forwarding', {'state': 'absent'}, check=check)
         assert result['_rc'] != 0 and ids(result) == ['node_forwarding_hosts_egress_ips'], result
-        assert 'removing IP forwarding from ens224 of node %s would drop the traffic of egress IP(s) 10.20.0.200 (EgressIP payments)' \
-            % hosted in result['msg']
+        assert ('removing IPv4 forwarding (net.ipv4.conf.ens224.forwarding=1) from ens224 of node %s would drop the traffic of IPv4 '
+                'egress IP(s) 10.20.0.200 (EgressIP payments)' % hosted) in result['msg']
         assert 'nothing was written' in result['msg'] and ec.kube_writes(twin) == [] and result['changed'] is False
     assert profile(twin, hosted)['spec']['config']['tunedProfile'] == OURS
 

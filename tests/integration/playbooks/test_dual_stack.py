@@ -9,6 +9,8 @@ import os
 import pytest
 import yaml
 
+from twin.fixture import kube_writes
+
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 with open(os.path.join(REPO_ROOT, 'examples', 'twin-cluster.yml'), encoding='utf-8') as handle:
@@ -86,6 +88,39 @@ def test_enable_verified_the_wire_over_both_families(reports):
     wire = sorted((probe.get('family'), probe['source_ip'], probe['ok']) for probe in report['wire'])
     assert wire == [(4, '10.20.0.200', True), (6, 'fd00:20::200', True)], report['wire']
     assert all(row['wire'] == 'seen' for row in report['egress_ips']), report['egress_ips']
+
+
+def _secondary_nics(twin):
+    """[{node, mac}] of the NIC that holds a 10.20.0.x address on each node (from its NodeNetworkState)."""
+    nics = []
+    for item in twin.custom_objects().list_cluster_custom_object('nmstate.io', 'v1beta1', 'nodenetworkstates')['items']:
+        for interface in item['status']['currentState']['interfaces']:
+            if any(entry['ip'].startswith('10.20.0.') for entry in (interface.get('ipv4') or {}).get('address') or []):
+                nics.append({'node': item['metadata']['name'], 'mac': interface['mac-address']})
+    return sorted(nics, key=lambda nic: nic['node'])
+
+
+def test_removing_ipv6_forwarding_under_ipv6_egress_ips_is_refused(twin, run_module):
+    """ip_forwarding shrunk to IPv4 (the IPv6 part left out) or absent: refused per family, nothing written (check mode too)."""
+    holder6 = _assigned(twin)['fd00:20::200']
+    nics = _secondary_nics(twin)
+    assert len(nics) == 3, nics
+    for check in (True, False):
+        twin.reset_kube_requests()
+        result = run_module('ip_forwarding', {'nodes': nics, 'network': {'cidr': '10.20.0.0/24'}, 'wait': False}, check=check)
+        assert result['_rc'] != 0 and [item['id'] for item in result['findings']] == ['node_forwarding_hosts_egress_ips'], result
+        assert ('removing IPv6 forwarding (net.ipv6.conf.ens224.forwarding=1) from ens224 of node %s would drop the traffic of '
+                'IPv6 egress IP(s) fd00:20::200 (EgressIP payments)' % holder6) in result['msg'], result['msg']
+        assert 'set ipv6: true or give the IPv6 family in network' in result['msg']
+        assert kube_writes(twin) == 0 and result['changed'] is False
+    assigned = _assigned(twin)
+    result = run_module('ip_forwarding', {'state': 'absent'}, check=True)
+    assert result['_rc'] != 0 and kube_writes(twin) == 0, result
+    assert sorted(item['message'].split(' would ')[0] for item in result['findings']) == [
+        'removing IPv4 forwarding (net.ipv4.conf.ens224.forwarding=1) from ens224 of node %s' % assigned['10.20.0.200'],
+        'removing IPv6 forwarding (net.ipv6.conf.ens224.forwarding=1) from ens224 of node %s' % assigned['fd00:20::200']]
+    again = run_module('ip_forwarding', {'nodes': nics, 'network': {'cidr': '10.20.0.0/24', 'ipv6': IPV6}, 'wait': False}, check=True)
+    assert again['_rc'] == 0 and again['changed'] is False, again
 
 
 def test_the_failover_drill_moves_both_families(twin, run_playbook, tmp_path):

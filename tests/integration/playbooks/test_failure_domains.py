@@ -47,9 +47,9 @@ PLAYBOOK = '''
 pytestmark = pytest.mark.slow
 
 
-def playbook(tmp_path):
-    path = tmp_path / 'vsphere_network.yml'
-    path.write_text(PLAYBOOK)
+def playbook(tmp_path, text=PLAYBOOK, name='vsphere_network.yml'):
+    path = tmp_path / name
+    path.write_text(text)
     return str(path)
 
 
@@ -135,9 +135,7 @@ ABSENT = '''
 
 
 def test_the_absent_flow_takes_each_domains_nics_devices_and_port_group_out(twin, run_playbook, tmp_path):
-    path = tmp_path / 'absent.yml'
-    path.write_text(ABSENT)
-    run = run_playbook(str(path), VARIABLES)
+    run = run_playbook(playbook(tmp_path, ABSENT, 'absent.yml'), VARIABLES)
     assert run.rc == 0, run
     assert egress_nics(twin) == dict((name, []) for name in DOMAIN_OF)
     assert all(portgroups == set() for portgroups in egress_portgroups(twin).values()), egress_portgroups(twin)

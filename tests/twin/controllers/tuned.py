@@ -30,28 +30,52 @@ BUILTIN_PROFILES = ("openshift", "openshift-node", "openshift-control-plane")
 
 @dataclasses.dataclass
 class Forwarding:
-    """IP forwarding on one node: which profile is applied and what it sets (IPv4; IPv6 in the *6 fields)."""
+    """IP forwarding on one node: which profile is applied and what it sets (IPv4; IPv6 in the *6 fields).
+
+    IPv4 forwards per link (`net.ipv4.conf.<if>.forwarding`, the link the packet came in on). IPv6 does not: Linux
+    forwards IPv6 only by `net.ipv6.conf.all.forwarding` (ip6_forward; `net.ipv6.conf.<if>.forwarding` only switches the
+    link's host/router behaviour), and ovnkube-node sets it to 1 at start on a cluster with IPv6 (`ipv6_mode`, its
+    config.IPv6Mode) and restricts forwarding by the FORWARD chain instead, whose ACCEPT rules for the cluster network
+    let the egress IP's pod traffic through. A profile that sets `net.ipv6.conf.all.forwarding` overrides it (TuneD
+    applies it after ovnkube-node started; whether ovnkube-node sets it again later is unconfirmed).
+    """
     profile: str = None
     global_forwarding: bool = False
     all_interfaces: bool = None
     interfaces: dict = dataclasses.field(default_factory=dict)
     all_interfaces6: bool = None
     interfaces6: dict = dataclasses.field(default_factory=dict)
+    ipv6_mode: bool = False
 
     def is_on(self, ifname, version=4):
-        """net.ipv4.conf.<if>.forwarding (version 6: net.ipv6.conf.<if>.forwarding); Global turns on both families."""
+        """Whether the kernel forwards the egress traffic of link `ifname` for IP family `version`; Global: both families."""
         if self.global_forwarding:
             return True
-        interfaces, everywhere = (self.interfaces, self.all_interfaces) if version == 4 else (self.interfaces6, self.all_interfaces6)
-        if ifname in interfaces:
-            return interfaces[ifname]
-        return bool(everywhere)
+        if version == 6:
+            return bool(self.all_interfaces6) if self.all_interfaces6 is not None else bool(self.ipv6_mode)
+        if ifname in self.interfaces:
+            return self.interfaces[ifname]
+        return bool(self.all_interfaces)
 
-    def source(self, ifname):
+    def router_mode6(self, ifname):
+        """net.ipv6.conf.<if>.forwarding as the node has it (host/router behaviour of the link; forwards nothing by itself)."""
+        if ifname in self.interfaces6:
+            return self.interfaces6[ifname]
+        return bool(self.all_interfaces6) if self.all_interfaces6 is not None else bool(self.ipv6_mode)
+
+    def source(self, ifname, version=4):
         """Why forwarding is on for a link (for wire reasons)."""
         if self.global_forwarding:
             return "gatewayConfig.ipForwarding Global"
+        if version == 6 and self.all_interfaces6 is None:
+            return "net.ipv6.conf.all.forwarding=1 of ovnkube-node"
         return "Tuned profile %s" % self.profile
+
+
+def ipv6_mode(node):
+    """Whether ovnkube-node runs with IPv6 on this node (config.IPv6Mode): the node has an IPv6 InternalIP."""
+    return any(":" in str(address.get("address")) for address in (node.get("status") or {}).get("addresses") or []
+               if address.get("type") == "InternalIP")
 
 
 def parse_profile(data):
@@ -155,7 +179,7 @@ def forwarding_by_node(tuneds, nodes, pods, network_operator):
         name = node["metadata"]["name"]
         pod_labels = [p["metadata"].get("labels") or {} for p in pods if (p.get("spec") or {}).get("nodeName") == name]
         profile = recommended_profile(tuneds, node["metadata"].get("labels") or {}, pod_labels)
-        result[name] = _with_sysctls(Forwarding(profile=profile, global_forwarding=global_forwarding),
+        result[name] = _with_sysctls(Forwarding(profile=profile, global_forwarding=global_forwarding, ipv6_mode=ipv6_mode(node)),
                                      resolve_sysctls(profile, profiles))
     return result
 
@@ -312,6 +336,6 @@ class NodeTuning:
         for node in nodes:
             name = node["metadata"]["name"]
             applied = self._applied.get(name) or {}
-            result[name] = _with_sysctls(Forwarding(profile=applied.get("profile"), global_forwarding=global_forwarding),
-                                         applied.get("sysctls") or {})
+            result[name] = _with_sysctls(Forwarding(profile=applied.get("profile"), global_forwarding=global_forwarding,
+                                                    ipv6_mode=ipv6_mode(node)), applied.get("sysctls") or {})
         return result

@@ -18,7 +18,9 @@
   picks one per pod with a stable hash.
 - Families: traffic to an IPv6 destination leaves with an egress IP of that family (OVN's SNAT and reroute are per
   family: an EgressIP with IPv4 and IPv6 IPs gives each family its own); with none of that family assigned, SNAT to the
-  node's address of that family. An IPv6 egress IP needs `net.ipv6.conf.<link>.forwarding` (or Global forwarding).
+  node's address of that family. An IPv6 egress IP needs the node's global IPv6 forwarding (`net.ipv6.conf.all.forwarding`,
+  which ovnkube-node turns on on a cluster with IPv6; a profile may turn it off) or Global forwarding: Linux does not
+  forward IPv6 per link (tuned.Forwarding).
   On a dual-stack twin an IPv6 echo target answers too (runner.DEFAULT_ECHO_TARGET_V6).
 """
 
@@ -166,9 +168,13 @@ def through_egress_node(item, hosts, forwarding, inventory, destination=None):
     if routing:
         return result(None, via, egress_ip, "blackhole: link %s of node %s: %s" % (link.name, via, routing))
     node_forwarding = forwarding.get(via)
+    if address.version == 6 and (node_forwarding is None or not node_forwarding.is_on(link.name, 6)):
+        return result(None, via, egress_ip, "blackhole: IPv6 forwarding is off on node %s (gatewayConfig.ipForwarding is not Global "
+                      "and net.ipv6.conf.all.forwarding is 0: Linux forwards IPv6 only by that switch, "
+                      "net.ipv6.conf.%s.forwarding does not forward)" % (via, link.name))
     if node_forwarding is None or not node_forwarding.is_on(link.name, address.version):
         return result(None, via, egress_ip, "blackhole: IP forwarding is off on %s of node %s (gatewayConfig.ipForwarding "
                       "is not Global and the profile TuneD applied does not set net.ipv%d.conf.%s.forwarding=1)"
                       % (link.name, via, address.version, link.name))
     return result(egress_ip, via, egress_ip, "secondary-network egress IP on %s of node %s (forwarding by %s)"
-                  % (link.name, via, node_forwarding.source(link.name)))
+                  % (link.name, via, node_forwarding.source(link.name, address.version)))

@@ -11,6 +11,7 @@ from twin.controllers.inventory import Inventory
 from twin.controllers.nmstate import NNCP, NNS
 from twin.controllers.ovnkube_node import HOST_CIDRS, PRIMARY_IFADDR, SECONDARY_EGRESS_IPS
 from twin.controllers.testing import FakeCluster
+from twin.controllers import tuned
 from twin.controllers.tuned import Forwarding, _with_sysctls
 
 IPV4, IPV6 = "10.20.0.200", "fd00:20::200"
@@ -140,22 +141,77 @@ def test_the_wire_answers_over_ipv6_with_the_ipv6_egress_ip(cluster):
     assert cluster.store.get_log("other", "six") == ipv6[0]
 
 
-def test_ipv6_egress_traffic_needs_ipv6_forwarding(cluster):
+def test_ipv6_egress_traffic_needs_global_ipv6_forwarding_not_the_per_link_sysctl(cluster):
+    """Linux forwards IPv6 only by net.ipv6.conf.all.forwarding (ip6_forward), which ovnkube-node sets on an IPv6 cluster."""
     cluster.create_egressip("eip", [IPV4, IPV6])
     cluster.settle()
     assignments = cluster.assignments("eip")
     inventory = Inventory(cluster.inventory)
     hosts = cluster.runner.nmstate.hosts([cluster.node(node) for node in cluster.workers()], inventory)
     holder6 = assignments[IPV6]
-    ipv4_only = {holder6: Forwarding(interfaces={"ens224": True})}
-    seen = wire.through_egress_node({"egressIP": IPV6, "node": holder6}, hosts, ipv4_only, inventory, "2001:db8::10")
-    assert seen["source_ip"] is None and "net.ipv6.conf.ens224.forwarding=1" in seen["reason"]
-    both = {holder6: Forwarding(interfaces={"ens224": True}, interfaces6={"ens224": True})}
-    assert wire.through_egress_node({"egressIP": IPV6, "node": holder6}, hosts, both, inventory, "2001:db8::10")["source_ip"] == IPV6
+    item = {"egressIP": IPV6, "node": holder6}
+    no_ipv6 = {holder6: Forwarding(interfaces={"ens224": True})}  # a node without IPv6 in ovnkube-node, no all switch
+    seen = wire.through_egress_node(item, hosts, no_ipv6, inventory, "2001:db8::10")
+    assert seen["source_ip"] is None and "net.ipv6.conf.all.forwarding is 0" in seen["reason"]
+    per_link_only = {holder6: Forwarding(interfaces6={"ens224": True})}
+    assert wire.through_egress_node(item, hosts, per_link_only, inventory, "2001:db8::10")["source_ip"] is None
+    ovnkube = {holder6: Forwarding(ipv6_mode=True, interfaces6={"ens224": False})}
+    seen = wire.through_egress_node(item, hosts, ovnkube, inventory, "2001:db8::10")
+    assert seen["source_ip"] == IPV6 and "net.ipv6.conf.all.forwarding=1 of ovnkube-node" in seen["reason"]
+    switched_off = {holder6: Forwarding(ipv6_mode=True, all_interfaces6=False, interfaces6={"ens224": True})}
+    assert wire.through_egress_node(item, hosts, switched_off, inventory, "2001:db8::10")["source_ip"] is None
     assert Forwarding(all_interfaces6=True).is_on("ens224", 6) and not Forwarding(all_interfaces=True).is_on("ens224", 6)
+    assert Forwarding(global_forwarding=True).is_on("ens224", 6)
 
 
 def test_tuned_ipv6_forwarding_sysctls():
     forwarding = _with_sysctls(Forwarding(), {"net.ipv6.conf.ens224.forwarding": "1", "net.ipv4.conf.ens224.forwarding": "0"})
-    assert forwarding.is_on("ens224", 6) and not forwarding.is_on("ens224", 4)
+    assert not forwarding.is_on("ens224", 4) and not forwarding.is_on("ens224", 6) and forwarding.router_mode6("ens224")
     assert _with_sysctls(Forwarding(), {"net/ipv6/conf/all/forwarding": "1"}).is_on("ens256", 6)
+    assert not _with_sysctls(Forwarding(ipv6_mode=True), {"net.ipv6.conf.all.forwarding": "0"}).is_on("ens224", 6)
+
+
+class _Clock:
+    """A hand-driven monotonic clock for the TuneD daemon of a FakeCluster."""
+
+    def __init__(self, cluster):
+        self.value = 1000.0
+        cluster.runner.tuned.clock = lambda: self.value
+
+    def advance(self, seconds):
+        self.value += seconds
+
+
+def _tuned_for(workers, sysctls):
+    data = "[main]\ninclude=openshift-node\n[sysctl]\n" + "".join("%s\n" % line for line in sysctls)
+    return {"apiVersion": "tuned.openshift.io/v1", "kind": "Tuned", "metadata": {"name": "egress-forwarding", "namespace": tuned.NAMESPACE},
+            "spec": {"profile": [{"name": "egress-fw", "data": data}],
+                     "recommend": [{"profile": "egress-fw", "priority": 20,
+                                    "match": [{"label": "kubernetes.io/hostname", "value": worker} for worker in workers]}]}}
+
+
+def _echo_pair(cluster, suffix):
+    """The sources an IPv4 and an IPv6 echo target see for two new pods of namespace app (or None: the curl timed out)."""
+    cluster.pod("app", "four" + suffix, command=ECHO4)
+    cluster.pod("app", "six" + suffix, command=ECHO6)
+    cluster.settle()
+    seen = [cluster.store.get_log("app", name + suffix) for name in ("four", "six")]
+    return [text if text in (IPV4, IPV6) else None for text in seen]
+
+
+def test_the_applied_profile_drives_the_wire_per_family(cluster):
+    """Through the store: TuneD applies the profile after its delay; IPv4 follows the per-link sysctl, IPv6 the all switch."""
+    clock = _Clock(cluster)
+    cluster.create_egressip("eip", [IPV4, IPV6], namespace_labels={"team": "a"})
+    cluster.namespace("app", {"team": "a"})
+    cluster.settle()
+    # the stock profile: no IPv4 forwarding on ens224 (a blackhole), IPv6 forwarded by ovnkube-node's all switch
+    assert _echo_pair(cluster, "-stock") == [None, IPV6]
+    workers = cluster.workers()[:2]
+    cluster.store.create(tuned.RESOURCE, _tuned_for(workers, ["net.ipv4.conf.ens224.forwarding=1", "net.ipv6.conf.all.forwarding=0"]))
+    assert _echo_pair(cluster, "-early") == [None, IPV6]  # TuneD has not applied it yet
+    clock.advance(tuned.DEFAULT_DELAY)
+    cluster.settle()
+    assert _echo_pair(cluster, "-applied") == [IPV4, None]
+    applied = cluster.runner.tuned.forwarding([cluster.node(worker) for worker in workers], None)
+    assert all(applied[worker].is_on("ens224", 4) and not applied[worker].is_on("ens224", 6) for worker in workers)

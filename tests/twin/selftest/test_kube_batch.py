@@ -2,6 +2,8 @@
 syntax), and the immutable roleRef of RoleBindings and ClusterRoleBindings."""
 
 import copy
+import functools
+import operator
 import os
 import sys
 
@@ -29,10 +31,7 @@ def batch(api, core):
 def _with(path, value, name='bad'):
     body = copy.deepcopy(CRONJOB)
     body['metadata']['name'] = name
-    target = body
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = value
+    functools.reduce(operator.getitem, path[:-1], body)[path[-1]] = value
     return body
 
 

@@ -59,32 +59,69 @@ def nodes(*names):
 
 def test_removals_absent_and_a_node_left_out():
     before = fw.desired_tuned(TARGETS, 20)
-    assert fw.forwarding_removals(nodes('w0', 'w1'), before, None) == {'w0': ['ens224'], 'w1': ['ens224']}
-    assert fw.forwarding_removals(nodes('w0', 'w1'), before, fw.desired_tuned(TARGETS[:1], 20)) == {'w1': ['ens224']}
+    assert fw.forwarding_removals(nodes('w0', 'w1'), before, None) == {'w0': {4: ['ens224']}, 'w1': {4: ['ens224']}}
+    assert fw.forwarding_removals(nodes('w0', 'w1'), before, fw.desired_tuned(TARGETS[:1], 20)) == {'w1': {4: ['ens224']}}
     assert fw.forwarding_removals(nodes('w0', 'w1'), None, before) == {}
     assert fw.forwarding_removals(nodes('w0', 'w1'), before, before) == {}
+
+
+def test_removals_count_ipv6_forwarding_too():
+    both = fw.desired_tuned(TARGETS, 20, ipv6=True)
+    assert fw.forwarded_interfaces(both, 6) == {'w0': {'ens224'}, 'w1': {'ens224'}}
+    assert fw.forwarded_interfaces(both) == fw.forwarded_interfaces(both, 4) == {'w0': {'ens224'}, 'w1': {'ens224'}}
+    assert fw.forwarded_interfaces(fw.desired_tuned(TARGETS, 20), 6) == {'w0': set(), 'w1': set()}
+    # absent: both families go; shrinking to IPv4 only: the IPv6 sysctl goes, IPv4 stays
+    assert fw.forwarding_removals(nodes('w0', 'w1'), both, None) == {'w0': {4: ['ens224'], 6: ['ens224']},
+                                                                     'w1': {4: ['ens224'], 6: ['ens224']}}
+    assert fw.forwarding_removals(nodes('w0', 'w1'), both, fw.desired_tuned(TARGETS, 20)) == {'w0': {6: ['ens224']},
+                                                                                              'w1': {6: ['ens224']}}
+    assert fw.forwarding_removals(nodes('w0', 'w1'), both, fw.desired_tuned(TARGETS[:1], 20, ipv6=True)) == {
+        'w1': {4: ['ens224'], 6: ['ens224']}}
+    assert fw.forwarding_removals(nodes('w0', 'w1'), fw.desired_tuned(TARGETS, 20), both) == {}
 
 
 def egressip(name, items):
     return {'metadata': {'name': name}, 'status': {'items': [{'egressIP': ip, 'node': node} for ip, node in items]}}
 
 
-def state(node, addresses):
+def state(node, addresses, addresses6=()):
+    def entries(items):
+        return [{'ip': a.split('/')[0], 'prefix-length': int(a.split('/')[1])} for a in items]
     return {'metadata': {'name': node}, 'status': {'currentState': {'interfaces': [
-        {'name': 'ens224', 'type': 'ethernet', 'ipv4': {'address': [{'ip': a.split('/')[0], 'prefix-length': int(a.split('/')[1])}
-                                                                    for a in addresses]}}]}}}
+        {'name': 'ens224', 'type': 'ethernet', 'ipv4': {'address': entries(addresses)}, 'ipv6': {'address': entries(addresses6)}}]}}}
 
 
 def test_stranded_counts_only_the_secondary_network():
-    removed = {'w0': ['ens224'], 'w1': ['ens224']}
+    removed = {'w0': {4: ['ens224']}, 'w1': {4: ['ens224']}}
     eips = [egressip('payments', [('10.20.0.200', 'w0'), ('192.168.10.50', 'w1')])]
     states = {'w0': state('w0', ['10.20.0.10/24']), 'w1': state('w1', ['10.20.0.11/24'])}
     # without cidr: the subnets of the addresses on the forwarded NIC; the primary-network IP on w1 does not count
-    assert fw.forwarding_stranded(removed, states, eips, None) == [('w0', ['ens224'], [('payments', '10.20.0.200')])]
+    assert fw.forwarding_stranded(removed, states, eips, None) == [('w0', 4, ['ens224'], [('payments', '10.20.0.200')])]
     assert fw.forwarding_stranded(removed, states, eips, [ipaddress.ip_network('10.30.0.0/24')]) == []
     assert fw.forwarding_stranded(removed, {}, eips, [ipaddress.ip_network('10.20.0.0/24')]) == [
-        ('w0', ['ens224'], [('payments', '10.20.0.200')])]
+        ('w0', 4, ['ens224'], [('payments', '10.20.0.200')])]
     assert fw.forwarding_stranded(removed, states, None, None) == []  # no EgressIP API: nothing hosted
+
+
+V6_EIPS = [egressip('payments', [('10.20.0.200', 'w0'), ('fd00:20::200', 'w0'), ('fd00:20::201', 'w1')])]
+V6_STATES = {'w0': state('w0', ['10.20.0.10/24'], ['fd00:20::10/64']), 'w1': state('w1', ['10.20.0.11/24'], ['fd00:20::11/64'])}
+
+
+def test_stranded_per_family_an_ipv6_removal_strands_the_ipv6_egress_ips_only():
+    only6 = {'w0': {6: ['ens224']}, 'w1': {6: ['ens224']}}
+    assert fw.forwarding_stranded(only6, V6_STATES, V6_EIPS, None) == [
+        ('w0', 6, ['ens224'], [('payments', 'fd00:20::200')]), ('w1', 6, ['ens224'], [('payments', 'fd00:20::201')])]
+    # the network given for IPv6 decides for IPv6 IPs
+    assert fw.forwarding_stranded(only6, V6_STATES, V6_EIPS, [ipaddress.ip_network('fd00:30::/64')]) == []
+    # an IPv4-only network (the IPv6 part dropped from the variables): the IPv6 IPs on the NIC's IPv6 subnet still count
+    assert fw.forwarding_stranded(only6, V6_STATES, V6_EIPS, [ipaddress.ip_network('10.20.0.0/24')]) == [
+        ('w0', 6, ['ens224'], [('payments', 'fd00:20::200')]), ('w1', 6, ['ens224'], [('payments', 'fd00:20::201')])]
+    # removing IPv4 forwarding strands the IPv4 egress IP, not the IPv6 ones
+    only4 = {'w0': {4: ['ens224']}, 'w1': {4: ['ens224']}}
+    assert fw.forwarding_stranded(only4, V6_STATES, V6_EIPS, None) == [('w0', 4, ['ens224'], [('payments', '10.20.0.200')])]
+    both = {'w0': {4: ['ens224'], 6: ['ens224']}}
+    assert fw.forwarding_stranded(both, {}, V6_EIPS, [ipaddress.ip_network('10.20.0.0/24'), ipaddress.ip_network('fd00:20::/64')]) == [
+        ('w0', 4, ['ens224'], [('payments', '10.20.0.200')]), ('w0', 6, ['ens224'], [('payments', 'fd00:20::200')])]
 
 
 TUNEDS = [{'spec': {'profile': [

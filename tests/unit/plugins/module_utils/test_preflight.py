@@ -7,8 +7,10 @@ mode it yields info findings only.
 """
 
 import copy
+import functools
 import ipaddress
 import json
+import operator
 
 import pytest
 
@@ -87,10 +89,7 @@ def test_nothing_requested_gives_only_cluster_level_findings():
 
 def _set(path, value):
     def mutate(snap):
-        target = snap
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = value
+        functools.reduce(operator.getitem, path[:-1], snap)[path[-1]] = value
     return mutate
 
 
@@ -829,3 +828,20 @@ def test_the_ipv6_part_must_not_overlap_the_cluster_networks(cidr, owner):
     snap['config']['network']['ipv6'] = {'cidr': cidr, 'gateway': str(next(ipaddress.ip_network(cidr).hosts())), 'node_address_range': None}
     found = by_id(snap, 'secondary_cidr_overlaps_cluster_network')
     assert found and 'egressip_network.ipv6.cidr %s overlaps the %s' % (cidr, owner) in found[0]['message'], found
+
+
+def test_forwarding_counts_each_family_of_the_secondary_network():
+    snap = configured_snapshot()
+    snap['config']['network']['ipv6'] = dict(IPV6_PART)  # the Tuned forwards IPv4 only
+    found = by_id(snap, 'node_ip_forwarding_off', 'audit')
+    assert [item['severity'] for item in found] == ['error'], found
+    assert 'no Tuned profile sets net.ipv6.conf.<interface>.forwarding=1 for them' in found[0]['message']
+    assert 'net.ipv4' not in found[0]['message'] and len(found[0]['objects']) == 3
+    profile = snap['tuneds'][0]['spec']['profile'][0]
+    profile['data'] += 'net.ipv6.conf.ens224.forwarding=1\n'
+    assert by_id(snap, 'node_ip_forwarding_off', 'audit') == []
+    state = preflight_cluster.forwarding_state(snap)
+    assert state['by_hostname'] == state['by_hostname6'] == dict(('ocp1-worker-%d' % i, ['ens224']) for i in range(3))
+    profile['data'] = '[sysctl]\nnet.ipv6.conf.ens224.forwarding=1\n'  # IPv6 alone does not cover the IPv4 family
+    found = by_id(snap, 'node_ip_forwarding_off', 'audit')
+    assert found and 'sets net.ipv4.conf.<interface>.forwarding=1 for them' in found[0]['message']

@@ -146,3 +146,51 @@ def test_collection_phase_lists_marked_objects_and_flags_missing_marks():
     moved['egressips'][0]['status']['items'][0]['node'] = 'ocp1-worker-2'
     after = _upgrade.collection(moved, _lifecycle.record(snap))
     assert [item['severity'] for item in after['findings'] if item['id'] == 'lifecycle_egress_ip_moved'] == ['error']
+
+
+CIDR6 = 'fd00:30::/64'
+
+
+def _dual_stack(snap):
+    """The adopted cluster with an IPv6 family on the secondary NIC: host-cidrs of both families, payments mixing them."""
+    for node in snap['nodes']:
+        cidrs = json.loads(node['metadata']['annotations'].get('k8s.ovn.org/host-cidrs') or '[]')
+        secondary = [entry for entry in cidrs if entry.startswith('10.30.0.')]
+        if secondary:
+            host = int(secondary[0].split('/')[0].rsplit('.', 1)[1])
+            node['metadata']['annotations']['k8s.ovn.org/host-cidrs'] = json.dumps(cidrs + ['fd00:30::%x/64' % host])
+    payments = next(item for item in snap['egressips'] if item['metadata']['name'] == 'payments')
+    payments['spec']['egressIPs'].append('fd00:30::200')
+    return snap
+
+
+def test_dual_stack_objects_mixing_the_families_count_and_ipv6_forwarding_is_checked():
+    snap = _dual_stack(hm.adopted())
+    counted = dict(_upgrade.egress_objects(snap, CIDR, None, CIDR6))
+    assert counted['payments'] == 3 and 'payments' not in dict(_upgrade.egress_objects(snap, CIDR, None))  # IPv4 alone skips it
+    result = _upgrade.pre(snap, [WORKER_POOL], CIDR, target='4.17.1', ipv6_cidr=CIDR6)
+    found = [item for item in result['findings'] if item['id'] == 'node_ip_forwarding_off']
+    assert len(found) == 1 and found[0]['severity'] == 'error' and '(IPv6)' in found[0]['message'] and '(IPv4)' not in found[0]['message']
+    assert sorted(item['name'] for item in found[0]['objects']) == sorted(row['node'] for row in result['egress_nodes'])
+    assert 'node_ip_forwarding_off' not in ids(_upgrade.pre(snap, [WORKER_POOL], CIDR, target='4.17.1')['findings'])  # IPv4 only
+    ours = next(item for item in snap['tuneds'] if item['metadata']['name'] == 'egressip-forwarding')
+    ours['spec']['profile'][0]['data'] += 'net.ipv6.conf.ens224.forwarding=1\n'
+    assert 'node_ip_forwarding_off' not in ids(_upgrade.pre(snap, [WORKER_POOL], CIDR, target='4.17.1', ipv6_cidr=CIDR6)['findings'])
+
+
+def test_post_compares_ipv6_egress_ips_and_addresses_too():
+    before = _dual_stack(hm.adopted())
+    for item in before['egressips']:
+        if item['metadata']['name'] == 'payments':
+            item.setdefault('status', {}).setdefault('items', []).append({'egressIP': 'fd00:30::200', 'node': 'ocp1-worker-0'})
+    baseline = _lifecycle.record(before)
+    after = hm.clone(before)
+    worker = hm.node_by_name(after, 'ocp1-worker-0')
+    cidrs = json.loads(worker['metadata']['annotations']['k8s.ovn.org/host-cidrs'])
+    worker['metadata']['annotations']['k8s.ovn.org/host-cidrs'] = json.dumps([entry for entry in cidrs if ':' not in entry])
+    payments = next(item for item in after['egressips'] if item['metadata']['name'] == 'payments')
+    payments['status']['items'] = [item for item in payments['status']['items'] if item['egressIP'] != 'fd00:30::200']
+    comparison = _upgrade.post(after, baseline, CIDR)['comparison']
+    assert comparison['unassigned'] == [{'egressip': 'payments', 'ip': 'fd00:30::200', 'from': 'ocp1-worker-0'}]
+    assert [row['address'] for row in comparison['dropped_addresses']] == [entry for entry in cidrs if ':' in entry]
+    assert comparison['ok'] is False
