@@ -452,9 +452,9 @@ class Discovery(object):
                     'migrate_object_name_taken', 'Tuned %s/%s exists without the label %s=%s; enable (ip_forwarding) refuses to change it.'
                     % (mfw.TUNED_NAMESPACE, nn.TUNED_NAME, MANAGED_BY_LABEL, MANAGED_BY_VALUE),
                     objects=[{'kind': 'Tuned', 'name': nn.TUNED_NAME, 'namespace': mfw.TUNED_NAMESPACE}]))
-            covered = mfw.managed_forwarding(tuned) if is_managed(tuned) else {}
+            covered = dict((version, fw.forwarded_interfaces(tuned, version) if is_managed(tuned) else {}) for version in self.versions)
             todo = [row['node'] for row in rows
-                    if not set((row['interface'], version) for version in self.versions) <= covered.get(row['hostname'], set())]
+                    if any(row['interface'] not in covered[version].get(row['hostname'], set()) for version in self.versions)]
             if todo:
                 self.plan.append('sets IP forwarding on the secondary NIC of %s (Tuned %s)' % (', '.join(todo), nn.TUNED_NAME))
         return choice, findings

@@ -13,7 +13,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.ocp.egressip.plugins.module_utils.core.names import HOSTNAME_LABEL, is_managed
+from ansible_collections.ocp.egressip.plugins.module_utils.core.names import is_managed
 from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.objects import dig as _dig, labels as _labels, meta as _meta, name as _name
@@ -59,23 +59,6 @@ def forwards(sysctls, interface, version=4):
     keys = ('net.ipv%d.conf.%s.forwarding' % (version, fw.sysctl_interface(interface)), 'net.ipv%d.conf.all.forwarding' % version)
     keys += ('net.ipv4.ip_forward',) if version == 4 else ()
     return any(str(sysctls.get(key, '')).strip() == '1' for key in keys)
-
-
-def managed_forwarding(tuned):
-    """{hostname: set((kernel interface, version))} the collection's Tuned turns forwarding on for (its per-node profiles)."""
-    result = {}
-    profiles = dict((profile.get('name'), profile.get('data') or '') for profile in _dig(tuned, 'spec', 'profile') or [])
-    for rule in _dig(tuned, 'spec', 'recommend') or []:
-        sysctls = dict(fw.profile_sections(profiles.get(rule.get('profile')) or '').get('sysctl') or [])
-        found = set()
-        for key, value in sysctls.items():
-            match = FORWARDING_KEY.match(key)
-            if match and str(value).strip() == '1':
-                found.add((match.group('interface').replace('/', '.'), int(key[len('net.ipv')])))
-        for item in rule.get('match') or []:
-            if item.get('label') == HOSTNAME_LABEL and item.get('value'):
-                result.setdefault(item['value'], set()).update(found)
-    return result
 
 
 def _match_item(item, labels):

@@ -363,6 +363,3 @@ def test_forwarding_per_family():
     assert _migrate_forwarding.forwards(sysctls, 'ens224', 6) and not _migrate_forwarding.forwards(sysctls, 'ens224', 4)
     assert _migrate_forwarding.forwards({'net.ipv6.conf.all.forwarding': '1'}, 'ens224', 6)
     assert not _migrate_forwarding.forwards({'net.ipv4.ip_forward': '1'}, 'ens224', 6), 'no IPv6 equivalent of ip_forward'
-    tuned = hm.tuned('egressip-forwarding', data='[main]\ninclude=openshift-node\n[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n'
-                     'net.ipv6.conf.ens224/10.forwarding=1\n', match=[{'label': 'kubernetes.io/hostname', 'value': 'n1'}])
-    assert _migrate_forwarding.managed_forwarding(tuned) == {'n1': {('ens224', 4), ('ens224.10', 6)}}
