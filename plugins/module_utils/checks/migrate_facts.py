@@ -232,9 +232,10 @@ def choose_families(nodes, states, egressips, hints):
         cidr, findings = choose_cidr(nodes, egressips, first)
         if cidr is None:
             return {}, findings
-        version = netaddr.IPNetwork(cidr).version
-        other, found = (ipv6, []) if version == 4 and ipv6 else companion_cidr(nodes, states, egressips, cidr, 10 - version)
-        families = {version: cidr, 10 - version: other}
+        version = hint_version(cidr) or 4  # an unparsable hint stays the first family: preflight refuses it
+        other_version = 6 if version == 4 else 4
+        other, found = (ipv6, []) if version == 4 and ipv6 else companion_cidr(nodes, states, egressips, cidr, other_version)
+        families = {version: cidr, other_version: other}
         findings = findings + found
     families = dict((version, cidr) for version, cidr in families.items() if cidr)
     if any(item['id'] == 'migrate_network_ambiguous' for item in findings):

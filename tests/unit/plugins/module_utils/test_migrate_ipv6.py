@@ -363,3 +363,8 @@ def test_forwarding_per_family():
     assert _migrate_forwarding.forwards(sysctls, 'ens224', 6) and not _migrate_forwarding.forwards(sysctls, 'ens224', 4)
     assert _migrate_forwarding.forwards({'net.ipv6.conf.all.forwarding': '1'}, 'ens224', 6)
     assert not _migrate_forwarding.forwards({'net.ipv4.ip_forward': '1'}, 'ens224', 6), 'no IPv6 equivalent of ip_forward'
+
+
+def test_an_unparsable_cidr_hint_reaches_preflight_instead_of_failing_the_discovery():
+    families, findings = _migrate_facts.choose_families(hm.hand_made()['nodes'], {}, [], {'cidr': '10.30.0.0/33'})
+    assert (families, findings) == ({4: '10.30.0.0/33'}, [])
