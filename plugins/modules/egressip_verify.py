@@ -41,7 +41,7 @@ description:
   - B(IP forwarding). For each node whose secondary interface is known (NodeNetworkState), forwarding on it is read from
     the Node Tuning Operator - the profile its Profile (C(profiles.tuned.openshift.io)) reports TuneD runs, C(Applied) and
     not C(Degraded), and whether that profile's text in the Tuned objects sets C(net.ipv4.conf.<if>.forwarding=1) - or
-    C(gatewayConfig.ipForwarding) C(Global). For a node with an IPv6 secondary subnet, IPv6 forwarding is node-wide: Linux
+    C(gatewayConfig.ipForwarding) C(Global). For a node with an IPv6 secondary subnet, IPv6 forwarding is node-wide - Linux
     forwards IPv6 only by C(net.ipv6.conf.all.forwarding), which ovnkube-node sets to 1 on clusters with IPv6, so it is on
     unless the profile TuneD applied sets C(net.ipv6.conf.all.forwarding=0) (C(net.ipv6.conf.<if>.forwarding) does not
     forward; a Degraded or not yet applied profile does not turn it off). Off on a node hosting an egress IP is the
