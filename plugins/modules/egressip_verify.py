@@ -41,8 +41,11 @@ description:
   - B(IP forwarding). For each node whose secondary interface is known (NodeNetworkState), forwarding on it is read from
     the Node Tuning Operator - the profile its Profile (C(profiles.tuned.openshift.io)) reports TuneD runs, C(Applied) and
     not C(Degraded), and whether that profile's text in the Tuned objects sets C(net.ipv4.conf.<if>.forwarding=1) - or
-    C(gatewayConfig.ipForwarding) C(Global). Off on a node hosting an egress IP is the blackhole C(blackhole_forwarding_off)
-    (OVN-Kubernetes does not check forwarding). MachineConfig sysctl files are not read.
+    C(gatewayConfig.ipForwarding) C(Global). For a node with an IPv6 secondary subnet, IPv6 forwarding is node-wide - Linux
+    forwards IPv6 only by C(net.ipv6.conf.all.forwarding), which ovnkube-node sets to 1 on clusters with IPv6, so it is on
+    unless the profile TuneD applied sets C(net.ipv6.conf.all.forwarding=0) (C(net.ipv6.conf.<if>.forwarding) does not
+    forward; a Degraded or not yet applied profile does not turn it off). Off on a node hosting an egress IP is the
+    blackhole C(blackhole_forwarding_off) (OVN-Kubernetes does not check forwarding). MachineConfig sysctl files are not read.
   - With O(wire), a probe pod per object asks an echo service off the cluster which source address it sees.
   - Reads one list each of Nodes, EgressIPs, NodeNetworkStates, Profiles and Tuned objects, the network operator, and
     (with O(datacenter), O(cluster) and O(portgroup)) the vCenter inventory in a fixed number of batched PropertyCollector reads, whatever the cluster size.
@@ -248,7 +251,9 @@ nodes:
       else C(null).
     - C(forwarding) (when the node's secondary interface is known) is C(true) when C(gatewayConfig.ipForwarding) is
       C(Global) or the profile TuneD reports applied on the node (its Profile, not Degraded) sets
-      C(net.ipv4.conf.<if>.forwarding=1), C(false) otherwise (C(blackhole_forwarding_off)), C(null) when it cannot be told.
+      C(net.ipv4.conf.<if>.forwarding=1), C(false) otherwise (C(blackhole_forwarding_off)), C(null) when it cannot be told;
+      with an IPv6 secondary subnet it is C(false) when either family is off. C(forwarding_families) gives each family's
+      answer (C(ipv4), C(ipv6)); IPv6 is C(false) only when the applied profile sets C(net.ipv6.conf.all.forwarding=0).
   returned: always
   type: list
   elements: dict
@@ -268,6 +273,7 @@ nodes:
       address: 10.20.0.10/24
       path: ok
       forwarding: true
+      forwarding_families: {ipv4: true}
       problems: []
       notes: []
       blackhole_kinds: []

@@ -111,15 +111,13 @@ def forwarding_state(snapshot):
 
     {'ip_forwarding': gatewayConfig.ipForwarding ('Restricted' when unset), 'global': bool,
      'by_hostname': {hostname: [interfaces]} (IPv4 forwarding by a Tuned recommended per hostname, as the collection writes it),
-     'by_hostname6': the same for IPv6 (net.ipv6.conf.<if>.forwarding),
      'other_profiles': [tuned/profile] (profiles with a forwarding sysctl recommended some other way)}
     """
     mode = fw.cluster_ip_forwarding(snapshot.get('network_operator')) or 'Restricted'
-    state = {'ip_forwarding': mode, 'global': mode == 'Global', 'by_hostname': {}, 'by_hostname6': {}, 'other_profiles': []}
+    state = {'ip_forwarding': mode, 'global': mode == 'Global', 'by_hostname': {}, 'other_profiles': []}
     for tuned in snapshot.get('tuneds') or []:
-        for version, key in ((4, 'by_hostname'), (6, 'by_hostname6')):
-            for hostname, interfaces in fw.forwarded_interfaces(tuned, version).items():
-                state[key].setdefault(hostname, set()).update(interfaces)
+        for hostname, interfaces in fw.forwarded_interfaces(tuned).items():
+            state['by_hostname'].setdefault(hostname, set()).update(interfaces)
         recommended_by_hostname = set(item.get('profile') for item in _dig(tuned, 'spec', 'recommend') or []
                                       if any(match.get('label') == HOSTNAME_LABEL for match in item.get('match') or []))
         for profile in _dig(tuned, 'spec', 'profile') or []:
@@ -127,22 +125,38 @@ def forwarding_state(snapshot):
                           if match.group(1) not in pc.OVN_MANAGED_INTERFACES]
             if interfaces and profile.get('name') not in recommended_by_hostname:
                 state['other_profiles'].append('%s/%s' % (_name(tuned), profile.get('name')))
-    for key in ('by_hostname', 'by_hostname6'):
-        state[key] = dict((hostname, sorted(interfaces)) for hostname, interfaces in state[key].items())
+    state['by_hostname'] = dict((hostname, sorted(interfaces)) for hostname, interfaces in state['by_hostname'].items())
     return state
 
 
 def _uncovered(ctx, state, nodes):
-    """(node names, sysctl text) of the nodes no Tuned forwards on, per family the secondary network has (IPv6 too)."""
+    """(node names, sysctl text) of the nodes no Tuned forwards IPv4 on. IPv6 needs no per-interface key: Linux forwards
+    IPv6 by the node-wide net.ipv6.conf.all.forwarding alone (ip6_forward), which ovnkube-node sets to 1 on a cluster with
+    IPv6; _ipv6_switched_off finds the profiles that turn it off."""
     versions = sorted(family.version for family in ctx.network.families) if ctx.network is not None else [4]
-    uncovered, keys = [], []
-    for version in versions:
-        by_hostname = state['by_hostname6' if version == 6 else 'by_hostname']
-        missing = [_name(node) for node in nodes if not by_hostname.get(_labels(node).get(HOSTNAME_LABEL, _name(node)))]
-        if missing:
-            keys.append('net.ipv%d.conf.<interface>.forwarding=1' % version)
-        uncovered += [name for name in missing if name not in uncovered]
-    return uncovered, ' or '.join(keys)
+    if 4 not in versions:
+        return [], ''
+    by_hostname = state['by_hostname']
+    missing = [_name(node) for node in nodes if not by_hostname.get(_labels(node).get(HOSTNAME_LABEL, _name(node)))]
+    return missing, 'net.ipv4.conf.<interface>.forwarding=1'
+
+
+def _ipv6_switched_off(ctx):
+    """node_ip_forwarding_off for each Tuned profile that sets net.ipv6.conf.all.forwarding to 0 (with its includes), when
+    the secondary network has an IPv6 part: wherever TuneD applies it, the node forwards no IPv6 at all."""
+    if ctx.network is None or 6 not in [family.version for family in ctx.network.families]:
+        return []
+    tuneds = ctx.snapshot.get('tuneds') or []
+    names = sorted(set('%s/%s' % (_name(tuned), item.get('name')) for tuned in tuneds for item in _dig(tuned, 'spec', 'profile') or []
+                       if fw.ipv6_all_forwarding_in_profile(item.get('name'), tuneds) is False))
+    if not names:
+        return []
+    return [catalogue_finding(
+        'node_ip_forwarding_off', 'Tuned profile(s) %s set net.ipv6.conf.all.forwarding to 0: on every node TuneD applies '
+        'them, the node forwards no IPv6, so IPv6 egress traffic through the secondary NIC is dropped (Linux forwards IPv6 by '
+        'that node-wide switch alone; ovnkube-node sets it to 1 on a cluster with IPv6).' % ', '.join(names),
+        objects=[{'kind': 'Tuned', 'name': name.split('/', 1)[0]} for name in names], severity=WARNING,
+        remedy='Remove net.ipv6.conf.all.forwarding=0 from those profiles (or their includes), or recommend them to no egress node.')]
 
 
 def check_ip_forwarding(ctx):
@@ -154,7 +168,11 @@ def check_ip_forwarding(ctx):
     nodes = ctx.capable_nodes() if ctx.mode == pc.AUDIT else ctx.selected_nodes
     uncovered, keys = _uncovered(ctx, state, nodes)
     if not uncovered:
-        return []
+        return _ipv6_switched_off(ctx)
+    return _ipv4_uncovered(ctx, state, uncovered, keys) + _ipv6_switched_off(ctx)
+
+
+def _ipv4_uncovered(ctx, state, uncovered, keys):
     choice = ctx.network_config.get('ip_forwarding') or 'per_interface'
     objects = [{'kind': 'Node', 'name': name} for name in uncovered[:20]]
     found = ('IP forwarding is not enabled for the secondary NIC of node(s) %s: gatewayConfig.ipForwarding is %s and no '

@@ -228,7 +228,9 @@ def nmstate_findings(snapshot, rows):
 
 
 def ipv6_forwarding_off(snapshot, rows):
-    """Nodes of `rows` whose running profile does not set net.ipv6.conf.<if>.forwarding=1 (nor the IPv6 all switch), unless Global."""
+    """Nodes of `rows` whose running profile sets net.ipv6.conf.all.forwarding to 0, unless Global. Linux forwards IPv6 by
+    that node-wide switch alone (the per-interface key does not forward), and ovnkube-node sets it to 1 on a cluster with
+    IPv6, so a node is off only where a profile turns the switch off again."""
     if fw.cluster_ip_forwarding(snapshot.get('network_operator')) == 'Global':
         return []
     tuneds = snapshot.get('tuneds') or []
@@ -236,7 +238,7 @@ def ipv6_forwarding_off(snapshot, rows):
     off = []
     for row in rows:
         _tuned, profile = _migrate_forwarding.effective_profile(nodes[row['node']], tuneds)
-        if not (profile and row.get('interface') and fw.forwarding_in_profile(profile, tuneds, row['interface'], 6)):
+        if profile and fw.ipv6_all_forwarding_in_profile(profile, tuneds) is False:
             off.append(row['node'])
     return off
 

@@ -7,7 +7,7 @@ The vSphere part of the verify snapshot (``vsphere_facts``) and what it says abo
 power, the vNIC on the egress port group and its connection, the port group, its VLAN and its vSwitch's uplinks on
 the ESXi host the VM runs on now); the node's base address on that NIC (``address_path``, NodeNetworkState); the
 carrier loss of a disconnected vNIC (what NetworkManager did, and the what-if choice ``carrier_loss_choice``); the
-route via the gateway; IPv4 forwarding on the NIC (Node Tuning Operator Profiles). ``node_path`` puts them together
+route via the gateway; IP forwarding per family (IPv4 on the NIC by the Node Tuning Operator Profiles, IPv6 node-wide). ``node_path`` puts them together
 into one node row, with ``path`` one of the PATH_* values and the blackhole kinds found. No I/O.
 """
 
@@ -26,6 +26,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan.forwarding impor
     cluster_ip_forwarding,
     forwarding_in_profile,
     forwarding_sysctl,
+    ipv6_all_forwarding_in_profile,
 )
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.egress_labels import in_network, node_capability
 from ansible_collections.ocp.egressip.plugins.module_utils.plan.vsphere_network import nic_on_network
@@ -410,26 +411,66 @@ def forwarding_facts(profiles, tuneds, network_operator):
 
 
 def node_forwarding(facts, node_name, interface, version=4):
-    """(True | False | None, why) for forwarding of IP family `version` (4 or 6) on a node's NIC: Global (OVN-Kubernetes
-    then turns it on for both families), else the profile TuneD reports applied (Profile status) and whether its text in
-    the Tuned objects sets ``net.ipv<version>.conf.<if>.forwarding`` on that interface. None: cannot tell."""
+    """(True | False | None, why) for forwarding of IP family `version` (4 or 6) on a node's NIC. None: cannot tell.
+
+    Global: OVN-Kubernetes turns it on for both families. IPv4 forwards per link: the profile TuneD reports applied
+    (Profile status) must set ``net.ipv4.conf.<if>.forwarding`` (or an all switch) in its text in the Tuned objects.
+    IPv6 follows ``_ipv6_forwarding``: Linux forwards it by ``net.ipv6.conf.all.forwarding`` only."""
     if facts['global']:
         return True, 'gatewayConfig.ipForwarding is Global'
     profile = facts['profiles'].get(node_name)
+    if version == 6:
+        return _ipv6_forwarding(facts, node_name, profile)
     if profile is None:
         return None, 'node %s has no Profile in %s' % (node_name, TUNED_NAMESPACE)
-    status = profile.get('status') or {}
-    running = status.get('tunedProfile')
-    conditions = dict((item.get('type'), item) for item in status.get('conditions') or [])
-    if (conditions.get('Degraded') or {}).get('status') == 'True':
-        return False, 'Profile %s is Degraded (TuneD running %s): %s' % (node_name, running, conditions['Degraded'].get('message'))
-    if (conditions.get('Applied') or {}).get('status') != 'True':
-        return False, 'TuneD has not applied profile %s on node %s (Applied: %s)' % (
-            running, node_name, (conditions.get('Applied') or {}).get('message') or 'not reported')
+    running = (profile.get('status') or {}).get('tunedProfile')
+    state = profile_state(node_name, profile)
+    if state:
+        return False, state
     if forwarding_in_profile(running, facts['tuneds'], interface, version):
         return True, 'Tuned profile %s' % running
     return False, ('gatewayConfig.ipForwarding is not Global and profile %s, which TuneD runs on node %s, does not set '
                    '%s=1' % (running, node_name, forwarding_sysctl(interface, version)))
+
+
+def profile_state(node_name, profile):
+    """Why the profile TuneD runs on the node is not (cleanly) applied: Degraded, or Applied not true; None when it is."""
+    status = profile.get('status') or {}
+    running = status.get('tunedProfile')
+    conditions = dict((item.get('type'), item) for item in status.get('conditions') or [])
+    if (conditions.get('Degraded') or {}).get('status') == 'True':
+        return 'Profile %s is Degraded (TuneD running %s): %s' % (node_name, running, conditions['Degraded'].get('message'))
+    if (conditions.get('Applied') or {}).get('status') != 'True':
+        return 'TuneD has not applied profile %s on node %s (Applied: %s)' % (
+            running, node_name, (conditions.get('Applied') or {}).get('message') or 'not reported')
+    return None
+
+
+IPV6_BY_OVNK = ('ovnkube-node sets net.ipv6.conf.all.forwarding=1 on clusters with IPv6, and Linux forwards IPv6 by that '
+                'node-wide switch only (net.ipv6.conf.<if>.forwarding does not forward)')
+
+
+def _ipv6_forwarding(facts, node_name, profile):
+    """IPv6 (not Global): on unless the profile TuneD applied sets ``net.ipv6.conf.all.forwarding=0`` (ip6_forward reads
+    only that switch; ovnkube-node sets it to 1 on IPv6 clusters since ovn-kubernetes 681f7ca). A Degraded or not yet
+    applied profile does not turn it off; one that sets 0 but is not cleanly applied leaves the kernel's value unknown."""
+    if profile is None:
+        return True, '%s; node %s has no Profile in %s, so no TuneD profile turns it off' % (IPV6_BY_OVNK, node_name, TUNED_NAMESPACE)
+    running = (profile.get('status') or {}).get('tunedProfile')
+    state = profile_state(node_name, profile)
+    if ipv6_all_forwarding_in_profile(running, facts['tuneds']) is not False:
+        return True, IPV6_BY_OVNK + ('; it stays on although %s' % state if state else '')
+    if state:
+        return None, ('profile %s, which TuneD runs on node %s, sets net.ipv6.conf.all.forwarding=0 (the node-wide switch) but %s, '
+                      'so whether the kernel has it off is not known' % (running, node_name, state))
+    return False, ('profile %s, which TuneD applied on node %s, sets net.ipv6.conf.all.forwarding=0: that turns off the node-wide '
+                   'switch Linux forwards IPv6 by (ovnkube-node sets it to 1); gatewayConfig.ipForwarding is not Global'
+                   % (running, node_name))
+
+
+def _profile_problem(facts, node_name):
+    profile = facts['profiles'].get(node_name)
+    return not facts['global'] and profile is not None and profile_state(node_name, profile) is not None
 
 
 def subnet_families(subnets):
@@ -454,16 +495,20 @@ def apply_forwarding(facts, node_rows, families=None):
     for name, row in node_rows.items():
         if not row['exists'] or not row.get('interface') or row['path'] == PATH_NO_ADDRESS:
             continue
-        answers = {}
-        for version in (families or {}).get(name) or [4]:
+        answers, wanted = {}, (families or {}).get(name) or [4]
+        for version in wanted:
             answers[version], why = node_forwarding(facts, name, row['interface'], version)
             if answers[version] is False:
-                row['problems'].append('IP forwarding is off on %s (IPv%d): %s' % (row['interface'], version, why))
+                where = ('node-wide on %s, so also on %s' % (name, row['interface'])) if version == 6 else ('on %s' % row['interface'])
+                row['problems'].append('IP forwarding is off %s (IPv%d): %s' % (where, version, why))
                 if FORWARDING_OFF not in row.setdefault('blackhole_kinds', []):
                     row['blackhole_kinds'].append(FORWARDING_OFF)
                 row['path'] = PATH_BROKEN
             elif answers[version] is None:
                 row['notes'].append('IP forwarding (IPv%d) on %s not checked: %s' % (version, row['interface'], why))
+            elif version == 6 and 4 not in wanted and _profile_problem(facts, name):
+                # no IPv4 check reports the Profile's state on an IPv6-only node: say it, as it does not break IPv6
+                row['notes'].append('IP forwarding (IPv6) on %s is on: %s' % (row['interface'], why))
         values = list(answers.values())
         row['forwarding'] = False if False in values else (None if None in values else True)
         row['forwarding_families'] = dict(('ipv%d' % version, value) for version, value in answers.items())

@@ -241,6 +241,17 @@ def forwarding_in_profile(name, tuneds, interface, version=4):
     return any(sysctls.get(key) == '1' for key in GLOBAL_FORWARDING_SYSCTLS[6 if version == 6 else 4])
 
 
+def ipv6_all_forwarding_in_profile(name, tuneds):
+    """What TuneD profile `name` (with its includes) sets ``net.ipv6.conf.all.forwarding`` to: True (1), False (any other
+    value), or None when it does not set it. That switch alone decides IPv6 forwarding in Linux (``ip6_forward``)."""
+    texts = dict((item.get('name'), item.get('data')) for tuned in tuneds or [] for item in (tuned.get('spec') or {}).get('profile') or [])
+    sysctls = _resolved_sysctls(name, texts)
+    for key in ('net.ipv6.conf.all.forwarding', 'net/ipv6/conf/all/forwarding'):
+        if key in sysctls:
+            return sysctls[key].strip('<> ') == '1'
+    return None
+
+
 def cluster_ip_forwarding(network_operator):
     """`gatewayConfig.ipForwarding` of networks.operator.openshift.io/cluster ('' when unset = Restricted)."""
     spec = (network_operator or {}).get('spec') or {}

@@ -123,6 +123,60 @@ def test_removing_ipv6_forwarding_under_ipv6_egress_ips_is_refused(twin, run_mod
     assert again['_rc'] == 0 and again['changed'] is False, again
 
 
+TUNED_NS = 'openshift-cluster-node-tuning-operator'
+
+
+def _node_profile(twin, node):
+    return twin.custom_objects().get_namespaced_custom_object('tuned.openshift.io', 'v1', TUNED_NS, 'profiles', node)
+
+
+def _hand_made_tuned(profile, sysctls, hostname):
+    """A Tuned someone else wrote for one node, winning over the collection's (priority 10 before 20)."""
+    data = '[main]\ninclude=openshift-node\n\n[sysctl]\n%s\n' % '\n'.join(sysctls)
+    return {'apiVersion': 'tuned.openshift.io/v1', 'kind': 'Tuned', 'metadata': {'name': 'hand-made', 'namespace': TUNED_NS},
+            'spec': {'profile': [{'name': profile, 'data': data}],
+                     'recommend': [{'profile': profile, 'priority': 10, 'match': [{'label': 'kubernetes.io/hostname', 'value': hostname}]}]}}
+
+
+def _apply_tuned(twin, tuned, node):
+    objects = twin.custom_objects()
+    if tuned is None:
+        objects.delete_namespaced_custom_object('tuned.openshift.io', 'v1', TUNED_NS, 'tuneds', 'hand-made')
+        wanted = 'egressip-forwarding-node-ens224'
+    else:
+        names = [item['metadata']['name'] for item in objects.list_namespaced_custom_object('tuned.openshift.io', 'v1', TUNED_NS, 'tuneds')['items']]
+        if 'hand-made' in names:
+            objects.patch_namespaced_custom_object('tuned.openshift.io', 'v1', TUNED_NS, 'tuneds', 'hand-made', {'spec': tuned['spec']})
+        else:
+            objects.create_namespaced_custom_object('tuned.openshift.io', 'v1', TUNED_NS, 'tuneds', tuned)
+        wanted = tuned['spec']['profile'][0]['name']
+    twin.wait_for(lambda: (_node_profile(twin, node).get('status') or {}).get('tunedProfile') == wanted, timeout=30,
+                  what='TuneD on %s runs %s' % (node, wanted))
+
+
+def test_verify_reads_ipv6_forwarding_node_wide_as_the_kernel_does(twin, run_module):
+    """A hand-made profile forwarding IPv4 only leaves IPv6 on (ovnkube-node's net.ipv6.conf.all.forwarding=1); one that
+    sets that switch to 0 is the named blackhole, and the twin's wire agrees."""
+    holder6 = _assigned(twin)['fd00:20::200']
+    hostname = twin.core_v1().read_node(holder6).metadata.labels['kubernetes.io/hostname']
+    options = {'network': DUAL['egressip_network'], 'fail_on_error': False, 'poll_interval': 0.2}
+    _apply_tuned(twin, _hand_made_tuned('v4-only', ['net.ipv4.conf.ens224.forwarding=1'], hostname), holder6)
+    result = run_module('egressip_verify', options)
+    assert result['summary']['ok'] is True and 'blackhole_forwarding_off' not in [item['id'] for item in result['findings']], result
+    assert dict((row['name'], row.get('forwarding_families')) for row in result['nodes'])[holder6] == {'ipv4': True, 'ipv6': True}
+    try:
+        _apply_tuned(twin, _hand_made_tuned('v6-off', ['net.ipv4.conf.ens224.forwarding=1', 'net.ipv6.conf.all.forwarding=0'], hostname),
+                     holder6)
+        result = run_module('egressip_verify', dict(options, wire=DUAL['egressip_verify']['wire']))
+        finding = next(item for item in result['findings'] if item['id'] == 'blackhole_forwarding_off')
+        assert holder6 in finding['message'] and 'fd00:20::200' in finding['message'], finding
+        assert 'profile v6-off, which TuneD applied on node %s, sets net.ipv6.conf.all.forwarding=0' % holder6 in finding['message']
+        assert dict((row['ip'], row['status']) for row in result['egress_ips'])['fd00:20::200'] == 'blackhole', result['egress_ips']
+        assert sorted((probe['family'], probe['outcome']) for probe in result['wire'])[1] == (6, 'no_answer'), result['wire']
+    finally:
+        _apply_tuned(twin, None, holder6)
+
+
 def test_the_failover_drill_moves_both_families(twin, run_playbook, tmp_path):
     run = run_playbook('playbooks/failover_drill.yml', extra_vars=[DUAL, {'egressip_report_dir': str(tmp_path)}])
     assert run.rc == 0, run.stdout[-6000:]

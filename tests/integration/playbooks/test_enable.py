@@ -66,17 +66,6 @@ def test_apply_assigns_every_egress_ip_on_the_secondary_network(twin, run_playbo
         assert line in summary, summary[:2000]
 
 
-def test_second_run_changes_nothing(twin, run_playbook):
-    """Every step runs (the converged record is not used) and finds nothing to write."""
-    before = _assigned(twin)
-    run = run_playbook('playbooks/enable.yml', extra_vars=[TWIN_VARS, {'egressip_skip_when_converged': False}])
-    assert run.rc == 0, run
-    assert run.changed == 0, run
-    assert SKIPPING not in run.stdout, run
-    assert _assigned(twin) == before
-    assert 'Nothing changed: every step was already as the variables ask.' in run.stdout
-
-
 SKIPPING = 'Skipping the vSphere network, node network, egress node and EgressIP steps'
 CONVERGED = 'egressip.ocp/converged'
 
@@ -93,13 +82,19 @@ def _vm_device_reads(twin):
 
 
 def test_a_converged_cluster_skips_the_steps_and_still_verifies(twin, run_playbook):
-    """The apply recorded the converged fingerprint on the lock Lease; a rerun with nothing changed skips the four steps,
-    verifies (with the vCenter facts preflight read) and keeps the record."""
+    """The apply recorded the converged fingerprint on the lock Lease. A second run with egressip_skip_when_converged
+    false runs every step and finds nothing to write; a rerun with the record skips the four steps, verifies (with the
+    vCenter facts preflight read) and keeps the record."""
     record = _record(twin)
     assert record and record.startswith('v1:'), record
+    before = _assigned(twin)
     _reset(twin)
     full = run_playbook('playbooks/enable.yml', extra_vars=[TWIN_VARS, {'egressip_skip_when_converged': False}])
     assert full.rc == 0, full
+    assert full.changed == 0, full
+    assert SKIPPING not in full.stdout, full
+    assert _assigned(twin) == before
+    assert 'Nothing changed: every step was already as the variables ask.' in full.stdout
     full_reads = _vm_device_reads(twin)
     _reset(twin)
     run = run_playbook('playbooks/enable.yml', extra_vars=TWIN_VARS)

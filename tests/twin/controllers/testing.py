@@ -178,3 +178,14 @@ class FakeCluster:
 
     def settle(self, probe=False):
         return self.runner.settle(timeout=10.0, probe=probe)
+
+
+class TunedClock:
+    """A hand-driven monotonic clock for the TuneD daemon of a FakeCluster (its apply delay passes only on advance)."""
+
+    def __init__(self, cluster):
+        self.value = 1000.0
+        cluster.runner.tuned.clock = lambda: self.value
+
+    def advance(self, seconds):
+        self.value += seconds

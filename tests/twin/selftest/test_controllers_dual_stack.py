@@ -10,7 +10,7 @@ from twin.controllers.cluster_manager import NETWORK_OPERATOR
 from twin.controllers.inventory import Inventory
 from twin.controllers.nmstate import NNCP, NNS
 from twin.controllers.ovnkube_node import HOST_CIDRS, PRIMARY_IFADDR, SECONDARY_EGRESS_IPS
-from twin.controllers.testing import FakeCluster
+from twin.controllers.testing import FakeCluster, TunedClock
 from twin.controllers import tuned
 from twin.controllers.tuned import Forwarding, _with_sysctls
 
@@ -171,17 +171,6 @@ def test_tuned_ipv6_forwarding_sysctls():
     assert not _with_sysctls(Forwarding(ipv6_mode=True), {"net.ipv6.conf.all.forwarding": "0"}).is_on("ens224", 6)
 
 
-class _Clock:
-    """A hand-driven monotonic clock for the TuneD daemon of a FakeCluster."""
-
-    def __init__(self, cluster):
-        self.value = 1000.0
-        cluster.runner.tuned.clock = lambda: self.value
-
-    def advance(self, seconds):
-        self.value += seconds
-
-
 def _tuned_for(workers, sysctls):
     data = "[main]\ninclude=openshift-node\n[sysctl]\n" + "".join("%s\n" % line for line in sysctls)
     return {"apiVersion": "tuned.openshift.io/v1", "kind": "Tuned", "metadata": {"name": "egress-forwarding", "namespace": tuned.NAMESPACE},
@@ -201,7 +190,7 @@ def _echo_pair(cluster, suffix):
 
 def test_the_applied_profile_drives_the_wire_per_family(cluster):
     """Through the store: TuneD applies the profile after its delay; IPv4 follows the per-link sysctl, IPv6 the all switch."""
-    clock = _Clock(cluster)
+    clock = TunedClock(cluster)
     cluster.create_egressip("eip", [IPV4, IPV6], namespace_labels={"team": "a"})
     cluster.namespace("app", {"team": "a"})
     cluster.settle()

@@ -3,7 +3,7 @@
 import pytest
 
 from twin.controllers import tuned
-from twin.controllers.testing import FakeCluster
+from twin.controllers.testing import FakeCluster, TunedClock
 
 NS = tuned.NAMESPACE
 
@@ -94,7 +94,7 @@ def test_tuned_from_the_store_drives_the_wire():
     cluster.pod("app", "p")
     cluster.settle()
     assert cluster.runner.wire("app", "p")["source_ip"] is None
-    clock = _Clock(cluster)
+    clock = TunedClock(cluster)
     cluster.store.create(tuned.RESOURCE, FORWARDING)
     cluster.settle()
     assert cluster.runner.wire("app", "p")["source_ip"] is None  # TuneD has not applied it yet
@@ -104,17 +104,6 @@ def test_tuned_from_the_store_drives_the_wire():
 
 
 # --- Profiles (cluster-node-tuning-operator pkg/operator syncProfile, pkg/tuned updateTunedProfileStatus) ---
-
-class _Clock:
-    """A hand-driven monotonic clock for the TuneD daemon of a FakeCluster."""
-
-    def __init__(self, cluster):
-        self.value = 1000.0
-        cluster.runner.tuned.clock = lambda: self.value
-
-    def advance(self, seconds):
-        self.value += seconds
-
 
 def _profile(cluster, node):
     return cluster.store.get(tuned.PROFILES, node, namespace=NS)
@@ -141,7 +130,7 @@ def _failing_application(worker_index, **failure):
     that worker: (cluster, worker, clock, the conditions of the worker's profile once the delay has passed)."""
     cluster = FakeCluster()
     worker = cluster.workers()[worker_index]
-    clock = _Clock(cluster)
+    clock = TunedClock(cluster)
     cluster.settle()
     cluster.runner.set_tuned_failure(worker, tuned.default_failure("ens224"), **failure)
     cluster.store.create(tuned.RESOURCE, _forwarding_tuned(worker))
@@ -165,7 +154,7 @@ def test_one_profile_per_node_applied_from_the_start():
 def test_a_changed_profile_is_applied_after_the_delay():
     cluster = FakeCluster()
     worker = cluster.workers()[0]
-    clock = _Clock(cluster)
+    clock = TunedClock(cluster)
     cluster.settle()
     cluster.store.create(tuned.RESOURCE, _forwarding_tuned(worker))
     cluster.settle()
@@ -199,7 +188,7 @@ def test_a_failing_application_is_degraded_with_the_daemon_message_and_forwards_
 def test_status_is_not_rewritten_when_nothing_it_reports_changed():
     cluster = FakeCluster()
     worker = cluster.workers()[0]
-    clock = _Clock(cluster)
+    clock = TunedClock(cluster)
     cluster.store.create(tuned.RESOURCE, _forwarding_tuned(worker))
     cluster.settle()
     before = _profile(cluster, worker)

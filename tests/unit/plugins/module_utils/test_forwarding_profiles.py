@@ -178,11 +178,80 @@ def ipv6_facts(*profiles, ipv6=True):
 
 
 @pytest.mark.parametrize('ipv6', [True, False])
-def test_the_ipv6_sysctl_ip_forwarding_writes_is_what_verify_reads(ipv6):
+def test_verify_reads_ipv6_forwarding_on_whether_or_not_ip_forwarding_writes_the_per_interface_key(ipv6):
+    """The per-interface IPv6 key ip_forwarding writes only switches the link to router behaviour: IPv6 is on either way."""
     tuned = fw.desired_tuned(TARGETS, 20, ipv6=ipv6)
     assert fw.forwarding_in_profile(OURS, [tuned], 'ens224', 4) is True
     assert fw.forwarding_in_profile(OURS, [tuned], 'ens224', 6) is ipv6
-    assert _verify_path.node_forwarding(ipv6_facts(profile(), ipv6=ipv6), 'w0', 'ens224', 6)[0] is ipv6
+    assert fw.ipv6_all_forwarding_in_profile(OURS, [tuned]) is None
+    on, why = _verify_path.node_forwarding(ipv6_facts(profile(), ipv6=ipv6), 'w0', 'ens224', 6)
+    assert on is True and why.startswith('ovnkube-node sets net.ipv6.conf.all.forwarding=1 on clusters with IPv6'), why
+
+
+V6_TUNEDS = [{'spec': {'profile': [
+    {'name': 'v6off', 'data': '[main]\ninclude=openshift-node\n[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\nnet.ipv6.conf.all.forwarding=0\n'},
+    {'name': 'v6off-child', 'data': '[main]\ninclude=v6off\n'},
+    {'name': 'v6on-child', 'data': '[main]\ninclude=v6off\n[sysctl]\nnet.ipv6.conf.all.forwarding=1\n'},
+    {'name': 'v6link-off', 'data': '[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\nnet.ipv6.conf.ens224.forwarding=0\n'},
+    {'name': 'v6slash-off', 'data': '[sysctl]\nnet/ipv6/conf/all/forwarding = 0\n'},
+    {'name': 'v4only', 'data': '[sysctl]\nnet.ipv4.conf.ens224.forwarding=1\n'}]}}]
+
+
+@pytest.mark.parametrize('name, expected', [
+    ('v6off', False), ('v6off-child', False), ('v6on-child', True), ('v6link-off', None), ('v6slash-off', False), ('v4only', None),
+    ('openshift-node', None), (None, None)])
+def test_ipv6_all_forwarding_in_profile(name, expected):
+    assert fw.ipv6_all_forwarding_in_profile(name, V6_TUNEDS) is expected
+
+
+def v6_facts(*profiles, global_forwarding=False):
+    operator = {'spec': {'defaultNetwork': {'ovnKubernetesConfig': {'gatewayConfig': {'ipForwarding': 'Global'}}}}} if global_forwarding else {}
+    return _verify_path.forwarding_facts(list(profiles), V6_TUNEDS, operator)
+
+
+@pytest.mark.parametrize('running', ['v4only', 'v6link-off', 'v6on-child'])
+def test_ipv6_forwarding_is_on_without_a_node_wide_zero(running):
+    on, why = _verify_path.node_forwarding(v6_facts(profile(recommended=running, running=running)), 'w0', 'ens224', 6)
+    assert on is True and 'ovnkube-node sets net.ipv6.conf.all.forwarding=1 on clusters with IPv6' in why, why
+    assert 'net.ipv6.conf.<if>.forwarding does not forward' in why
+
+
+@pytest.mark.parametrize('running', ['v6off', 'v6off-child', 'v6slash-off'])
+def test_ipv6_forwarding_is_off_when_the_applied_profile_sets_the_node_wide_switch_to_zero(running):
+    off, why = _verify_path.node_forwarding(v6_facts(profile(recommended=running, running=running)), 'w0', 'ens224', 6)
+    assert off is False, why
+    assert why.startswith('profile %s, which TuneD applied on node w0, sets net.ipv6.conf.all.forwarding=0: that turns off the '
+                          'node-wide switch' % running), why
+    # IPv4 is still read per link from the same profile
+    assert _verify_path.node_forwarding(v6_facts(profile(recommended=running, running=running)), 'w0', 'ens224', 4)[0] is (
+        running != 'v6slash-off')
+
+
+def test_ipv6_forwarding_global_wins_over_a_profile_that_sets_zero():
+    assert _verify_path.node_forwarding(v6_facts(profile(running='v6off'), global_forwarding=True), 'w0', 'ens224', 6) == (
+        True, 'gatewayConfig.ipForwarding is Global')
+
+
+def test_ipv6_forwarding_without_a_profile_is_on():
+    on, why = _verify_path.node_forwarding(v6_facts(), 'w0', 'ens224', 6)
+    assert on is True and 'node w0 has no Profile in openshift-cluster-node-tuning-operator, so no TuneD profile turns it off' in why
+    assert _verify_path.node_forwarding(v6_facts(), 'w0', 'ens224', 4)[0] is None  # IPv4 unchanged: cannot tell
+
+
+@pytest.mark.parametrize('state', [{'degraded': 'True', 'degraded_message': 'ERROR z'}, {'applied': 'False', 'message': 'not yet'}])
+def test_ipv6_forwarding_stays_on_with_a_degraded_or_unapplied_profile_ipv4_reports_it(state):
+    item = profile(running='v4only', **state)
+    on, why = _verify_path.node_forwarding(v6_facts(item), 'w0', 'ens224', 6)
+    assert on is True and 'it stays on although' in why and ('ERROR z' in why or 'has not applied' in why), why
+    off, why4 = _verify_path.node_forwarding(v6_facts(item), 'w0', 'ens224', 4)
+    assert off is False and ('Profile w0 is Degraded' in why4 or 'has not applied' in why4)
+
+
+def test_ipv6_forwarding_cannot_be_told_when_a_zero_profile_is_not_cleanly_applied():
+    unknown, why = _verify_path.node_forwarding(v6_facts(profile(running='v6off', degraded='True', degraded_message='ERROR z')),
+                                                'w0', 'ens224', 6)
+    assert unknown is None and 'profile v6off, which TuneD runs on node w0, sets net.ipv6.conf.all.forwarding=0' in why
+    assert 'ERROR z' in why and 'not known' in why
 
 
 def test_ipv6_forwarding_keys_vlan_and_all():
@@ -203,22 +272,39 @@ def test_subnet_families():
 
 def test_apply_forwarding_checks_each_family_and_names_it():
     rows = {'w0': row(), 'w1': row()}
-    # the Tuned has IPv4 only: the dual-stack node w0 is broken for IPv6, the IPv4-only node w1 is fine
-    _verify_path.apply_forwarding(ipv6_facts(profile(), profile(node='w1'), ipv6=False), rows, {'w0': [4, 6], 'w1': [4]})
+    # the applied profile sets net.ipv6.conf.all.forwarding=0: the dual-stack node w0 is broken for IPv6, the IPv4-only node w1 is fine
+    _verify_path.apply_forwarding(v6_facts(profile(running='v6off'), profile(node='w1', running='v6off')), rows, {'w0': [4, 6], 'w1': [4]})
     assert rows['w0']['forwarding'] is False and rows['w0']['forwarding_families'] == {'ipv4': True, 'ipv6': False}
     assert rows['w0']['path'] == _verify_path.PATH_BROKEN and rows['w0']['blackhole_kinds'] == [_verify_path.FORWARDING_OFF]
-    assert rows['w0']['problems'] == ['IP forwarding is off on ens224 (IPv6): gatewayConfig.ipForwarding is not Global and profile '
-                                      '%s, which TuneD runs on node w0, does not set net.ipv6.conf.ens224.forwarding=1' % OURS]
+    assert rows['w0']['problems'] == ['IP forwarding is off node-wide on w0, so also on ens224 (IPv6): profile v6off, which TuneD '
+                                      'applied on node w0, sets net.ipv6.conf.all.forwarding=0: that turns off the node-wide switch '
+                                      'Linux forwards IPv6 by (ovnkube-node sets it to 1); gatewayConfig.ipForwarding is not Global']
     assert rows['w1']['forwarding'] is True and rows['w1']['path'] == _verify_path.PATH_OK
+    # what ip_forwarding writes without its IPv6 key (IPv4 only): both families on
     fine = {'w0': row()}
-    _verify_path.apply_forwarding(ipv6_facts(profile()), fine, {'w0': [4, 6]})
+    _verify_path.apply_forwarding(ipv6_facts(profile(), ipv6=False), fine, {'w0': [4, 6]})
     assert fine['w0']['forwarding_families'] == {'ipv4': True, 'ipv6': True} and fine['w0']['problems'] == []
+    assert fine['w0']['path'] == _verify_path.PATH_OK and fine['w0']['notes'] == []
+    # Degraded: IPv4 reports it, IPv6 stays on
     degraded = {'w0': row()}
     _verify_path.apply_forwarding(ipv6_facts(profile(degraded='True')), degraded, {'w0': [4, 6]})
-    assert degraded['w0']['blackhole_kinds'] == [_verify_path.FORWARDING_OFF] and len(degraded['w0']['problems']) == 2
+    assert degraded['w0']['blackhole_kinds'] == [_verify_path.FORWARDING_OFF] and len(degraded['w0']['problems']) == 1
+    assert degraded['w0']['forwarding_families'] == {'ipv4': False, 'ipv6': True} and '(IPv4)' in degraded['w0']['problems'][0]
+    # an IPv6-only node: no IPv4 check reports the Degraded Profile, so a note does; the path stays ok
+    only6 = {'w0': row()}
+    _verify_path.apply_forwarding(ipv6_facts(profile(degraded='True', degraded_message='ERROR z')), only6, {'w0': [6]})
+    assert only6['w0']['forwarding'] is True and only6['w0']['path'] == _verify_path.PATH_OK and only6['w0']['problems'] == []
+    assert len(only6['w0']['notes']) == 1 and 'IP forwarding (IPv6) on ens224 is on' in only6['w0']['notes'][0]
+    assert 'ERROR z' in only6['w0']['notes'][0]
+    # no Profiles: IPv4 cannot be told, IPv6 is ovnkube-node's
     unknown = {'w0': row()}
-    _verify_path.apply_forwarding(ipv6_facts(), unknown, {'w0': [6]})
-    assert unknown['w0']['forwarding'] is None and 'IP forwarding (IPv6) on ens224 not checked' in unknown['w0']['notes'][0]
+    _verify_path.apply_forwarding(ipv6_facts(), unknown, {'w0': [4, 6]})
+    assert unknown['w0']['forwarding'] is None and unknown['w0']['forwarding_families'] == {'ipv4': None, 'ipv6': True}
+    assert [note.split(':')[0] for note in unknown['w0']['notes']] == ['IP forwarding (IPv4) on ens224 not checked']
+    # a zero profile not cleanly applied: cannot tell
+    unsure = {'w0': row()}
+    _verify_path.apply_forwarding(v6_facts(profile(running='v6off', applied='False')), unsure, {'w0': [6]})
+    assert unsure['w0']['forwarding'] is None and 'IP forwarding (IPv6) on ens224 not checked' in unsure['w0']['notes'][0]
     everywhere = {'w0': row()}
     _verify_path.apply_forwarding(facts(global_forwarding=True), everywhere, {'w0': [4, 6]})
     assert everywhere['w0']['forwarding_families'] == {'ipv4': True, 'ipv6': True}

@@ -833,15 +833,17 @@ def test_the_ipv6_part_must_not_overlap_the_cluster_networks(cidr, owner):
 def test_forwarding_counts_each_family_of_the_secondary_network():
     snap = configured_snapshot()
     snap['config']['network']['ipv6'] = dict(IPV6_PART)  # the Tuned forwards IPv4 only
-    found = by_id(snap, 'node_ip_forwarding_off', 'audit')
-    assert [item['severity'] for item in found] == ['error'], found
-    assert 'no Tuned profile sets net.ipv6.conf.<interface>.forwarding=1 for them' in found[0]['message']
-    assert 'net.ipv4' not in found[0]['message'] and len(found[0]['objects']) == 3
-    profile = snap['tuneds'][0]['spec']['profile'][0]
-    profile['data'] += 'net.ipv6.conf.ens224.forwarding=1\n'
+    # IPv6 needs no per-interface key: Linux forwards it by net.ipv6.conf.all.forwarding, which ovnkube-node sets to 1
     assert by_id(snap, 'node_ip_forwarding_off', 'audit') == []
-    state = preflight_cluster.forwarding_state(snap)
-    assert state['by_hostname'] == state['by_hostname6'] == dict(('ocp1-worker-%d' % i, ['ens224']) for i in range(3))
-    profile['data'] = '[sysctl]\nnet.ipv6.conf.ens224.forwarding=1\n'  # IPv6 alone does not cover the IPv4 family
+    profile = snap['tuneds'][0]['spec']['profile'][0]
+    profile['data'] += 'net.ipv6.conf.all.forwarding=0\n'
     found = by_id(snap, 'node_ip_forwarding_off', 'audit')
-    assert found and 'sets net.ipv4.conf.<interface>.forwarding=1 for them' in found[0]['message']
+    assert [item['severity'] for item in found] == ['warning'], found
+    assert 'set net.ipv6.conf.all.forwarding to 0' in found[0]['message'] and profile['name'] in found[0]['message']
+    assert found[0]['objects'] == [{'kind': 'Tuned', 'name': snap['tuneds'][0]['metadata']['name']}]
+    snap['config']['network'].pop('ipv6')
+    assert by_id(snap, 'node_ip_forwarding_off', 'audit') == [], 'an IPv4-only secondary network does not care'
+    snap['config']['network']['ipv6'] = dict(IPV6_PART)
+    profile['data'] = profile['data'].replace('net.ipv6.conf.all.forwarding=0\n', '').replace('net.ipv4.conf.ens224.forwarding=1', '')
+    found = by_id(snap, 'node_ip_forwarding_off', 'audit')
+    assert found and 'sets net.ipv4.conf.<interface>.forwarding=1 for them' in found[0]['message'] and 'ipv6' not in found[0]['message']
