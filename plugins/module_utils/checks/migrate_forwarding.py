@@ -22,6 +22,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import migrate
 
 TUNED_NAMESPACE = nn.TUNED_NAMESPACE
 STOCK_PARENTS = ('openshift-node', 'openshift-control-plane')
+IPV6_ALL = 'net.ipv6.conf.all.forwarding'
 FORWARDING_KEY = re.compile(r'^net\.ipv[46]\.conf\.(?P<interface>[^.]+(?:/[^.]+)?)\.forwarding$')
 
 
@@ -93,6 +94,26 @@ def effective_profile(node, tuneds):
     return None, None
 
 
+def forwarding_state(versions, families, sysctls, where):
+    """How forwarding is on now for one node, as the report says it. families: those the profile `where` sets forwarding for.
+
+    IPv6 is forwarded by the node-wide net.ipv6.conf.all.forwarding alone (Linux ``ip6_forward``), which ovnkube-node sets
+    to 1 on a cluster with IPv6: without the profile's key it is on by ovnkube-node, and off only where the profile sets it
+    to 0 (as preflight, verify and upgrade read it).
+    """
+    texts = {}
+    for version in versions:
+        if version == 6 and str(sysctls.get(IPV6_ALL, '1')).strip() != '1':
+            texts[6] = 'off (%s=%s in Tuned %s)' % (IPV6_ALL, str(sysctls[IPV6_ALL]).strip(), where)
+        elif version in families:
+            texts[version] = 'Tuned %s' % where
+        else:
+            texts[version] = 'ovnkube-node (%s)' % IPV6_ALL if version == 6 else 'off'
+    if len(set(texts.values())) == 1:
+        return texts[versions[0]]
+    return '; '.join('IPv%d %s' % (version, texts[version]) for version in versions)
+
+
 def forwarding_choice(snapshot, rows, versions=(4,)):
     """(ip_forwarding value, findings, {node: how forwarding is on now}) for the families `versions` of the network."""
     mode = fw.cluster_ip_forwarding(snapshot.get('network_operator')) or 'Restricted'
@@ -110,12 +131,9 @@ def forwarding_choice(snapshot, rows, versions=(4,)):
         sysctls, other, includes = profile_effect(profile, profiles) if profile else ({}, False, [])
         other = other or any(parent not in STOCK_PARENTS + (profile,) for parent in includes)
         families = [version for version in versions if forwards(sysctls, row.get('interface'), version)]
-        if not families:
-            state[row['node']] = 'off'
-            continue
         where = '%s/%s' % (_name(tuned), profile)
-        state[row['node']] = 'Tuned %s%s' % (where, '' if len(families) == len(versions) else ' (IPv%d only)' % families[0])
-        if not is_managed(tuned):
+        state[row['node']] = forwarding_state(versions, families, sysctls, where)
+        if families and not is_managed(tuned):
             (by_hand_other if other else by_hand).append((row['node'], where))
     if by_hand_other:
         return 'external', [_by_hand_finding(by_hand_other, (

@@ -354,8 +354,22 @@ def test_ipv6_forwarding_missing_by_hand_is_planned():
     snap['tuneds'][1] = hm.tuned()  # IPv4 forwarding only
     result = _migrate.discover(snap, {}, True)
     rows = dict((row['node'], row) for row in result['nodes'])
-    assert rows['ocp1-worker-0']['forwarding'] == 'Tuned egress-forwarding/egress-forwarding (IPv4 only)'
+    # Linux forwards IPv6 by the node-wide switch, which ovnkube-node turns on: the collection's Tuned still writes the IPv6 key
+    assert rows['ocp1-worker-0']['forwarding'] == ('IPv4 Tuned egress-forwarding/egress-forwarding; '
+                                                   'IPv6 ovnkube-node (net.ipv6.conf.all.forwarding)')
     assert any(item.startswith('sets IP forwarding on the secondary NIC of ocp1-worker-0') for item in result['adoption_plan'])
+
+
+def test_ipv6_forwarding_turned_off_node_wide_by_hand_is_named():
+    snap = dual_stack()
+    snap['tuneds'][1] = hm.tuned(data=hm.FORWARDING_ONLY + 'net.ipv6.conf.all.forwarding=0\n')
+    result = _migrate.discover(snap, {}, True)
+    rows = dict((row['node'], row) for row in result['nodes'])
+    assert rows['ocp1-worker-1']['forwarding'] == ('IPv4 Tuned egress-forwarding/egress-forwarding; '
+                                                   'IPv6 off (net.ipv6.conf.all.forwarding=0 in Tuned egress-forwarding/egress-forwarding)')
+    # a forwarding-only profile: the collection's Tuned replaces it on these nodes, so the 0 goes and IPv6 is forwarded again
+    assert result['variables']['egressip_network']['ip_forwarding'] == 'per_interface'
+    assert by_id(result, 'migrate_forwarding_by_hand')
 
 
 def test_forwarding_per_family():
