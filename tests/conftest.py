@@ -175,6 +175,7 @@ _LONGEST_FIRST = (
     'integration/roles/test_verify_and_drill_playbooks.py', 'integration/playbooks/test_enable.py', 'integration/playbooks/test_fleet.py',
     'integration/playbooks/test_disable_distributed.py', 'integration/playbooks/test_guard.py',
     'integration/playbooks/test_render_guard.py', 'integration/playbooks/test_failure_domains.py',
+    'integration/playbooks/test_migrate_dual_stack.py',
 )
 _BY_FOLDER = ('integration/playbooks/', 'integration/roles/', 'integration/lifecycle/', 'integration/',
               'twin/conformance/', 'twin/selftest/', 'unit/')
