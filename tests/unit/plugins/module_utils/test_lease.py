@@ -112,9 +112,35 @@ def test_playbook_process_is_the_topmost_ansible_playbook_ancestor(tmp_path):
     assert lease.playbook_process() is None, 'pytest is no ansible-playbook run'
 
 
+def _group_members(pgid):
+    members = []
+    for entry in os.listdir('/proc'):
+        try:
+            with open('/proc/%s/stat' % entry, encoding='utf-8') as handle:
+                fields = handle.read().rsplit(')', 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid:
+            members.append((int(entry), fields[0]))
+    return members
+
+
+def _wait_for_group(pgid, count, seconds=20):
+    """Until the process group has `count` members and its leader runs sleep (exec'd), at most `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        members = _group_members(pgid)
+        if len(members) >= count and lease._stat(pgid) is not None:  # pylint: disable=protected-access
+            with open('/proc/%d/comm' % pgid, encoding='utf-8') as handle:
+                if handle.read().strip() == 'sleep':
+                    return
+        time.sleep(0.05)
+    raise AssertionError('process group %d did not reach %d members: %s' % (pgid, count, _group_members(pgid)))
+
+
 def test_owner_alive_follows_the_process_and_a_group_it_leads(tmp_path):
     leader = subprocess.Popen(['sh', '-c', 'sleep 60 & exec sleep 60'], start_new_session=True)
-    time.sleep(0.3)
+    _wait_for_group(leader.pid, 2)  # the shell has forked its background sleep and exec'd (slow on a loaded machine)
     owner = {'pid': leader.pid, 'start': lease._stat(leader.pid)[3], 'process_group_leader': True}  # pylint: disable=protected-access
     try:
         assert lease.owner_alive(owner)

@@ -132,7 +132,7 @@ def adopted(snap):
     for item in result['egressips']:
         if item['metadata']['name'] != 'egressip-legacy':
             item['metadata']['labels'] = {'egressip.ocp/managed-by': 'ocp.egressip'}
-    result['nncps'] = [item for item in snap['nncps']] + [item for item in result['nncps'] if item['metadata']['name'].startswith('egressip-')]
+    result['nncps'] = list(snap['nncps']) + [item for item in result['nncps'] if item['metadata']['name'].startswith('egressip-')]
     for item in result['nncps'][-3:]:
         name = item['metadata']['annotations']['egressip.ocp/node']
         item['spec']['desiredState']['interfaces'][0]['ipv6'] = {'enabled': True, 'dhcp': False, 'autoconf': False,
