@@ -18,7 +18,9 @@ status=0
 # and the newest release run beside pytest, one after the other: the twin tests mostly wait on controllers, so the
 # cores have room for one more job, not for three. Their output is printed after pytest's. SANITY_SERIAL=1 runs them
 # after pytest instead. The matrix's unit tests on the other releases run last in that job.
-matrix_releases=${MATRIX_CI_RELEASES:-2.16 2.17 2.18 2.20 2.21}
+# The unit tests beside pytest on the oldest and the newest release (2.19 is the main run); `make matrix` runs every
+# release of the support matrix (2.16 to 2.21): CI's 30 minutes on 2 cores leave room for two more unit runs, not five.
+matrix_releases=${MATRIX_CI_RELEASES:-2.16 2.21}
 matrix_sanity_releases=${SANITY_RELEASES:-2.16 2.21}
 background_dir=$(mktemp -d "${TMPDIR:-/tmp}/ocp-egressip-test.XXXXXX")
 quiet_pip() {
