@@ -222,6 +222,7 @@ def _create_pod(k8s, body):
 
 
 def _run_pods(k8s, bodies, run_id, timeout, clock, interval, writes):
+    since = _list_version(k8s, run_id)   # before the creates: the watch sees each probe pod's every change
     created, _failures = parallel.run_parallel([lambda body=body: _create_pod(k8s, body) for body in bodies])
     outcomes = [_not_run(body['metadata']['labels'][_wire.PROBE_OBJECT_LABEL], 'the probe pod could not be created: %s' % failure,
                          namespace=body['metadata']['namespace'])
@@ -230,7 +231,9 @@ def _run_pods(k8s, bodies, run_id, timeout, clock, interval, writes):
     writes.append(count)
     if not count:
         return outcomes
-    pods = _wait_pods(k8s, run_id, count, timeout, clock, interval)
+    pods = _watch_pods(k8s, run_id, count, timeout + POD_LIST_MARGIN, since) if since else None
+    if pods is None:
+        pods = _wait_pods(k8s, run_id, count, timeout, clock, interval)
     logs, _failures = parallel.run_parallel([lambda pod=pod: _log(k8s, pod) for pod in pods])
     return outcomes + [_wire.probe_outcome(pod, log, timeout) for pod, log in zip(pods, logs)]
 
@@ -243,16 +246,56 @@ def _list_probe_pods(k8s, run_id):
 FIRST_POD_POLL = 0.2
 
 
+def _finished(pods):
+    return [pod for pod in pods if (pod.get('status') or {}).get('phase') in ('Succeeded', 'Failed')]
+
+
+def _by_name(pods):
+    return sorted(pods, key=lambda pod: (pod['metadata'].get('namespace'), pod['metadata'].get('name')))
+
+
+def _list_version(k8s, run_id):
+    """The resourceVersion of an (empty) list of the run's probe pods: where a watch of their changes starts."""
+    selector = '%s=%s' % (_wire.PROBE_RUN_LABEL, run_id)
+    answer = k8s.request('list', 'pods', kube.path(kube.PODS), query={'labelSelector': selector, 'limit': 1})
+    return ((answer or {}).get('metadata') or {}).get('resourceVersion')
+
+
+def _watch_pods(k8s, run_id, count, seconds, since):
+    """The probe pods once all ``count`` have finished, from one watch of the run's pods from ``since`` (a list's
+    resourceVersion taken before they were created, as the API documents a watch to start), or None - the watch refused
+    (no ``watch`` on pods: the shipped ClusterRoles grant it, preflight does not require it), expired (410) or ended first -
+    and the caller lists instead."""
+    seen = {}
+    query = {'labelSelector': '%s=%s' % (_wire.PROBE_RUN_LABEL, run_id), 'resourceVersion': str(since)}
+    try:
+        for event in k8s.watch('pods', kube.path(kube.PODS), query, seconds):
+            pod = event.get('object') or {}
+            if event.get('type') == 'ERROR' or not pod.get('metadata'):
+                return None
+            key = (pod['metadata'].get('namespace'), pod['metadata'].get('name'))
+            if event.get('type') == 'DELETED':
+                seen.pop(key, None)
+                continue
+            seen[key] = pod
+            progress.note('the wire probe pods of run %s to finish (%d of %d finished; watching them)' % (run_id, len(_finished(seen.values())), count))
+            if len(seen) >= count and len(_finished(seen.values())) >= count:
+                return _by_name(seen.values())
+    except ModuleFailure:
+        return None
+    return None
+
+
 def _wait_pods(k8s, run_id, count, timeout, clock, interval):
     deadline = clock.now() + timeout + POD_LIST_MARGIN
     tries = 0
     while True:
         pods = _list_probe_pods(k8s, run_id)
-        finished = [pod for pod in pods if (pod.get('status') or {}).get('phase') in ('Succeeded', 'Failed')]
+        finished = _finished(pods)
         progress.note('the wire probe pods of run %s to finish (%d of %d finished; probe timeout %d s)'
                       % (run_id, len(finished), count, timeout))
         if len(finished) >= count or clock.now() >= deadline:
-            return sorted(pods, key=lambda pod: (pod['metadata'].get('namespace'), pod['metadata'].get('name')))
+            return _by_name(pods)
         # a probe pod takes about a second: the first looks come sooner (0.2 s, doubling up to the interval)
         clock.sleep(min(interval, FIRST_POD_POLL * 2 ** tries))
         tries += 1

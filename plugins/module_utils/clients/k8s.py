@@ -444,6 +444,28 @@ class K8sClient(object):
             return answer
         return json.loads(answer)
 
+    def watch(self, resource, path, query, seconds):
+        """The events of one watch request (``watch=true``, ended by the server after ``seconds``), decoded as they arrive;
+        a refusal becomes the ModuleFailure ``request`` raises. No retry: the caller lists again instead."""
+        url = '%s%s?%s' % (self.host, path, urlencode(sorted(dict(query, watch='true', timeoutSeconds=int(seconds)).items())))
+        headers = self._headers()
+        headers['Accept'] = 'application/json'
+        timeout = urllib3.Timeout(connect=REQUEST_TIMEOUT[0], read=seconds + REQUEST_TIMEOUT[0])
+        response = None
+        try:
+            response = self.pool.request('GET', url, headers=headers, timeout=timeout, preload_content=False, redirect=False, retries=False)
+            if not 200 <= response.status <= 299:
+                answer = response.data.decode('utf-8', 'replace')
+                raise self._api_failure(ApiError(response.status, response.reason, answer), 'watch', resource, 'GET', url)
+            for line in response:   # one JSON event per line, as the API server streams them
+                if line.strip():
+                    yield json.loads(line)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise self._network_failure(exc, 'watch', resource, 'GET', url)
+        finally:
+            if response is not None:
+                response.release_conn()
+
     def _headers(self):
         """Authorization, User-Agent and kubectl's Impersonate-* headers (one header per group or extra value, as kubectl sends them:
         the API server reads each header value as one group)."""

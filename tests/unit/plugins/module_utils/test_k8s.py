@@ -1,6 +1,7 @@
 """Kubernetes connection: configuration sources, error messages (never the token), client helpers."""
 
 import http.client
+import io
 import json
 import sys
 import urllib.parse
@@ -414,3 +415,28 @@ def test_socks_proxy_without_pysocks_names_the_library_not_the_password(monkeypa
         _k8s.pool_manager(connection)
     assert failure.value.msg.startswith('proxy socks5h://proxy.example.com:1080 is a SOCKS proxy, which needs the Python library PySocks')
     assert 'pr0xy-secret' not in failure.value.msg and failure.value.details['reason'] == 'proxy_unsupported'
+
+
+class StreamPool(FakePool):
+    """A pool whose answers stream (a watch): each body is read line by line as the API server sends events."""
+
+    def request(self, method, url, **kwargs):
+        self.requests.append(dict(kwargs, method=method, url=url))
+        status, body = self.answers.pop(0)
+        return urllib3.HTTPResponse(body=io.BytesIO(body.encode()), status=status, headers={'content-type': 'application/json'},
+                                    preload_content=False, reason=http.client.responses.get(status))
+
+
+def test_a_watch_yields_each_event_as_a_line_and_a_refusal_fails_as_a_request_does():
+    connection = _k8s.Connection('https://api.cluster-a.example.com:6443')
+    connection.set_token(TOKEN)
+    events = [{'type': 'ADDED', 'object': {'metadata': {'name': 'p1'}}}, {'type': 'MODIFIED', 'object': {'metadata': {'name': 'p1'}}}]
+    pool = StreamPool((200, '\n'.join(json.dumps(event) for event in events) + '\n\n'), (403, status_body(403, 'Forbidden', 'no watch')))
+    k8s = K8sClient(connection, 'kubeconfig /tmp/kc', pool=pool)
+    assert list(k8s.watch('pods', '/api/v1/pods', {'labelSelector': 'run=r1', 'resourceVersion': '41'}, 30)) == events
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(pool.requests[0]['url']).query))
+    assert query == {'labelSelector': 'run=r1', 'resourceVersion': '41', 'watch': 'true', 'timeoutSeconds': '30'}
+    assert pool.requests[0]['preload_content'] is False and pool.requests[0]['timeout'].read_timeout > 30
+    with pytest.raises(ModuleFailure) as refused:
+        list(k8s.watch('pods', '/api/v1/pods', {}, 30))
+    assert refused.value.details['status'] == 403 and 'watch pods' in refused.value.msg
