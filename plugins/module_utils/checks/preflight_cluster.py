@@ -369,7 +369,7 @@ def _machines_enable_aligns(ctx):
 def _enable_readds_nic(ctx, machine, entry, on_network, portgroup):
     """Plan mode: the Machine of a selected egress node lists the port group, its VM lost that NIC (removed by hand) and
     nothing else: enable's vSphere network step adds the NIC again, which ends the mismatch."""
-    selected = set(_name(node) for node in ctx.selected_nodes)
+    selected = ctx.selected_names
     return (ctx.mode == pc.PLAN and bool(portgroup) and entry['mismatch'] and not on_network
             and _dig(machine, 'status', 'nodeRef', 'name') in selected
             and _machine_api.lists_network(machine, _machine_api.MACHINE_DEVICES_PATH, portgroup)

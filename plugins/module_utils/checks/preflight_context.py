@@ -126,6 +126,7 @@ class PreflightContext:
         self.selector_ok = not _variables_schema.node_selector_problems('egressip_nodes.selector', self.selector or {})
         self.selected_nodes = ([node for node in self.nodes if selector_matches(self.selector, _labels(node))]
                                if self.requested() and self.selector_ok and self.selector else [])
+        self.selected_names = set(_name(node) for node in self.selected_nodes)
         self.vsphere = snapshot.get('vsphere')
         self.vms = (self.vsphere or {}).get('vms') or []
         self.vms_by_uuid = dict((_vsphere_network.normalize_uuid(vm.get('uuid')), vm) for vm in self.vms if vm.get('uuid'))

@@ -14,6 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import vim  # pyVmomi on first use
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter_nics import read_nics
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, library_versions
 from ansible_collections.ocp.egressip.plugins.module_utils.model.vsphere_facts import (
@@ -36,7 +37,7 @@ DVS_PATHS = ['name', 'uuid', 'config.host', 'config.uplinkPortgroup', 'summary.h
 DVPG_PATHS = ['name', 'config']
 NETWORK_SYSTEM_PATHS = ['networkInfo.vswitch', 'networkInfo.portgroup', 'networkInfo.pnic']
 VM_INDEX_PATHS = ['name', 'config.uuid', 'config.instanceUuid']
-# one device read serves the NIC facts (host, power state) and the reconfigure specs (devices by key, changeVersion)
+# the reconfigure snapshots' device read (devices by key, changeVersion); the NIC facts read less (clients/vcenter_nics.py)
 VM_DEVICE_PATHS = ['config.hardware.device', 'config.changeVersion', 'runtime.host', 'runtime.powerState']
 
 
@@ -283,12 +284,14 @@ def select_vms(vms, selectors):
     selected = []
     seen = {}
     missing = []
+    index = {}   # (by, value) -> the VMs with it, in index order: one pass over the VMs, not one per selector
+    for vm in vms:
+        for by in ('name', 'moid', 'uuid'):
+            if by != 'uuid' or vm['uuid']:
+                index.setdefault((by, vm[by]), []).append(vm)
     for selector in selectors:
         by, value = selector['by'], selector['value']
-        if by == 'uuid':
-            matches = [vm for vm in vms if vm['uuid'] and vm['uuid'] == normalize_uuid(value)]
-        else:
-            matches = [vm for vm in vms if vm[by] == value]
+        matches = index.get((by, normalize_uuid(value) if by == 'uuid' else value), [])
         if not matches:
             missing.append(selector)
         for vm in matches:
@@ -314,20 +317,21 @@ def missing_vms_message(missing, datacenter_name, vms):
 
 
 def read_vm_nics(client, datacenter, vms, portgroups_by_key, host_names):
-    """Devices, host and power state of the given VMs in one read; returns VM facts with their NICs."""
-    details = _vm_details(client, vms, ' in datacenter %s' % datacenter.props.get('name'))
+    """NICs, host and power state of the given VMs in one read that parses only the NICs (clients/vcenter_nics.py);
+    returns VM facts with their NICs."""
+    details = read_nics(client, vms, 'reading the devices of %d VM(s) in datacenter %s' % (len(vms), datacenter.props.get('name')),
+                        portgroups_by_key)
     result = []
     for vm in vms:
-        props = details.get(vm['moid'], {})
-        host = props.get('runtime.host')
+        facts = details.get(vm['moid'], {})
         result.append(dict(
             name=vm['name'],
             moid=vm['moid'],
             uuid=vm['uuid'],
             node=vm.get('node'),
-            host=host_names.get(getattr(host, '_moId', None)) if host is not None else None,
-            power_state=props.get('runtime.powerState'),
-            nics=vm_nics(props.get('config.hardware.device'), portgroups_by_key),
+            host=host_names.get(facts.get('host')) if facts.get('host') is not None else None,
+            power_state=facts.get('power_state'),
+            nics=facts.get('nics') or [],
         ))
     return result
 

@@ -210,8 +210,9 @@ def losing_claims(policies, ours, yielding=()):
     return sorted(losers)
 
 
-def owned_view(obj, desired):
-    """The part of `obj` the collection manages: the labels/annotations it sets, and the spec keys it sets."""
+def owned_view(obj, desired, copied=True):
+    """The part of `obj` the collection manages: the labels/annotations it sets, and the spec keys it sets (copies of the
+    spec values; `copied=False` shares them, for a view that is only read)."""
     obj = obj or {}
     metadata = obj.get('metadata') or {}
     view = {'metadata': {}}
@@ -222,7 +223,7 @@ def owned_view(obj, desired):
             view['metadata'][key] = dict((name, present[name]) for name in wanted if name in present)
     if 'spec' in desired:
         spec = obj.get('spec') or {}
-        view['spec'] = dict((key, copy.deepcopy(spec[key])) for key in desired['spec'] if key in spec)
+        view['spec'] = dict((key, copy.deepcopy(spec[key]) if copied else spec[key]) for key in desired['spec'] if key in spec)
     return view
 
 
@@ -243,8 +244,9 @@ def merge_patch(before, after):
 
 
 def owned_patch(current, desired):
-    """Merge patch for the managed part only: never removes labels, annotations or spec keys it did not set."""
-    return merge_patch(owned_view(current, desired), owned_view(desired, desired))
+    """Merge patch for the managed part only: never removes labels, annotations or spec keys it did not set (the views are
+    only read: merge_patch copies what it puts in the patch)."""
+    return merge_patch(owned_view(current, desired, copied=False), owned_view(desired, desired, copied=False))
 
 
 def condition(obj, condition_type):

@@ -5,7 +5,7 @@ NIC facts (preflight, verify) and the reconfigure snapshots (the NIC and Machine
 import pytest
 from pyVmomi import vim
 
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import vcenter, vcenter_nics
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere import ObjectRecord
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 
@@ -89,7 +89,8 @@ def test_one_index_and_one_device_read_whatever_the_number_of_vms():
     snapshots = vcenter.read_vm_devices(client, index, [])
     facts = vcenter.read_vm_nics(client, datacenter, [dict(vm, node='n%d' % n) for n, vm in enumerate(index)], {}, {'host-1': 'esx-1'})
     assert [call[0] for call in client.calls] == ['view', 'objects', 'objects']
-    assert client.calls[1][1] == client.calls[2][1] == vcenter.VM_DEVICE_PATHS  # one device read serves both
+    # one device read each: the reconfigure snapshots' full one, the NIC facts' (without a pooled stub, through pyVmomi too)
+    assert client.calls[1][1] == vcenter.VM_DEVICE_PATHS and client.calls[2][1] == list(vcenter_nics.PATHS)
     assert len(snapshots) == len(facts) == 25
     assert snapshots[0]['change_version'] == 'v0' and snapshots[0]['power_state'] == 'poweredOn' and list(snapshots[0]['devices']) == [4000]
     assert snapshots[0]['nics'][0]['mac'] == '00:50:56:00:00:00'
