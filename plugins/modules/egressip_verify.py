@@ -394,8 +394,10 @@ def vsphere_options(module):
     params = module.params
     if not (params['datacenter'] and (params['cluster'] or params['failure_domains']) and params['portgroup']):
         return None
-    module.require('pyvmomi', reason='to check the node VMs (datacenter given)')
-    options = {'vcenter': lambda: module.vsphere, 'datacenter': params['datacenter'], 'cluster': params['cluster'],
+    reason = 'to check the node VMs (datacenter given)'
+    if not params['vcenter_facts']:
+        module.require('pyvmomi', reason=reason)   # given the facts, pyVmomi loads only if a second look reads vCenter
+    options = {'vcenter': lambda: module.vcenter(reason=reason), 'datacenter': params['datacenter'], 'cluster': params['cluster'],
                'portgroup': params['portgroup'], 'facts': params['vcenter_facts']}
     if params['failure_domains']:
         # each node's vNIC is checked on its own failure domain's port group (docs/how-it-works.md, Failure domains)
@@ -526,7 +528,7 @@ def main():
     module = EgressModule(
         'egressip_verify', argument_spec=argument_spec(),
         required_together=[('datacenter', 'cluster', 'portgroup')],
-        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=PROGRESS_NOTES, supports_check_mode=True,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=PROGRESS_NOTES, supports_check_mode=True, handed_over=('vcenter_facts',),
     )
     module.run(step)
 

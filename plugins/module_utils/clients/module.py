@@ -50,6 +50,9 @@ PROGRESS_TRIES = 'tries'
 # before the step (through its kubernetes option), progress notes while its vCenter tasks run, check mode.
 VCENTER_WRITER = dict(connection=VSPHERE, libraries=('pyvmomi',), lock=LOCK_BEFORE, progress=PROGRESS_NOTES, supports_check_mode=True)
 
+# what ``invocation`` shows in place of an option's value that an earlier task handed over (EgressModule.invocation)
+HANDED_OVER = '(not echoed: handed over from an earlier task of this run)'
+
 # Library name as missing_required_lib says it -> the Python module to import.
 LIBRARIES = {'netaddr': 'netaddr', 'pyvmomi': 'pyVmomi', 'jmespath': 'jmespath'}
 K8S_LIBRARY = 'urllib3 (pip install kubernetes brings it)'
@@ -89,7 +92,8 @@ class EgressModule(KubeconfigMasking, AnsibleModule):
     (core/progress.py) at the file that plugin reads, PROGRESS_TRIES adds only progress_interval.
     """
 
-    def __init__(self, what, argument_spec=None, connection=KUBERNETES, libraries=(), lock=None, progress=False, **kwargs):
+    def __init__(self, what, argument_spec=None, connection=KUBERNETES, libraries=(), lock=None, progress=False, handed_over=(),
+                 **kwargs):
         spec = {KUBERNETES: k8s_argument_spec, VSPHERE: vsphere_argument_spec}.get(connection, dict)()
         if lock:
             spec.update(_module_lock().argument_spec())
@@ -102,6 +106,7 @@ class EgressModule(KubeconfigMasking, AnsibleModule):
         if notes:
             progress_notes.configure(self.params['progress_file'])
         self.what = what
+        self.handed_over = handed_over
         self.connection = connection
         self.lock = lock
         self.no_log_values.update(kubeconfig_secrets(self.params.get('kubeconfig')))  # before any output, -vvv's included
@@ -111,6 +116,24 @@ class EgressModule(KubeconfigMasking, AnsibleModule):
             self.require(name)
         self._k8s = None
         self._vsphere = None
+
+    def exit_json(self, **kwargs):
+        self._add_invocation(kwargs)
+        super(EgressModule, self).exit_json(**kwargs)
+
+    def fail_json(self, msg, **kwargs):
+        self._add_invocation(kwargs)
+        super(EgressModule, self).fail_json(msg, **kwargs)
+
+    def _add_invocation(self, result):
+        """Ansible's ``invocation`` (the options, as -vvv prints them) without the values of the ``handed_over`` options:
+        data an earlier task of the same run returned (verify's ``vcenter_facts``: hundreds of KB at 500 nodes), which
+        echoing back would cost the module, the controller and every callback a second copy for nothing. Without such a
+        value Ansible adds the invocation as always."""
+        params = getattr(self, 'params', None) or {}
+        handed = [name for name in getattr(self, 'handed_over', ()) if params.get(name)]
+        if handed and 'invocation' not in result:
+            result['invocation'] = {'module_args': dict(params, **dict((name, HANDED_OVER) for name in handed))}
 
     def require(self, name, reason=None):
         """End the module when the library ``name`` is missing (one message and one exception form for all)."""

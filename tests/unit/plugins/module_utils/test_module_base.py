@@ -195,3 +195,20 @@ def test_a_vcenter_writer_locks_through_its_kubernetes_option_and_a_step_may_loc
     ended(module, lambda module, _result: module.take_lock(wanted=False))
     assert lock.taken == [('the_step', False, False, 120)]  # run() leaves it to the step
     assert 'lock_timeout' not in make().params  # a module that writes nothing has no lock options
+
+
+def test_the_invocation_leaves_out_what_an_earlier_task_handed_over(monkeypatch):
+    """verify's vcenter_facts (preflight's read, hundreds of KB at 500 nodes) are not echoed back in `invocation`; the other
+    options are, and a module whose handed-over option is empty leaves the invocation to Ansible."""
+    seen = []
+    monkeypatch.setattr(basic.AnsibleModule, 'exit_json', lambda _self, **result: seen.append(result))
+    spec = dict(name=dict(type='str'), facts=dict(type='dict'))
+    with patch_module_args({'name': 'n1', 'facts': {'vms': [{'name': 'w0'}] * 3}}):
+        module = base.EgressModule('the_step', argument_spec=spec, handed_over=('facts',))
+    module.exit_json(changed=False)
+    assert seen[-1]['invocation']['module_args']['facts'] == base.HANDED_OVER
+    assert seen[-1]['invocation']['module_args']['name'] == 'n1'
+    assert module.params['facts'] == {'vms': [{'name': 'w0'}] * 3}   # the run itself keeps the data
+    with patch_module_args({'name': 'n1'}):
+        base.EgressModule('the_step', argument_spec=spec, handed_over=('facts',)).exit_json(changed=False)
+    assert 'invocation' not in seen[-1]
