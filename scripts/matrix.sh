@@ -90,6 +90,8 @@ for entry in "${MATRIX[@]}"; do
     pip_install "$venv/bin/python" -m pip install "ansible-core==$release.*"
     site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     printf '%s\n' "$PWD/$deps" > "$site/ocp-egressip-matrix-deps.pth"
+    # bytecode once (scripts/bootstrap.sh says why: PYTHONDONTWRITEBYTECODE=1 machines never write it on import)
+    "$venv/bin/python" -m compileall -q -j 0 "$site" >/dev/null || true
     printf '%s' "$wanted_stamp" > "$stamp"
   fi
   offline_get_pip "$venv"

@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 echo
+# the collection's and the tests' own bytecode, which the test processes, the twins and the unit tests import: a machine
+# with PYTHONDONTWRITEBYTECODE=1 (CI's) would compile them in every process (scripts/bootstrap.sh)
+.venv/bin/python -m compileall -q -j 0 plugins tests benchmarks >/dev/null || true
 echo "==> building the vCenter simulator"
 .venv/bin/python tests/twin/ctl.py build
 echo
