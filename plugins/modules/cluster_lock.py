@@ -25,8 +25,9 @@ description:
     when it holds it. The same run acquiring again keeps the lock (re-entrant)."
   - "O(state=held) keeps it: it renews C(renewTime) every third of O(lease_duration) while the run that took it lives,
     and ends when the Lease is released, taken by someone else (C(cluster_lock_lost)), or that run is gone. An Ansible
-    play cannot renew between its tasks by itself, so the playbooks start this state right after acquiring it as a
-    background job (C(async) with C(poll: 0)); the C(async) value bounds how long a run may hold the lock."
+    play cannot renew between its tasks by itself, so this state runs as a background job (C(async) with C(poll: 0)),
+    or O(state=acquired) with O(renew) starts the same renewal itself, which is how the playbooks keep the lock
+    (one task); C(async), or O(max_hold), bounds how long a run may hold it."
   - "The run is the C(ansible-playbook) process the module runs under (found through C(/proc), Linux): it is alive while
     that process lives, and, when that process leads its process group (a terminal, AAP, ansible-navigator), while any
     process of the group lives. Killing C(ansible-playbook) leaves a running module going on with its writes (Ansible's
@@ -94,6 +95,18 @@ options:
     description: With O(permissions) - the run applies or removes the in-cluster guard, so its objects' permissions are checked too.
     type: bool
     default: false
+  renew:
+    description:
+      - With O(state=acquired) - once the lock is taken, renew it as O(state=held) does, in a process of its own that
+        outlives this task (detached, as Ansible's C(async) starts a job), for at most O(max_hold) seconds. The playbooks
+        take and keep the lock this way, in one task; RV(renewer) is that process.
+      - Not in check mode (the lock is not taken).
+    type: bool
+    default: false
+  max_hold:
+    description: With O(renew) - seconds after which the renewal stops even while the run lasts (the Lease then expires).
+    type: int
+    default: 21600
   converged:
     description:
       - With O(state=released) - the converged record to leave on the Lease (annotation C(egressip.ocp/converged), the
@@ -120,13 +133,21 @@ seealso:
 '''
 
 EXAMPLES = r'''
-- name: Take the cluster lock (wait up to 2 minutes for another run)
+- name: Take the cluster lock and keep it renewed in the background while this run lasts (at most 6 hours)
+  ocp.egressip.cluster_lock:
+    state: acquired
+    playbook: enable
+    renew: true
+    max_hold: 21600
+  register: lock
+
+- name: Or take it without renewal ...
   ocp.egressip.cluster_lock:
     state: acquired
     playbook: enable
   register: lock
 
-- name: Keep it renewed in the background while this run lasts (at most 6 hours)
+- name: ... and renew it as a background job of its own (at most 6 hours)
   ocp.egressip.cluster_lock:
     state: held
     holder: "{{ lock.holder }}"
@@ -178,6 +199,10 @@ owner:
   description: The ansible-playbook process of this run (C(pid), C(start), C(process_group_leader), C(playbooks)), or null.
   returned: always
   type: dict
+renewer:
+  description: With O(renew), the pid of the process that renews the Lease in the background (not in check mode).
+  returned: with O(renew) when the lock was taken
+  type: int
 stopped:
   description: With O(state=held), why the renewal ended - C(released), C(lost), C(owner_gone).
   returned: with O(state=held)
@@ -206,12 +231,15 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions im
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import check as check_permissions
 
 
-def hold(store, holder, duration, owner, sleep=time.sleep):
-    """Renew every third of the duration until released, lost or the owner run is gone: (why, renewals)."""
+def hold(store, holder, duration, owner, sleep=time.sleep, until=None):
+    """Renew every third of the duration until released, lost, the owner run is gone or the monotonic time ``until``:
+    (why, renewals)."""
     interval, renewals = max(1.0, duration / 3.0), 0
     while True:
         if owner and not lease.owner_alive(owner):
             return 'owner_gone', renewals
+        if until is not None and time.monotonic() >= until:
+            return 'max_hold', renewals
         try:
             current = store.read()
         except ModuleFailure:
@@ -232,6 +260,17 @@ def hold(store, holder, duration, owner, sleep=time.sleep):
             sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
 
+def start_renewer(store, holder, params, owner):
+    """O(renew): the renewal of O(state=held), in a process of its own that outlives this module run; its pid."""
+    until = time.monotonic() + params['max_hold']
+
+    def renew():
+        # its own connections (opened on first use): the module's pooled ones stay the module's
+        store.client._pool = None  # pylint: disable=protected-access
+        hold(store, holder, params['lease_duration'], owner, until=until)
+    return lease.in_background(renew)
+
+
 def _validate(module, params):
     if params['lease_duration'] < 3:
         module.fail_json(msg='lease_duration=%s (egressip_lock.lease_duration): must be at least 3 seconds (it is renewed every third of it); '
@@ -240,6 +279,9 @@ def _validate(module, params):
         module.fail_json(msg='wait_timeout=%s (egressip_lock.wait_timeout): must be 0 (fail at once) or more seconds.' % params['wait_timeout'])
     if params['poll_interval'] <= 0:
         module.fail_json(msg='poll_interval=%s: must be more than 0 seconds.' % params['poll_interval'])
+    if params['max_hold'] <= 0:
+        module.fail_json(msg='max_hold=%s (egressip_lock.max_hold): must be more than 0 seconds; the default is 21600 (6 hours).'
+                         % params['max_hold'])
 
 
 def _identity(module, params):
@@ -270,6 +312,8 @@ def main():
             converged=dict(type='str'),
             permissions=dict(type='str', choices=list(PLAYBOOKS)),
             permissions_guard=dict(type='bool', default=False),
+            renew=dict(type='bool', default=False),
+            max_hold=dict(type='int', default=21600),
         ),
         progress=PROGRESS_TRIES, supports_check_mode=True,
     )
@@ -294,6 +338,8 @@ def main():
         if params['state'] == 'acquired':
             changed, written, previous = acquire(module.check_mode, store, holder, details, params)
             result.update(changed=changed, acquired=not module.check_mode, previous_holder=previous)
+            if params['renew'] and not module.check_mode:
+                result['renewer'] = start_renewer(store, holder, params, owner)
             result['lock'] = lease.describe(written, lease.now())
             # read before taking it (check mode writes nothing): what preflight compares its fingerprint with
             result['converged'] = (before or {}).get('converged')

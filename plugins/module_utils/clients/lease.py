@@ -298,3 +298,35 @@ def run_details(owner, playbook):
 def default_holder(details, owner):
     """One identity per ansible-playbook run: user@host/pid.start (the start time tells a reused pid apart)."""
     return '%s@%s/ansible-playbook-%s.%s' % (details['user'].replace(' ', '-'), details['host'], owner['pid'], owner['start'])
+
+
+def in_background(body):
+    """Run ``body()`` in a detached process (double fork, new session, standard streams on /dev/null) and return its pid
+    at once, as Ansible's async_wrapper starts a job: the module then ends while the process goes on. ``body`` must use
+    only what is imported already (the module's payload is deleted when the module ends); the process ends when it
+    returns, whatever it raises."""
+    ready, written = os.pipe()
+    first = os.fork()
+    if first:
+        os.close(written)
+        with os.fdopen(ready, 'rb') as answer:
+            pid = int(answer.read() or 0)
+        os.waitpid(first, 0)
+        return pid
+    os.close(ready)
+    try:
+        os.setsid()
+        second = os.fork()
+        if second:
+            os.write(written, str(second).encode())
+            return None
+        os.close(written)
+        null = os.open(os.devnull, os.O_RDWR)
+        for stream in (0, 1, 2):
+            os.dup2(null, stream)
+        body()
+    except BaseException:  # pylint: disable=broad-except
+        pass  # nowhere to report to: the Lease expires leaseDurationSeconds after the last renewal
+    finally:
+        os._exit(0)  # never back into the module (nor the AnsiballZ wrapper that removes the payload)
+    return None

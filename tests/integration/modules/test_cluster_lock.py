@@ -159,6 +159,49 @@ def test_renewal_ends_when_the_lock_is_released(twin, tmp_path):
     assert reads.lease(twin, name).spec.holder_identity is None
 
 
+def _process_gone(pid):
+    """The detached renewer is nobody's child here: gone, or a zombie waiting for init."""
+    try:
+        with open('/proc/%d/stat' % pid) as handle:
+            data = handle.read()
+    except OSError:
+        return True
+    return data[data.rindex(')') + 2:].split()[0] == 'Z'
+
+
+def test_renew_keeps_the_lock_after_the_task_ends_and_stops_on_release(twin, tmp_path):
+    name = 'renew-inline'
+    taken = lock(twin, tmp_path, name=name, holder='run-i', lease_duration=3, renew=True)
+    assert taken['_rc'] == 0 and taken['acquired'] and isinstance(taken.get('renewer'), int), taken
+    assert not _process_gone(taken['renewer']), 'the renewer outlives the module run'
+    time.sleep(4.5)  # longer than the lease: only the background renewal keeps it
+    renewed = reads.lease(twin, name)
+    assert renewed.spec.holder_identity == 'run-i' and renewed.spec.renew_time > renewed.spec.acquire_time
+    blocked = lock(twin, tmp_path, name=name, holder='next-run', wait_timeout=0)
+    assert blocked['_rc'] != 0 and 'run-i' in blocked['msg'], blocked
+    assert lock(twin, tmp_path, state='released', name=name, holder='run-i')['released']
+    twin.wait_for(lambda: _process_gone(taken['renewer']), timeout=15, what='the renewer to notice the release and end')
+    assert reads.lease(twin, name).spec.holder_identity is None
+
+
+def test_renew_stops_at_max_hold_and_the_lease_then_expires(twin, tmp_path):
+    name = 'renew-max-hold'
+    taken = lock(twin, tmp_path, name=name, holder='run-m', lease_duration=3, renew=True, max_hold=2)
+    assert taken['_rc'] == 0 and taken['acquired'] and taken['renewer'], taken
+    twin.wait_for(lambda: _process_gone(taken['renewer']), timeout=15, what='the renewer to stop at max_hold')
+    started = time.monotonic()
+    next_run = lock(twin, tmp_path, name=name, holder='next-run', wait_timeout=30, poll_interval=0.3)
+    assert next_run['_rc'] == 0 and next_run['previous_holder'] == 'run-m', next_run
+    assert time.monotonic() - started < 10, 'nobody renews it after max_hold: it expires 3 s after the last renewal'
+
+
+def test_renew_in_check_mode_starts_nothing(twin, tmp_path):
+    twin.reset_kube_requests()
+    result = lock(twin, tmp_path, check=True, name='renew-check', holder='run-c', renew=True)
+    assert result['_rc'] == 0 and not result['acquired'] and 'renewer' not in result, result
+    assert twin.kube_requests()['writes'] == 0 and reads.lease(twin, 'renew-check') is None
+
+
 def test_check_mode_takes_no_lock_and_reports_a_held_one(twin, tmp_path):
     name = 'check-mode'
     twin.reset_kube_requests()
@@ -205,6 +248,7 @@ def test_reacquiring_in_the_same_run_keeps_the_lock(twin, tmp_path):
 @pytest.mark.parametrize('args, message', [
     ({'lease_duration': 2}, 'lease_duration=2 (egressip_lock.lease_duration): must be at least 3 seconds'),
     ({'wait_timeout': -1}, 'wait_timeout=-1 (egressip_lock.wait_timeout): must be 0'),
+    ({'renew': True, 'max_hold': 0}, 'max_hold=0 (egressip_lock.max_hold): must be more than 0 seconds'),
 ])
 def test_bad_options_fail_before_any_request(twin, tmp_path, args, message):
     twin.reset_kube_requests()

@@ -78,6 +78,12 @@ def test_two_enables_at_once_write_one_after_the_other_and_a_third_fails_naming_
     assert '[cluster_lock_held] Lease openshift-machine-api/egressip-lock is held by %s' % holder in out, out[-4000:]
     assert 'playbook enable, pid %d) since 20' % first.pid in out, out[-4000:]
     assert 'Preflight' not in out.split('Cluster lock - take the Lease')[1], 'the third run did nothing after the lock task'
+
+    def renewed_by_first():
+        lease = reads.lease(twin)
+        return lease.spec.holder_identity == holder and lease.spec.renew_time > lease.spec.acquire_time
+    # the renewer the lock task started (a detached process, past the end of that module run) renews every 2 s
+    twin.wait_for(renewed_by_first, timeout=30, what="the first run's Lease renewed after its lock task ended")
     code, out = _finish(first)
     assert code == 0, out[-6000:]
     assert _recap_changed(out) > 0

@@ -157,7 +157,7 @@ def test_enable_configures_each_cluster_from_its_own_host_vars_and_connection(fl
     for name in CLUSTERS:
         twin = fleet.twins[name]
         assert _assigned(twin) == EGRESS_IPS[name], name
-        # the lock was taken, renewed in the background (the async task got the host's connection too) and released
+        # the lock was taken, renewed in the background (the renewer of the lock task has the host's connection too) and released
         assert _lease_writes(twin.kube_requests()) >= 4, name
         with open(os.path.join(reports, name, 'verify.json'), encoding='utf-8') as handle:
             report = json.load(handle)
