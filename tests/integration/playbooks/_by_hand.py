@@ -24,6 +24,7 @@ import json
 import os
 import sys
 
+import pytest
 from pyVim.task import WaitForTask
 from pyVmomi import vim
 
@@ -186,3 +187,16 @@ def prepare(twin, machines=True, ipv6=False):
     wanted = sum(len(spec['egressIPs']) for spec in specs.values())
     twin.wait_for(lambda: len(assignments(twin)) == wanted, timeout=30, what='every egress IP made by hand to be assigned')
     return {'assignments': assignments(twin), 'host_cidrs': all_host_cidrs(twin)}
+
+
+def module_fixtures(out_name, **options):
+    """The two module-scoped fixtures of an adoption test file: `hand_made` (prepare(twin, **options), once per file) and
+    `out` (a folder for migrate's files, named after `out_name`). Use as ``hand_made, out = bh.module_fixtures(...)``."""
+    @pytest.fixture(scope='module')
+    def hand_made(twin):
+        return prepare(twin, **options)
+
+    @pytest.fixture(scope='module')
+    def out(tmp_path_factory):
+        return tmp_path_factory.mktemp(out_name)
+    return hand_made, out

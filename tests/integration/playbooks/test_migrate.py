@@ -45,14 +45,7 @@ EXPECTED_VARIABLES = {
 }
 
 
-@pytest.fixture(scope='module')
-def hand_made(twin):
-    return bh.prepare(twin)
-
-
-@pytest.fixture(scope='module')
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp('migrate')
+hand_made, out = bh.module_fixtures('migrate')
 
 
 def test_discovery_in_check_mode_writes_nothing(twin, hand_made, run_playbook, out):

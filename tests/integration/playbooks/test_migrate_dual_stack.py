@@ -21,14 +21,7 @@ TWIN_OPTIONS = {'workers': 4, 'dual_stack': True}
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope='module')
-def hand_made(twin):
-    return bh.prepare(twin, ipv6=True)
-
-
-@pytest.fixture(scope='module')
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp('migrate-dual-stack')
+hand_made, out = bh.module_fixtures('migrate-dual-stack', ipv6=True)
 
 
 def test_adoption_of_a_dual_stack_setup_moves_no_egress_ip(twin, hand_made, run_playbook, out):

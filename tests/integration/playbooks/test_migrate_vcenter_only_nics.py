@@ -24,14 +24,7 @@ pytestmark = pytest.mark.slow
 NOTICE = 'enable will align the Machine\'s providerSpec'
 
 
-@pytest.fixture(scope='module')
-def hand_made(twin):
-    return bh.prepare(twin, machines=False)
-
-
-@pytest.fixture(scope='module')
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp('migrate_vcenter_only')
+hand_made, out = bh.module_fixtures('migrate_vcenter_only', machines=False)
 
 
 def _machine_devices(twin):
