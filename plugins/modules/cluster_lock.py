@@ -297,26 +297,27 @@ def _identity(module, params):
     return holder, details, owner
 
 
-def main():
-    module = EgressModule(
-        'cluster_lock', argument_spec=dict(
-            state=dict(type='str', default='acquired', choices=['acquired', 'held', 'released']),
-            name=dict(type='str', default=lease.DEFAULT_NAME),
-            namespace=dict(type='str', default=lease.DEFAULT_NAMESPACE),
-            lease_duration=dict(type='int', default=60),
-            wait_timeout=dict(type='int', default=120),
-            poll_interval=dict(type='float', default=2.0),
-            holder=dict(type='str'),
-            playbook=dict(type='str'),
-            owner=dict(type='dict'),
-            converged=dict(type='str'),
-            permissions=dict(type='str', choices=list(PLAYBOOKS)),
-            permissions_guard=dict(type='bool', default=False),
-            renew=dict(type='bool', default=False),
-            max_hold=dict(type='int', default=21600),
-        ),
-        progress=PROGRESS_TRIES, supports_check_mode=True,
+def argument_spec():
+    return dict(
+        state=dict(type='str', default='acquired', choices=['acquired', 'held', 'released']),
+        name=dict(type='str', default=lease.DEFAULT_NAME),
+        namespace=dict(type='str', default=lease.DEFAULT_NAMESPACE),
+        lease_duration=dict(type='int', default=60),
+        wait_timeout=dict(type='int', default=120),
+        poll_interval=dict(type='float', default=2.0),
+        holder=dict(type='str'),
+        playbook=dict(type='str'),
+        owner=dict(type='dict'),
+        converged=dict(type='str'),
+        permissions=dict(type='str', choices=list(PLAYBOOKS)),
+        permissions_guard=dict(type='bool', default=False),
+        renew=dict(type='bool', default=False),
+        max_hold=dict(type='int', default=21600),
     )
+
+
+def main():
+    module = EgressModule('cluster_lock', argument_spec=argument_spec(), progress=PROGRESS_TRIES, supports_check_mode=True)
     params = module.params
     _validate(module, params)
     holder, details, owner = _identity(module, params)

@@ -78,3 +78,35 @@ def test_the_check_sees_a_violation():
     assert _targets(PACKAGE + 'modules.egressip', ['plan_changes']) == ['modules.egressip']
     tree = list(_imports(os.path.join(MODULE_UTILS, 'clients', 'module.py')))
     assert any(module.endswith('module_lock') or 'module_lock' in names for _line, module, names in tree), 'lazy imports are seen'
+
+
+MAX_FILE_LINES = 600
+MAX_FUNCTION_LINES = 60
+
+
+def _too_long(path, source):
+    """Files over MAX_FILE_LINES and functions (methods and nested ones too) over MAX_FUNCTION_LINES, decorators left out."""
+    found = []
+    lines = source.count('\n') + (0 if source.endswith('\n') else 1)
+    if lines > MAX_FILE_LINES:
+        found.append('%s: %d lines' % (path, lines))
+    for node in ast.walk(ast.parse(source, path)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+            found.append('%s:%d %s(): %d lines' % (path, node.lineno, node.name, node.end_lineno - node.lineno + 1))
+    return found
+
+
+def test_no_file_under_plugins_over_600_lines_and_no_function_over_60():
+    """Issue 15's size limits, kept: split the file by concept, or the function into named steps."""
+    found = []
+    for path in _python_files(PLUGINS):
+        with open(path, encoding='utf-8') as handle:
+            found += _too_long(os.path.relpath(path, REPO), handle.read())
+    assert found == []
+
+
+def test_the_size_check_sees_a_long_file_and_a_long_method():
+    method = 'class A:\n    def long(self):\n' + '        x = 1\n' * MAX_FUNCTION_LINES
+    assert _too_long('a.py', method) == ['a.py:2 long(): %d lines' % (MAX_FUNCTION_LINES + 1)]
+    assert _too_long('b.py', 'x = 1\n' * (MAX_FILE_LINES + 1)) == ['b.py: %d lines' % (MAX_FILE_LINES + 1)]
+    assert _too_long('c.py', 'def short():\n' + '    x = 1\n' * (MAX_FUNCTION_LINES - 1)) == []
