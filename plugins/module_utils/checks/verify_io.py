@@ -231,9 +231,10 @@ def _run_pods(k8s, bodies, run_id, timeout, clock, interval, writes):
     writes.append(count)
     if not count:
         return outcomes
+    started = clock.now()
     pods = _watch_pods(k8s, run_id, count, timeout + POD_LIST_MARGIN, since) if since else None
-    if pods is None:
-        pods = _wait_pods(k8s, run_id, count, timeout, clock, interval)
+    if pods is None:   # the lists wait only for what is left of the probe timeout (a watch that ran out used it all)
+        pods = _wait_pods(k8s, run_id, count, max(0, timeout - (clock.now() - started)), clock, interval)
     logs, _failures = parallel.run_parallel([lambda pod=pod: _log(k8s, pod) for pod in pods])
     return outcomes + [_wire.probe_outcome(pod, log, timeout) for pod, log in zip(pods, logs)]
 

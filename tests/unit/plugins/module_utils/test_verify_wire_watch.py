@@ -49,3 +49,50 @@ def test_the_watch_starts_where_an_empty_list_of_the_run_s_pods_ended():
     k8s = Watching([])
     assert verify_io._list_version(k8s, 'r1') == '77'
     assert k8s.calls == [('list', '/api/v1/pods', {'labelSelector': 'egressip.ocp/probe=r1', 'limit': 1})]
+
+
+class FakeTime(object):
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+class RunningOut(Watching):
+    """A watch the server ends at its timeoutSeconds with the probe pod still running; the lists then show it running."""
+
+    def __init__(self, fake_time):
+        super(RunningOut, self).__init__([{'type': 'ADDED', 'object': pod('p1', 'Running')}], listed=[pod('p1', 'Running')])
+        self.time = fake_time
+
+    def watch(self, resource, path, query, seconds):
+        for event in super(RunningOut, self).watch(resource, path, query, seconds):
+            yield event
+        self.time.now += seconds
+
+    def request(self, verb, resource, path, query=None, **kwargs):
+        if verb == 'create':
+            self.calls.append((verb, path, None))
+            return kwargs['body']
+        if verb == 'get':
+            raise AssertionError('no log is read of a pod that did not finish')
+        return super(RunningOut, self).request(verb, resource, path, query)
+
+    def list_items(self, resource, path, query=None):
+        return self.request('list', resource, path, query)['items']
+
+
+def test_after_a_watch_that_ran_out_the_list_waits_only_for_the_margin_not_a_second_probe_timeout():
+    fake = FakeTime()
+    k8s = RunningOut(fake)
+    clock = verify_io.parallel.Clock(monotonic=fake.monotonic, sleep=fake.sleep)
+    body = {'metadata': {'name': 'p1', 'namespace': 'team-a', 'labels': {verify_io._wire.PROBE_OBJECT_LABEL: 'payments'}}}
+    writes = []
+    outcomes = verify_io._run_pods(k8s, [body], 'r1', 30, clock, 2.0, writes)
+    waited = fake.now - 1000.0
+    assert waited <= 30 + 2 * verify_io.POD_LIST_MARGIN + 2.0, waited   # one probe timeout (in the watch), not two
+    assert writes == [1] and len(outcomes) == 1 and [call[0] for call in k8s.calls].count('watch') == 1
