@@ -220,9 +220,10 @@ findings:
   elements: dict
 '''
 
+import shutil
 import time
 
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kubeconfig, lease
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import PROGRESS_TRIES, EgressModule
@@ -263,11 +264,18 @@ def hold(store, holder, duration, owner, sleep=time.sleep, until=None):
 def start_renewer(store, holder, params, owner):
     """O(renew): the renewal of O(state=held), in a process of its own that outlives this module run; its pid."""
     until = time.monotonic() + params['max_hold']
+    # a client certificate from kubeconfig data is in a file this run removes when it ends: the renewer keeps a copy
+    own_files = kubeconfig.detached_copies(store.client.connection)
 
     def renew():
+        directory = own_files()
         # its own connections (opened on first use): the module's pooled ones stay the module's
         store.client._pool = None  # pylint: disable=protected-access
-        hold(store, holder, params['lease_duration'], owner, until=until)
+        try:
+            hold(store, holder, params['lease_duration'], owner, until=until)
+        finally:
+            if directory:
+                shutil.rmtree(directory, True)
     return lease.in_background(renew)
 
 

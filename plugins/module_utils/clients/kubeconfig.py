@@ -224,6 +224,29 @@ def _private_file(content):
     return path
 
 
+def detached_copies(connection):
+    """For a process forked from this run that outlives it (cluster_lock's renewer): read now the client certificate and
+    key this run wrote from kubeconfig data (``_private_file``: removed when this run ends), and return a function that,
+    called in that process, writes them again into files of its own, points ``connection`` at them and returns their
+    directory (None when there was nothing to copy), which that process removes when it ends. Files the kubeconfig names
+    by path are the user's and stay as they are."""
+    contents = {}
+    for attribute in ('cert_file', 'key_file'):
+        path = getattr(connection, attribute, None)
+        if path and _TEMP_DIR and os.path.dirname(path) == _TEMP_DIR[0]:
+            with open(path, 'rb') as handle:
+                contents[attribute] = handle.read()
+
+    def in_child():
+        if not contents:
+            return None
+        del _TEMP_DIR[:]   # this process's own directory (named by its pid, so no other run removes it while it lives)
+        for attribute, content in contents.items():
+            setattr(connection, attribute, _private_file(content))
+        return _TEMP_DIR[0]
+    return in_child
+
+
 def _connection(context_name, cluster_name, cluster, user_name, user):
     owner = 'cluster %s' % cluster_name
     server = cluster.value.get('server')

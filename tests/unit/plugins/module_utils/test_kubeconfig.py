@@ -2,6 +2,7 @@
 
 import base64
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -207,6 +208,29 @@ def test_client_certificate_and_key_data_become_private_files(tmp_path, private_
         assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
         assert stat.S_IMODE(os.stat(os.path.dirname(directory)).st_mode) == 0o700
     assert connection.cert_file != connection.key_file
+
+
+def test_a_detached_process_keeps_copies_of_the_data_given_certificate_after_this_run_removed_its_files(tmp_path, private_dir):
+    """cluster_lock's renewer outlives the module run, whose exit removes the files written from kubeconfig data: the
+    renewer writes copies of its own (read before the run ended) and points its connection at them."""
+    connection = connect(tmp_path, simple(user={'client-certificate-data': b64('cert'), 'client-key-data': b64('key')}))
+    run_dir = os.path.dirname(connection.cert_file)
+    in_child = _kubeconfig.detached_copies(connection)
+    shutil.rmtree(run_dir)   # the module run's atexit
+    own = in_child()
+    assert own and own != run_dir and os.path.dirname(connection.cert_file) == own == os.path.dirname(connection.key_file)
+    for path, content in ((connection.cert_file, b'cert'), (connection.key_file, b'key')):
+        with open(path, 'rb') as handle:
+            assert handle.read() == content
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_a_detached_process_copies_nothing_of_certificates_the_kubeconfig_names_by_path(tmp_path, private_dir):
+    touch(tmp_path / 'client.crt', 'cert')
+    touch(tmp_path / 'client.key', 'key')
+    connection = connect(tmp_path, simple(user={'client-certificate': str(tmp_path / 'client.crt'), 'client-key': str(tmp_path / 'client.key')}))
+    assert _kubeconfig.detached_copies(connection)() is None
+    assert connection.cert_file == str(tmp_path / 'client.crt') and connection.key_file == str(tmp_path / 'client.key')
 
 
 def _dead_pid():
