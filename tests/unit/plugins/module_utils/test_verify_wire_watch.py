@@ -70,8 +70,7 @@ class RunningOut(Watching):
         self.time = fake_time
 
     def watch(self, resource, path, query, seconds):
-        for event in super(RunningOut, self).watch(resource, path, query, seconds):
-            yield event
+        yield from super(RunningOut, self).watch(resource, path, query, seconds)
         self.time.now += seconds
 
     def request(self, verb, resource, path, query=None, **kwargs):
