@@ -239,9 +239,13 @@ def _run_pods(k8s, bodies, run_id, timeout, clock, interval, writes):
     return outcomes + [_wire.probe_outcome(pod, log, timeout) for pod, log in zip(pods, logs)]
 
 
+def _run_selector(run_id):
+    """The label selector of one run's probe pods."""
+    return '%s=%s' % (_wire.PROBE_RUN_LABEL, run_id)
+
+
 def _list_probe_pods(k8s, run_id):
-    selector = '%s=%s' % (_wire.PROBE_RUN_LABEL, run_id)
-    return kube.list_objects(k8s, kube.PODS, label_selector=selector)
+    return kube.list_objects(k8s, kube.PODS, label_selector=_run_selector(run_id))
 
 
 FIRST_POD_POLL = 0.2
@@ -257,8 +261,7 @@ def _by_name(pods):
 
 def _list_version(k8s, run_id):
     """The resourceVersion of an (empty) list of the run's probe pods: where a watch of their changes starts."""
-    selector = '%s=%s' % (_wire.PROBE_RUN_LABEL, run_id)
-    answer = k8s.request('list', 'pods', kube.path(kube.PODS), query={'labelSelector': selector, 'limit': 1})
+    answer = k8s.request('list', 'pods', kube.path(kube.PODS), query={'labelSelector': _run_selector(run_id), 'limit': 1})
     return ((answer or {}).get('metadata') or {}).get('resourceVersion')
 
 
@@ -268,7 +271,7 @@ def _watch_pods(k8s, run_id, count, seconds, since):
     (no ``watch`` on pods: the shipped ClusterRoles grant it, preflight does not require it), expired (410) or ended first -
     and the caller lists instead."""
     seen = {}
-    query = {'labelSelector': '%s=%s' % (_wire.PROBE_RUN_LABEL, run_id), 'resourceVersion': str(since)}
+    query = {'labelSelector': _run_selector(run_id), 'resourceVersion': str(since)}
     try:
         for event in k8s.watch('pods', kube.path(kube.PODS), query, seconds):
             pod = event.get('object') or {}
@@ -280,7 +283,7 @@ def _watch_pods(k8s, run_id, count, seconds, since):
                 continue
             seen[key] = pod
             progress.note('the wire probe pods of run %s to finish (%d of %d finished; watching them)' % (run_id, len(_finished(seen.values())), count))
-            if len(seen) >= count and len(_finished(seen.values())) >= count:
+            if len(_finished(seen.values())) >= count:
                 return _by_name(seen.values())
     except ModuleFailure:
         return None
@@ -312,7 +315,7 @@ def _log(k8s, pod):
 def _clean_up(k8s, bodies, run_id, namespaces):
     """Delete the probe pods (one request per namespace) and the probe namespaces this run created; errors are ignored.
     Returns the number of delete requests that succeeded."""
-    selector = '%s=%s' % (_wire.PROBE_RUN_LABEL, run_id)
+    selector = _run_selector(run_id)
     deleted = 0
     for namespace in sorted(set(body['metadata']['namespace'] for body in bodies)):
         try:

@@ -50,7 +50,7 @@ PROGRESS_TRIES = 'tries'
 # before the step (through its kubernetes option), progress notes while its vCenter tasks run, check mode.
 VCENTER_WRITER = dict(connection=VSPHERE, libraries=('pyvmomi',), lock=LOCK_BEFORE, progress=PROGRESS_NOTES, supports_check_mode=True)
 
-# what ``invocation`` shows in place of an option's value that an earlier task handed over (EgressModule.invocation)
+# what ``invocation`` shows in place of an option's value that an earlier task handed over (EgressModule._add_invocation)
 HANDED_OVER = '(not echoed: handed over from an earlier task of this run)'
 
 # Library name as missing_required_lib says it -> the Python module to import.
