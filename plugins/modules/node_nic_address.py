@@ -45,7 +45,9 @@ description:
     the policies are listed again; an address another policy of the collection claimed first (an active policy, else
     the older C(creationTimestamp); two claims in the same second both lose) is re-allocated while the policy is still
     parked, a re-allocated address then yields to any other policy holding it, and only then is the policy activated
-    (the extra selector key removed). A policy another writer created for the same node at the same moment is
+    (the extra selector key removed). Every re-allocation and activation names the C(resourceVersion) it was decided on,
+    so a policy another writer changed in between is checked again (409 Conflict), and one another writer already
+    activated never moves. A policy another writer created for the same node at the same moment is
     kept as it is. So one address is never configured on two nodes; a run killed in between leaves a parked policy that
     the next run activates. A parked policy that lost its claim is not an allocation: a run that finds one waits up to
     15 s for its writer to re-allocate it, then re-allocates it itself when it is one of its nodes (and ignores it

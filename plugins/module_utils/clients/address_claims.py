@@ -29,6 +29,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_netw
 
 # what _create returns when another writer created the same policy first (HTTP 409)
 ALREADY_EXISTS = object()
+# what a guarded patch returns when the policy changed since it was listed (HTTP 409 on the resourceVersion precondition)
+CHANGED_MEANWHILE = object()
 
 
 def write_policies(module, plan):
@@ -70,7 +72,7 @@ def settle_claims(module, snapshot, limit=15):
         snapshot['nncps'] = kube.list_objects(module.k8s, kube.NNCPS)
 
 
-def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts=6, clock=None, jitter=random.random):
+def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts=8, clock=None, jitter=random.random):
     """Make sure no other policy claimed the addresses of the policies just created, then activate them.
 
     Another writer ignoring the cluster lock may have allocated the same address from the same snapshot: the claim made
@@ -82,43 +84,92 @@ def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts
     Two writers that lost together re-plan from the same list and would pick the same next address again and again (both
     yielding, both lose): before re-planning each waits a random part of a growing backoff and lists again, so one of
     them claims first and the other sees that claim.
+
+    Every re-plan and every activation names the resourceVersion of the list it was decided on (a compare-and-swap):
+    when another writer changed the policy in between (a run re-allocating a parked loser it found, or the writer that
+    created it activating it), the write is refused with 409 and the claim is checked again on a new list. Only parked
+    policies are re-planned: one that another writer activated meanwhile is settled and never moves.
     """
     params, k8s = module.params, module.k8s
     clock = clock or parallel.Clock()
     created = [body['metadata']['name'] for body in plan['create']] + plan['reclaim']
     yielding = set(plan['reclaim'])   # re-allocated by this run: their timestamps say nothing of their new addresses
-    for attempt in range(attempts):
-        policies = kube.list_objects(k8s, kube.NNCPS)
-        losers = nn.losing_claims(policies, created, yielding)
-        if losers:
+    policies = kube.list_objects(k8s, kube.NNCPS)
+    for attempt in range(attempts + 1):
+        losers = nn.losing_claims(policies, _parked(policies, created), yielding)
+        if losers and attempt < attempts:
             clock.sleep(claim_backoff(params['wait_sleep'], attempt, jitter()))
             policies = kube.list_objects(k8s, kube.NNCPS)
-            losers = nn.losing_claims(policies, created, yielding)
+            losers = nn.losing_claims(policies, _parked(policies, created), yielding)
         if not losers:
-            break
-        current = dict((item['metadata']['name'], item) for item in policies)
-        snapshot['nncps'] = [item for item in policies if item['metadata']['name'] not in losers]
-        nodes = set(nn.policy_allocation(current[name])['node'] for name in losers)
-        replan = na.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, metrics,
-                                       params['interface_name'], snapshot)
-        if errors(replan['findings']):
-            raise Refused(replan['findings'], written=_written_names(created))
-        for body in replan['create']:
-            kube.patch(k8s, kube.NNCPS, body['metadata']['name'], nn.owned_patch(current[body['metadata']['name']], nn.parked(body)), False)
+            if not _activate(k8s, policies, _parked(policies, created)):
+                break
+            policies = kube.list_objects(k8s, kube.NNCPS)   # a policy changed since the list: check its claim again
+            continue
+        if attempt == attempts:
+            raise Refused([catalogue_finding(
+                'node_address_claim_conflict', 'policies %s kept losing their node addresses to other writers after %d attempts.'
+                % (', '.join(losers), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in losers])],
+                written=_written_names(created))
+        _replan(module, entries, networks, metrics, snapshot, plan, policies, losers, created)
         yielding.update(losers)
-        moved = dict((item['node'], item) for item in replan['allocations'])
-        plan['allocations'] = [moved.get(item['node'], item) for item in plan['allocations']]
-        module.warn('Another writer claimed the same node address(es) at the same time: %s re-allocated (%s).'
-                    % (', '.join(losers), ', '.join('%s %s' % (item['node'], item['address']) for item in replan['allocations'])))
+        policies = kube.list_objects(k8s, kube.NNCPS)
     else:
+        changing = _parked(policies, created)
         raise Refused([catalogue_finding(
-            'node_address_claim_conflict', 'policies %s kept losing their node addresses to other writers after %d attempts.'
-            % (', '.join(losers), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in losers])],
+            'node_address_claim_conflict', 'policies %s changed under every activation (another writer keeps writing them) after %d '
+            'attempts.' % (', '.join(changing), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in changing])],
             written=_written_names(created))
     record_final_allocations(plan, policies)
-    results, failures = parallel.run_parallel([lambda name=name: kube.patch(k8s, kube.NNCPS, name, nn.activation_patch(), False)
-                                               for name in created])
+
+
+def _parked(policies, names):
+    """The names of `names` whose policy is still parked (one another writer activated is settled; one deleted is gone)."""
+    return [item['metadata']['name'] for item in policies if item['metadata']['name'] in names and nn.is_parked(item)]
+
+
+def _replan(module, entries, networks, metrics, snapshot, plan, policies, losers, created):
+    """Re-allocate the losing claims while they stay parked; one write per policy, in parallel, each on its listed version."""
+    params = module.params
+    current = dict((item['metadata']['name'], item) for item in policies)
+    snapshot['nncps'] = [item for item in policies if item['metadata']['name'] not in losers]
+    nodes = set(nn.policy_allocation(current[name])['node'] for name in losers)
+    replan = na.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, metrics,
+                                   params['interface_name'], snapshot)
+    if errors(replan['findings']):
+        raise Refused(replan['findings'], written=_written_names(created))
+    calls = [lambda body=body: _guarded_patch(module.k8s, current[body['metadata']['name']],
+                                              nn.owned_patch(current[body['metadata']['name']], nn.parked(body)))
+             for body in replan['create']]
+    results, failures = parallel.run_parallel(calls)
+    parallel.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy re-allocation')
+    moved = dict((item['node'], item) for item, result in zip(replan['allocations'], results) if result is not CHANGED_MEANWHILE)
+    plan['allocations'] = [moved.get(item['node'], item) for item in plan['allocations']]
+    module.warn('Another writer claimed the same node address(es) at the same time: %s re-allocated (%s).'
+                % (', '.join(losers), ', '.join('%s %s' % (item['node'], item['address']) for item in moved.values())))
+
+
+def _activate(k8s, policies, names):
+    """Activate the parked policies `names` as listed; the names whose policy changed since the list (409), else []."""
+    current = dict((item['metadata']['name'], item) for item in policies)
+    results, failures = parallel.run_parallel([lambda name=name: _guarded_patch(k8s, current[name], nn.activation_patch())
+                                               for name in names])
     parallel.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy activation')
+    return [name for name, result in zip(names, results) if result is CHANGED_MEANWHILE]
+
+
+def _guarded_patch(k8s, listed, body):
+    """A merge patch that only applies to the version of the policy that was listed (metadata.resourceVersion as the
+    precondition): CHANGED_MEANWHILE when another writer wrote it since (409 Conflict)."""
+    version = (listed.get('metadata') or {}).get('resourceVersion')
+    if version:
+        body = dict(body, metadata=dict(body.get('metadata') or {}, resourceVersion=version))
+    try:
+        return kube.patch(k8s, kube.NNCPS, listed['metadata']['name'], body, False)
+    except ModuleFailure as failure:
+        if failure.details.get('status') == 409:
+            return CHANGED_MEANWHILE
+        raise
 
 
 def claim_backoff(wait_sleep, attempt, draw):

@@ -44,7 +44,7 @@ def test_three_writers_at_once_never_give_two_nodes_one_address(twin, tmp_path, 
         assert stdout, stderr
         results.append((proc.returncode, json.loads(stdout), stderr))
     for returncode, result, stderr in results:
-        assert returncode == 0, (result.get('msg'), stderr)
+        assert returncode == 0, (result.get('msg'), result.get('findings'), result.get('warnings'), stderr)
     policies = [item for item in twin.custom_objects().list_cluster_custom_object(**prepare.NNCP)['items']
                 if item['metadata']['name'].startswith('egressip-')]
     assert sorted(item['metadata']['name'] for item in policies) == sorted('egressip-' + node for node in W)

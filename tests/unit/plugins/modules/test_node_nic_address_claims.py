@@ -85,3 +85,77 @@ def test_a_claim_that_keeps_losing_is_refused_parked_after_the_attempts(monkeypa
     assert [item['id'] for item in refused.value.findings] == ['node_address_claim_conflict']
     assert clock.slept == [1.0, 2.0, 4.0]
     assert nn.activation_patch() not in patches and patches == ['egressip-w-0'] * 3, 'never activated, only re-parked'
+
+
+def versioned(item, version):
+    item['metadata']['resourceVersion'] = version
+    return item
+
+
+def test_the_last_re_plan_is_checked_before_refusing(monkeypatch):
+    """Refused only when a list after the last re-plan still shows the claim losing (the last re-plan may have stood)."""
+    ours = policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z')
+    active = policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:00Z', parked=False)
+    moved = policy('w-0', '10.20.0.11/24', '2026-12-01T20:00:01Z')
+    lists = [[ours, active], [ours, active], [moved, active]]
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: lists.pop(0))
+    patches = []
+    monkeypatch.setattr(kube, 'patch', lambda k8s, kind, name, body, check: patches.append((name, body)) or {})
+    replan = {'create': [moved], 'findings': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.11/24'}]}
+    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: replan)
+    plan = {'create': [ours], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
+    module_under_test.claim_addresses(FakeModule(), [{'node': 'w-0', 'mac': MAC}], None, {4: 200}, {'nncps': []}, plan, attempts=1,
+                                      clock=Clock(), jitter=lambda: 0.0)
+    assert lists == []
+    assert patches[-1] == ('egressip-w-0', nn.activation_patch())
+    assert plan['allocations'][0]['address'] == '10.20.0.11/24'
+
+
+def test_writes_name_the_listed_resource_version_and_a_policy_changed_meanwhile_is_checked_again(monkeypatch):
+    """A run that re-allocates a parked loser it found (plan['reclaim']) and its writer may write the same policy: the
+    activation names the resourceVersion it was decided on; a 409 lists again and decides again."""
+    listed = versioned(policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z'), '41')
+    changed = versioned(policy('w-0', '10.20.0.12/24', '2026-12-01T20:00:01Z'), '45')
+    lists = [[listed], [changed]]
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: lists.pop(0))
+    patches = []
+
+    def patch(k8s, kind, name, body, check):
+        patches.append(body)
+        if body['metadata']['resourceVersion'] == '41':
+            raise module_under_test.ModuleFailure('conflict', status=409)
+        return {}
+    monkeypatch.setattr(kube, 'patch', patch)
+    plan = {'create': [listed], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
+    module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=Clock(), jitter=lambda: 0.0)
+    assert [body['metadata']['resourceVersion'] for body in patches] == ['41', '45']
+    assert all(body['spec'] == nn.activation_patch()['spec'] for body in patches)
+    assert plan['allocations'][0]['address'] == '10.20.0.12/24', 'the address the policy holds in the end'
+
+
+def test_a_policy_another_writer_activated_meanwhile_is_never_re_planned(monkeypatch):
+    """An active policy holds its address: even one this run re-allocated (yielding) is settled once active, so it never
+    moves, whatever else holds that address."""
+    ours = policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z', parked=False)
+    other = policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:02Z')
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: [ours, other])
+    patches = []
+    monkeypatch.setattr(kube, 'patch', lambda k8s, kind, name, body, check: patches.append(name) or {})
+    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: pytest.fail('re-planned an active policy'))
+    plan = {'create': [], 'reclaim': ['egressip-w-0'], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
+    module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=Clock(), jitter=lambda: 0.0)
+    assert patches == [], 'neither re-planned nor activated again'
+
+
+def test_a_policy_whose_activation_conflicts_every_time_is_refused_parked(monkeypatch):
+    listed = versioned(policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z'), '41')
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: [listed])
+
+    def patch(k8s, kind, name, body, check):
+        raise module_under_test.ModuleFailure('conflict', status=409)
+    monkeypatch.setattr(kube, 'patch', patch)
+    plan = {'create': [listed], 'reclaim': [], 'allocations': []}
+    with pytest.raises(Refused) as refused:
+        module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, attempts=2, clock=Clock(), jitter=lambda: 0.0)
+    assert [item['id'] for item in refused.value.findings] == ['node_address_claim_conflict']
+    assert 'egressip-w-0' in refused.value.findings[0]['message']
