@@ -49,9 +49,10 @@ description:
     so a policy another writer changed in between is checked again (409 Conflict), and one another writer already
     activated never moves. A policy another writer created for the same node at the same moment is
     kept as it is. So one address is never configured on two nodes; a run killed in between leaves a parked policy that
-    the next run activates. A parked policy that lost its claim is not an allocation: a run that finds one waits up to
-    15 s for its writer to re-allocate it, then re-allocates it itself when it is one of its nodes (and ignores it
-    otherwise), instead of refusing both nodes with C(node_address_in_use)."
+    the next run activates. A parked policy that lost its claim is not an allocation: a run that finds one waits for its writer to
+    re-allocate it (until it has not changed for 40 s, its writer being gone, at most O(wait_timeout)), then
+    re-allocates it itself when it is one of its nodes (and ignores it otherwise), instead of refusing both nodes with
+    C(node_address_in_use)."
   - "With O(wait=true), waits until each policy is C(Available) on its node and fails on C(Degraded) with the
     node's enactment message (for example, no NIC holds the MAC). A newer NMState handler retries a failing apply a few
     times (its enactment is C(Failing) and C(Progressing) together): that is reported as C(retrying) and waited for."

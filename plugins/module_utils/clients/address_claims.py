@@ -57,17 +57,31 @@ def _create(k8s, body, check):
         raise
 
 
-def settle_claims(module, snapshot, limit=15):
+# a live writer re-allocates a lost claim within one backoff (claim_backoff: at most 30 s): a parked loser unchanged for
+# longer than this was left by a writer that is gone
+LEFT_BEHIND_SECONDS = 40
+
+
+def settle_claims(module, snapshot, clock=None):
     """Wait (bounded) while another writer re-allocates parked policies that lost an address claim.
 
-    A writer ignoring the cluster lock settles its claims within seconds; planning meanwhile would see two policies
-    holding one address. A parked loser left after the wait (its writer was killed) is re-allocated by this run when it
-    is one of this run's nodes (plan['reclaim']) and ignored otherwise: a parked policy configures no node.
+    A writer ignoring the cluster lock settles its claims within one backoff; planning meanwhile would see two policies
+    holding one address. The wait ends when no loser is left, when every one left has kept its resourceVersion for
+    LEFT_BEHIND_SECONDS (its writer is gone), or after wait_timeout. A parked loser left then is re-allocated by this
+    run when it is one of this run's nodes (plan['reclaim']) and ignored otherwise: a parked policy configures no node.
     """
     if module.check_mode or not nn.unsettled_claims(snapshot['nncps']):
         return
-    clock = parallel.Clock(min(limit, module.params['wait_timeout']), module.params['wait_sleep'])
-    while nn.unsettled_claims(snapshot['nncps']) and not clock.expired():
+    clock = clock or parallel.Clock(module.params['wait_timeout'], module.params['wait_sleep'])
+    seen = {}   # name -> (resourceVersion, when first seen at it)
+    while not clock.expired():
+        unsettled = set(nn.unsettled_claims(snapshot['nncps']))
+        losers = dict((item['metadata']['name'], item['metadata'].get('resourceVersion')) for item in snapshot['nncps']
+                      if item['metadata']['name'] in unsettled)
+        now = clock.now()
+        seen = dict((name, seen[name] if seen.get(name, (None,))[0] == version else (version, now)) for name, version in losers.items())
+        if all(now - since >= LEFT_BEHIND_SECONDS for _version, since in seen.values()):
+            return
         clock.sleep()
         snapshot['nncps'] = kube.list_objects(module.k8s, kube.NNCPS)
 

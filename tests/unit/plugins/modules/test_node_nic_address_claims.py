@@ -159,3 +159,54 @@ def test_a_policy_whose_activation_conflicts_every_time_is_refused_parked(monkey
         module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, attempts=2, clock=Clock(), jitter=lambda: 0.0)
     assert [item['id'] for item in refused.value.findings] == ['node_address_claim_conflict']
     assert 'egressip-w-0' in refused.value.findings[0]['message']
+
+
+class TimedClock(object):
+    """A clock whose time moves only by its sleeps, with a deadline."""
+
+    def __init__(self, timeout, interval):
+        self.time, self.deadline, self.interval = 0.0, timeout, interval
+
+    def now(self):
+        return self.time
+
+    def expired(self):
+        return self.time >= self.deadline
+
+    def sleep(self, seconds=None):
+        self.time += self.interval if seconds is None else seconds
+
+
+def losing_pair(version):
+    active = policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:00Z', parked=False)
+    loser = versioned(policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z'), version)
+    return [active, loser]
+
+
+def test_settling_waits_while_the_writer_of_a_parked_loser_keeps_changing_it(monkeypatch):
+    """A loser whose writer re-plans it (its resourceVersion moves) is waited for; once it stands still for
+    LEFT_BEHIND_SECONDS its writer is gone and the run goes on (it may re-allocate it)."""
+    versions = iter(['2', '3', '4'] + ['4'] * 100)
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: losing_pair(next(versions)))
+    module = FakeModule()
+    module.params['wait_timeout'] = 300
+    clock = TimedClock(300, 5)
+    snapshot = {'nncps': losing_pair('1')}
+    module_under_test.settle_claims(module, snapshot, clock=clock)
+    # changed at 5, 10 and 15 s, then still from 15 s: left behind at 15 + 40 s
+    assert clock.time == 15 + module_under_test.LEFT_BEHIND_SECONDS
+    assert snapshot['nncps'][1]['metadata']['resourceVersion'] == '4'
+
+
+def test_settling_ends_when_the_losers_are_re_allocated_or_at_wait_timeout(monkeypatch):
+    settled = [policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:00Z', parked=False), policy('w-0', '10.20.0.11/24', '2026-12-01T20:00:01Z')]
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: settled)
+    clock = TimedClock(300, 2)
+    snapshot = {'nncps': losing_pair('1')}
+    module_under_test.settle_claims(FakeModule(), snapshot, clock=clock)
+    assert clock.time == 2 and snapshot['nncps'] == settled
+    versions = iter(str(number) for number in range(2, 100))
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: losing_pair(next(versions)))
+    clock = TimedClock(20, 2)
+    module_under_test.settle_claims(FakeModule(), {'nncps': losing_pair('1')}, clock=clock)
+    assert clock.time == 20, 'a writer that keeps changing its loser is waited for at most wait_timeout'
