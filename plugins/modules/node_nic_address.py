@@ -45,12 +45,12 @@ description:
     the policies are listed again; an address another policy of the collection claimed first (an active policy, else
     the older C(creationTimestamp); two claims in the same second both lose) is re-allocated while the policy is still
     parked, a re-allocated address then yields to any other policy holding it, and only then is the policy activated
-    (the extra selector key removed). Every re-allocation and activation names the C(resourceVersion) it was decided on,
-    so a policy another writer changed in between is checked again (409 Conflict), and one another writer already
-    activated never moves. A policy another writer created for the same node at the same moment is
+    (the extra selector key removed). Every re-allocation and activation is a JSON patch whose C(test) operations hold only
+    while the claim it was decided on stands (still parked, the same addresses), so a claim another writer changed in
+    between is checked again instead of overwritten, and a policy another writer already activated never moves. A policy another writer created for the same node at the same moment is
     kept as it is. So one address is never configured on two nodes; a run killed in between leaves a parked policy that
     the next run activates. A parked policy that lost its claim is not an allocation: a run that finds one waits for its writer to
-    re-allocate it (until it has not changed for 40 s, its writer being gone, at most O(wait_timeout)), then
+    re-allocate it (until its addresses have not changed for 40 s, its writer being gone, at most O(wait_timeout)), then
     re-allocates it itself when it is one of its nodes (and ignores it otherwise), instead of refusing both nodes with
     C(node_address_in_use)."
   - "With O(wait=true), waits until each policy is C(Available) on its node and fails on C(Degraded) with the

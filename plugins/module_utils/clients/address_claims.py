@@ -29,7 +29,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_netw
 
 # what _create returns when another writer created the same policy first (HTTP 409)
 ALREADY_EXISTS = object()
-# what a guarded patch returns when the policy changed since it was listed (HTTP 409 on the resourceVersion precondition)
+# what a guarded patch returns when the claim changed since the policy was listed (a failed `test` operation: HTTP 422)
 CHANGED_MEANWHILE = object()
 
 
@@ -66,17 +66,17 @@ def settle_claims(module, snapshot, clock=None):
     """Wait (bounded) while another writer re-allocates parked policies that lost an address claim.
 
     A writer ignoring the cluster lock settles its claims within one backoff; planning meanwhile would see two policies
-    holding one address. The wait ends when no loser is left, when every one left has kept its resourceVersion for
+    holding one address. The wait ends when no loser is left, when every one left has kept its addresses for
     LEFT_BEHIND_SECONDS (its writer is gone), or after wait_timeout. A parked loser left then is re-allocated by this
     run when it is one of this run's nodes (plan['reclaim']) and ignored otherwise: a parked policy configures no node.
     """
     if module.check_mode or not nn.unsettled_claims(snapshot['nncps']):
         return
     clock = clock or parallel.Clock(module.params['wait_timeout'], module.params['wait_sleep'])
-    seen = {}   # name -> (resourceVersion, when first seen at it)
+    seen = {}   # name -> (its addresses, when first seen holding them)
     while not clock.expired():
         unsettled = set(nn.unsettled_claims(snapshot['nncps']))
-        losers = dict((item['metadata']['name'], item['metadata'].get('resourceVersion')) for item in snapshot['nncps']
+        losers = dict((item['metadata']['name'], nn.policy_allocation(item)['addresses']) for item in snapshot['nncps']
                       if item['metadata']['name'] in unsettled)
         now = clock.now()
         seen = dict((name, seen[name] if seen.get(name, (None,))[0] == version else (version, now)) for name, version in losers.items())
@@ -99,10 +99,10 @@ def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts
     yielding, both lose): before re-planning each waits a random part of a growing backoff and lists again, so one of
     them claims first and the other sees that claim.
 
-    Every re-plan and every activation names the resourceVersion of the list it was decided on (a compare-and-swap):
-    when another writer changed the policy in between (a run re-allocating a parked loser it found, or the writer that
-    created it activating it), the write is refused with 409 and the claim is checked again on a new list. Only parked
-    policies are re-planned: one that another writer activated meanwhile is settled and never moves.
+    Every re-plan and every activation is a JSON patch that first tests the claim it was decided on (still parked, the
+    same addresses): when another writer changed the claim in between (a run re-allocating a parked loser it found, or
+    the writer that created it activating it), the patch is refused whole (422) and the claim is checked again on a new
+    list. Only parked policies are re-planned: one that another writer activated meanwhile is settled and never moves.
     """
     params, k8s = module.params, module.k8s
     clock = clock or parallel.Clock()
@@ -173,15 +173,13 @@ def _activate(k8s, policies, names):
 
 
 def _guarded_patch(k8s, listed, body):
-    """A merge patch that only applies to the version of the policy that was listed (metadata.resourceVersion as the
-    precondition): CHANGED_MEANWHILE when another writer wrote it since (409 Conflict)."""
-    version = (listed.get('metadata') or {}).get('resourceVersion')
-    if version:
-        body = dict(body, metadata=dict(body.get('metadata') or {}, resourceVersion=version))
+    """The merge patch `body` as one JSON patch that applies only while the policy is parked with the allocation it had
+    when `listed` (nn.claim_guard: ``test`` operations, a compare-and-swap on the claim, not on the whole object, so a
+    status the NMState operator wrote meanwhile does not count): CHANGED_MEANWHILE when the claim changed (422)."""
     try:
-        return kube.patch(k8s, kube.NNCPS, listed['metadata']['name'], body, False)
+        return kube.json_patch(k8s, kube.NNCPS, listed['metadata']['name'], nn.claim_guard(listed) + nn.json_patch_of(listed, body), False)
     except ModuleFailure as failure:
-        if failure.details.get('status') == 409:
+        if failure.details.get('status') in (409, 422):
             return CHANGED_MEANWHILE
         raise
 

@@ -56,6 +56,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.core.kinds import (  
 )
 
 MERGE_PATCH = 'application/merge-patch+json'
+JSON_PATCH = 'application/json-patch+json'
 MACHINE_API_NAMESPACE = 'openshift-machine-api'
 FAIL = 'fail'  # list/get: a 404 of the API fails with the kind's message
 
@@ -107,6 +108,12 @@ def patch(k8s, kind, name, body, check_mode, namespace=None):
     """A JSON merge patch (RFC 7386): only the keys in `body` change; `null` removes (dryRun=All in check mode)."""
     return k8s.request('patch', resource(kind, name, namespace), path(kind, name, namespace), query=_dry_run(check_mode),
                        body=body, content_type=MERGE_PATCH)
+
+
+def json_patch(k8s, kind, name, operations, check_mode, namespace=None):
+    """A JSON patch (RFC 6902), applied whole or not at all: a failed ``test`` operation is 422 (dryRun=All in check mode)."""
+    return k8s.request('patch', resource(kind, name, namespace), path(kind, name, namespace), query=_dry_run(check_mode),
+                       body=operations, content_type=JSON_PATCH)
 
 
 def delete(k8s, kind, name, check_mode, namespace=None):

@@ -165,6 +165,41 @@ def activation_patch():
     return {'spec': {'nodeSelector': {CLAIM_SELECTOR_KEY: None}}}
 
 
+def pointer(*keys):
+    """The JSON pointer (RFC 6901) of a path of object keys."""
+    return ''.join('/' + str(key).replace('~', '~0').replace('/', '~1') for key in keys)
+
+
+def claim_guard(listed):
+    """RFC 6902 ``test`` operations that hold while the policy is parked with the allocation it had when listed: a patch
+    that starts with them applies only to that claim, whatever else (its status) changed since."""
+    annotations = (listed.get('metadata') or {}).get('annotations') or {}
+    return [{'op': 'test', 'path': pointer('metadata', 'annotations', ADDRESSES_ANNOTATION), 'value': annotations.get(ADDRESSES_ANNOTATION)},
+            {'op': 'test', 'path': pointer('spec', 'nodeSelector', CLAIM_SELECTOR_KEY), 'value': CLAIM_SELECTOR_VALUE}]
+
+
+def json_patch_of(current, merge, prefix=()):
+    """RFC 6902 operations that do what the merge patch (RFC 7386) `merge` does to `current`."""
+    operations = []
+    for key in sorted(merge):
+        value, path = merge[key], prefix + (key,)
+        if value is None:
+            if isinstance(current, dict) and key in current:
+                operations.append({'op': 'remove', 'path': pointer(*path)})
+        elif isinstance(value, dict) and isinstance(current, dict) and isinstance(current.get(key), dict):
+            operations += json_patch_of(current[key], value, path)
+        else:
+            operations.append({'op': 'add', 'path': pointer(*path), 'value': _without_nulls(value)})
+    return operations
+
+
+def _without_nulls(value):
+    """A merge patch's new member as a value: null members of a new object mean nothing there."""
+    if isinstance(value, dict):
+        return dict((key, _without_nulls(item)) for key, item in value.items() if item is not None)
+    return value
+
+
 def is_parked(policy):
     return CLAIM_SELECTOR_KEY in (((policy or {}).get('spec') or {}).get('nodeSelector') or {})
 

@@ -42,6 +42,14 @@ class Clock(object):
         self.slept.append(seconds)
 
 
+ACTIVATE = {'op': 'remove', 'path': '/spec/nodeSelector/egressip.ocp~1address-claim'}
+
+
+def activation(listed):
+    """The JSON patch that activates `listed`: the claim's tests, then the parking key removed."""
+    return nn.claim_guard(listed) + [ACTIVATE]
+
+
 def test_backoff_is_a_random_part_of_a_doubling_wait_with_a_ceiling():
     assert module_under_test.claim_backoff(1, 0, 0.5) == 0.5
     assert module_under_test.claim_backoff(1, 3, 0.5) == 4.0
@@ -56,13 +64,13 @@ def test_a_claim_the_other_writer_gave_up_during_the_wait_is_kept_without_re_pla
     lists = [[ours, theirs], [ours, moved], [ours, moved]]
     patches = []
     monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: lists.pop(0))
-    monkeypatch.setattr(kube, 'patch', lambda k8s, kind, name, body, check: patches.append((name, body)) or {})
+    monkeypatch.setattr(kube, 'json_patch', lambda k8s, kind, name, body, check: patches.append((name, body)) or {})
     monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: pytest.fail('re-planned a claim that stood'))
     clock = Clock()
     plan = {'create': [ours], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
     module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=clock, jitter=lambda: 0.5)
     assert clock.slept == [0.5]
-    assert patches == [('egressip-w-0', nn.activation_patch())]
+    assert patches == [('egressip-w-0', activation(ours))]
     assert plan['allocations'][0]['address'] == '10.20.0.10/24'
 
 
@@ -71,7 +79,7 @@ def test_a_claim_that_keeps_losing_is_refused_parked_after_the_attempts(monkeypa
     active = policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:00Z', parked=False)
     monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: [ours, active])
     patches = []
-    monkeypatch.setattr(kube, 'patch', lambda k8s, kind, name, body, check: patches.append(name) or {})
+    monkeypatch.setattr(kube, 'json_patch', lambda k8s, kind, name, body, check: patches.append((name, body)) or {})
     replan = {'create': [ours], 'findings': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
     replans = []
     monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: replans.append(args) or replan)
@@ -84,12 +92,8 @@ def test_a_claim_that_keeps_losing_is_refused_parked_after_the_attempts(monkeypa
     assert replans and all(args[2] == {4: 210} for args in replans)
     assert [item['id'] for item in refused.value.findings] == ['node_address_claim_conflict']
     assert clock.slept == [1.0, 2.0, 4.0]
-    assert nn.activation_patch() not in patches and patches == ['egressip-w-0'] * 3, 'never activated, only re-parked'
-
-
-def versioned(item, version):
-    item['metadata']['resourceVersion'] = version
-    return item
+    assert [name for name, _body in patches] == ['egressip-w-0'] * 3
+    assert all(body[:2] == nn.claim_guard(ours) and ACTIVATE not in body for _name, body in patches), 'never activated, only re-parked'
 
 
 def test_the_last_re_plan_is_checked_before_refusing(monkeypatch):
@@ -100,37 +104,54 @@ def test_the_last_re_plan_is_checked_before_refusing(monkeypatch):
     lists = [[ours, active], [ours, active], [moved, active]]
     monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: lists.pop(0))
     patches = []
-    monkeypatch.setattr(kube, 'patch', lambda k8s, kind, name, body, check: patches.append((name, body)) or {})
+    monkeypatch.setattr(kube, 'json_patch', lambda k8s, kind, name, body, check: patches.append((name, body)) or {})
     replan = {'create': [moved], 'findings': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.11/24'}]}
     monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: replan)
     plan = {'create': [ours], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
     module_under_test.claim_addresses(FakeModule(), [{'node': 'w-0', 'mac': MAC}], None, {4: 200}, {'nncps': []}, plan, attempts=1,
                                       clock=Clock(), jitter=lambda: 0.0)
     assert lists == []
-    assert patches[-1] == ('egressip-w-0', nn.activation_patch())
+    # the re-plan tests the claim it lost, then moves it; the activation tests the new claim
+    assert patches[0][1][:2] == nn.claim_guard(ours)
+    assert {'op': 'add', 'path': '/metadata/annotations/egressip.ocp~1addresses', 'value': '10.20.0.11/24'} in patches[0][1]
+    assert patches[-1] == ('egressip-w-0', activation(moved))
     assert plan['allocations'][0]['address'] == '10.20.0.11/24'
 
 
-def test_writes_name_the_listed_resource_version_and_a_policy_changed_meanwhile_is_checked_again(monkeypatch):
-    """A run that re-allocates a parked loser it found (plan['reclaim']) and its writer may write the same policy: the
-    activation names the resourceVersion it was decided on; a 409 lists again and decides again."""
-    listed = versioned(policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z'), '41')
-    changed = versioned(policy('w-0', '10.20.0.12/24', '2026-12-01T20:00:01Z'), '45')
+def test_a_claim_changed_meanwhile_is_checked_again_and_its_status_does_not_count(monkeypatch):
+    """A run that re-allocates a parked loser it found (plan['reclaim']) and its writer may both write one policy: the
+    activation tests the claim it was decided on; when the claim changed (422), it lists again and decides again."""
+    listed = policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z')
+    changed = policy('w-0', '10.20.0.12/24', '2026-12-01T20:00:01Z')
+    changed['status'] = {'conditions': [{'type': 'Available', 'status': 'False'}]}
     lists = [[listed], [changed]]
     monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: lists.pop(0))
     patches = []
 
-    def patch(k8s, kind, name, body, check):
+    def json_patch(k8s, kind, name, body, check):
         patches.append(body)
-        if body['metadata']['resourceVersion'] == '41':
-            raise module_under_test.ModuleFailure('conflict', status=409)
+        if body[0]['value'] == '10.20.0.10/24':
+            raise module_under_test.ModuleFailure('testing value failed', status=422)
         return {}
-    monkeypatch.setattr(kube, 'patch', patch)
+    monkeypatch.setattr(kube, 'json_patch', json_patch)
     plan = {'create': [listed], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
     module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=Clock(), jitter=lambda: 0.0)
-    assert [body['metadata']['resourceVersion'] for body in patches] == ['41', '45']
-    assert all(body['spec'] == nn.activation_patch()['spec'] for body in patches)
+    assert patches == [activation(listed), activation(changed)]
+    assert all(op['path'] != '/status' for body in patches for op in body), 'the claim is tested, not the whole object'
     assert plan['allocations'][0]['address'] == '10.20.0.12/24', 'the address the policy holds in the end'
+
+
+def test_the_json_patch_of_a_merge_patch_does_what_the_merge_patch_does():
+    current = {'metadata': {'annotations': {'a': '1', 'b': '2'}}, 'spec': {'nodeSelector': {'x': 'y', 'k/e~y': 'v'}}}
+    merge = {'metadata': {'annotations': {'a': '9', 'b': None, 'c': '3'}}, 'spec': {'nodeSelector': {'k/e~y': None},
+                                                                                   'desiredState': {'interfaces': [1], 'gone': None}}}
+    assert nn.json_patch_of(current, merge) == [
+        {'op': 'add', 'path': '/metadata/annotations/a', 'value': '9'},
+        {'op': 'remove', 'path': '/metadata/annotations/b'},
+        {'op': 'add', 'path': '/metadata/annotations/c', 'value': '3'},
+        {'op': 'add', 'path': '/spec/desiredState', 'value': {'interfaces': [1]}},
+        {'op': 'remove', 'path': '/spec/nodeSelector/k~1e~0y'}]
+    assert nn.json_patch_of(current, {}) == []
 
 
 def test_a_policy_another_writer_activated_meanwhile_is_never_re_planned(monkeypatch):
@@ -140,20 +161,20 @@ def test_a_policy_another_writer_activated_meanwhile_is_never_re_planned(monkeyp
     other = policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:02Z')
     monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: [ours, other])
     patches = []
-    monkeypatch.setattr(kube, 'patch', lambda k8s, kind, name, body, check: patches.append(name) or {})
+    monkeypatch.setattr(kube, 'json_patch', lambda k8s, kind, name, body, check: patches.append(name) or {})
     monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: pytest.fail('re-planned an active policy'))
     plan = {'create': [], 'reclaim': ['egressip-w-0'], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
     module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=Clock(), jitter=lambda: 0.0)
     assert patches == [], 'neither re-planned nor activated again'
 
 
-def test_a_policy_whose_activation_conflicts_every_time_is_refused_parked(monkeypatch):
-    listed = versioned(policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z'), '41')
+def test_a_policy_whose_claim_changes_under_every_activation_is_refused_parked(monkeypatch):
+    listed = policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z')
     monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: [listed])
 
-    def patch(k8s, kind, name, body, check):
-        raise module_under_test.ModuleFailure('conflict', status=409)
-    monkeypatch.setattr(kube, 'patch', patch)
+    def json_patch(k8s, kind, name, body, check):
+        raise module_under_test.ModuleFailure('testing value failed', status=422)
+    monkeypatch.setattr(kube, 'json_patch', json_patch)
     plan = {'create': [listed], 'reclaim': [], 'allocations': []}
     with pytest.raises(Refused) as refused:
         module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, attempts=2, clock=Clock(), jitter=lambda: 0.0)
@@ -177,36 +198,35 @@ class TimedClock(object):
         self.time += self.interval if seconds is None else seconds
 
 
-def losing_pair(version):
-    active = policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:00Z', parked=False)
-    loser = versioned(policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z'), version)
-    return [active, loser]
+def losing_pair(address):
+    """An active policy and a parked one that lost `address` to it (its writer re-allocates it, or is gone)."""
+    return [policy('w-1', address, '2026-12-01T20:00:00Z', parked=False), policy('w-0', address, '2026-12-01T20:00:01Z')]
 
 
 def test_settling_waits_while_the_writer_of_a_parked_loser_keeps_changing_it(monkeypatch):
-    """A loser whose writer re-plans it (its resourceVersion moves) is waited for; once it stands still for
+    """A loser whose writer re-plans it (its addresses move) is waited for; once its addresses stand still for
     LEFT_BEHIND_SECONDS its writer is gone and the run goes on (it may re-allocate it)."""
-    versions = iter(['2', '3', '4'] + ['4'] * 100)
-    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: losing_pair(next(versions)))
+    addresses = iter(['10.20.0.11/24', '10.20.0.12/24', '10.20.0.13/24'] + ['10.20.0.13/24'] * 100)
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: losing_pair(next(addresses)))
     module = FakeModule()
     module.params['wait_timeout'] = 300
     clock = TimedClock(300, 5)
-    snapshot = {'nncps': losing_pair('1')}
+    snapshot = {'nncps': losing_pair('10.20.0.10/24')}
     module_under_test.settle_claims(module, snapshot, clock=clock)
     # changed at 5, 10 and 15 s, then still from 15 s: left behind at 15 + 40 s
     assert clock.time == 15 + module_under_test.LEFT_BEHIND_SECONDS
-    assert snapshot['nncps'][1]['metadata']['resourceVersion'] == '4'
+    assert nn.policy_allocation(snapshot['nncps'][1])['addresses'] == {4: '10.20.0.13/24'}
 
 
 def test_settling_ends_when_the_losers_are_re_allocated_or_at_wait_timeout(monkeypatch):
     settled = [policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:00Z', parked=False), policy('w-0', '10.20.0.11/24', '2026-12-01T20:00:01Z')]
     monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: settled)
     clock = TimedClock(300, 2)
-    snapshot = {'nncps': losing_pair('1')}
+    snapshot = {'nncps': losing_pair('10.20.0.10/24')}
     module_under_test.settle_claims(FakeModule(), snapshot, clock=clock)
     assert clock.time == 2 and snapshot['nncps'] == settled
-    versions = iter(str(number) for number in range(2, 100))
-    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: losing_pair(next(versions)))
+    addresses = iter('10.20.0.%d/24' % number for number in range(11, 100))
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: losing_pair(next(addresses)))
     clock = TimedClock(20, 2)
-    module_under_test.settle_claims(FakeModule(), {'nncps': losing_pair('1')}, clock=clock)
+    module_under_test.settle_claims(FakeModule(), {'nncps': losing_pair('10.20.0.10/24')}, clock=clock)
     assert clock.time == 20, 'a writer that keeps changing its loser is waited for at most wait_timeout'
