@@ -74,12 +74,19 @@ def _action_line(what, actions, limit):
 
 
 def _portgroup(result, limit):
-    portgroup = result.get('portgroup') or {}
+    """One line per port group that changed: with failure domains, each domain's (named after the domain)."""
+    domains = result.get('domains') or [{'portgroup': result.get('portgroup')}]
+    lines = [_one_portgroup(domain.get('portgroup') or {}, domain.get('name'), limit) for domain in domains]
+    return '; '.join(line for line in lines if line) or None
+
+
+def _one_portgroup(portgroup, domain, limit):
+    what = 'port group %s' % portgroup.get('name') + (' (failure domain %s)' % domain if domain else '')
     hosts = [item for item in portgroup.get('hosts') or [] if item.get('action') not in (None, 'none')]
     if hosts:
-        return _action_line('port group %s' % portgroup.get('name'), _by_action(hosts, 'host'), limit)
+        return _action_line(what, _by_action(hosts, 'host'), limit)
     if portgroup.get('action') not in (None, 'none'):
-        return 'port group %s: %s' % (portgroup.get('name'), portgroup.get('action'))
+        return '%s: %s' % (what, portgroup.get('action'))
     return None
 
 

@@ -50,3 +50,14 @@ def test_the_in_cluster_guard_line_counts_its_objects_by_action():
     assert lines == ['This run changed:',
                      '- in-cluster guard: create 1 (Namespace ocp-egressip-guard); update 1 (CronJob ocp-egressip-guard/egressip-guard)']
     assert enable_summary({'guard': {'skipped': True}}) == ['Nothing changed: every step was already as the variables ask.']
+
+
+def test_every_failure_domain_s_port_group_is_named():
+    """With failure domains the module's `portgroup` is the first domain's only: each domain gets its line."""
+    first = {'name': 'egress-a', 'hosts': [{'host': 'esxi-a-0', 'action': 'create'}, {'host': 'esxi-a-1', 'action': 'none'}]}
+    second = {'name': 'egress-b', 'action': 'create'}   # distributed: one port group, no hosts
+    third = {'name': 'egress-c', 'hosts': [{'host': 'esxi-c-0', 'action': 'none'}]}
+    lines = enable_summary({'portgroup': {'changed': True, 'portgroup': first, 'domains': [
+        {'name': 'zone-a', 'portgroup': first}, {'name': 'zone-b', 'portgroup': second}, {'name': 'zone-c', 'portgroup': third}]}})
+    assert lines == ['This run changed:',
+                     '- port group egress-a (failure domain zone-a): create 1 (esxi-a-0); port group egress-b (failure domain zone-b): create']
