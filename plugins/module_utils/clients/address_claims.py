@@ -149,7 +149,7 @@ def _replan(module, entries, networks, metrics, snapshot, plan, policies, losers
     snapshot['nncps'] = [item for item in policies if item['metadata']['name'] not in losers]
     nodes = set(nn.policy_allocation(current[name])['node'] for name in losers)
     replan = na.plan_nic_addresses([entry for entry in entries if entry['node'] in nodes], networks, metrics,
-                                   params['interface_name'], snapshot)
+                                   params['interface_name'], snapshot, reserve_contested=True)
     if errors(replan['findings']):
         raise Refused(replan['findings'], written=_written_names(created))
     calls = [lambda body=body: _guarded_patch(module.k8s, current[body['metadata']['name']],

@@ -198,11 +198,15 @@ def _allocation(entry, name, plan_inputs, current, desired):
             'interface': ifnames.get(name), 'status': progress, 'message': message}
 
 
-def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
+def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot, reserve_contested=False):
     """Desired policies for `entries` ([{node, mac, address, ipv6_address}]) on the secondary `networks`.
 
     networks: validated model/network.py Family objects, one per family (IPv4 first when both).
     snapshot: {'nodes', 'nncps', 'nnces', 'nns', 'egressips'} as listed from the API (snapshot/kubernetes.py).
+    reserve_contested: the addresses of parked policies that lost their claim are reserved too. A run's plan leaves them
+      free (a parked loser configures no node, its writer moves it); the re-allocation of a lost claim must not: when
+      three writers claimed one address at once, the other two still hold it and both lose, and taking it as free would
+      send every writer back to the same address again and again.
     Returns a dict: findings, allocations (per entry), writes ({'create'|'patch': ...}), diff sides.
     """
     nodes = nn.by_name(snapshot['nodes'])
@@ -212,7 +216,7 @@ def plan_nic_addresses(entries, networks, route_metric, profile_name, snapshot):
     findings = _input_findings(entries, nodes, policies, networks, node_networks)
     names = [entry['node'] for entry in entries if entry['node'] in nodes]
     unsettled = set(nn.unsettled_claims(policies.values()))
-    allocations_by_policy, orphaned = _settled_allocations(policies, unsettled, nodes)
+    allocations_by_policy, orphaned = _settled_allocations(policies, set() if reserve_contested else unsettled, nodes)
     findings += orphaned
     entry_by_node = dict((entry['node'], entry) for entry in entries)
     planned, sources, family_findings = _plan_families(networks, names, entry_by_node, allocations_by_policy, node_networks,

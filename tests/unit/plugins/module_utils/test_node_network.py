@@ -527,3 +527,23 @@ def test_a_parked_policy_losing_its_claim_is_re_allocated_and_stays_parked():
     assert nn.unsettled_claims([active, loser]) == ['egressip-w-1']
     older = dict(loser, metadata=dict(loser['metadata'], creationTimestamp='2026-12-01T19:00:00Z'))
     assert nn.unsettled_claims([older, active]) == ['egressip-w-1']
+
+
+def test_re_allocating_a_lost_claim_reserves_the_addresses_other_losers_hold():
+    """Three writers claimed 10.20.0.10 in the same second: all three lose. When one re-allocates its claim, the other two
+    still hold 10.20.0.10 and lose to each other; a run's plan leaves such contested addresses free, but the re-allocation
+    must not, or every writer takes 10.20.0.10 again, forever (seen on the twin with three writers under load)."""
+    def parked(name):
+        item = nn.parked(policy(node=name))
+        item['metadata']['creationTimestamp'] = '2026-12-07T08:07:45Z'
+        return item
+    others = [parked('w-1'), parked('w-2')]
+    assert nn.unsettled_claims(others) == ['egressip-w-1', 'egressip-w-2']
+    nodes, states = [node('w-0'), node('w-1'), node('w-2')], [state('w-0')]
+    entries = [{'node': 'w-0', 'mac': MAC}]
+    plan = na.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states, nncps=others))
+    assert plan['allocations'][0]['address'] == '10.20.0.10/24', 'a run\'s plan: a parked loser is not an allocation'
+    replan = na.plan_nic_addresses(entries, v4(), 200, 'egressip0', snapshot(nodes=nodes, nns=states, nncps=others),
+                                   reserve_contested=True)
+    assert replan['findings'] == []
+    assert replan['allocations'][0]['address'] == '10.20.0.11/24'

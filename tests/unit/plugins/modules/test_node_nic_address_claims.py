@@ -65,7 +65,7 @@ def test_a_claim_the_other_writer_gave_up_during_the_wait_is_kept_without_re_pla
     patches = []
     monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: lists.pop(0))
     monkeypatch.setattr(kube, 'json_patch', lambda k8s, kind, name, body, check: patches.append((name, body)) or {})
-    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: pytest.fail('re-planned a claim that stood'))
+    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args, **kwargs: pytest.fail('re-planned a claim that stood'))
     clock = Clock()
     plan = {'create': [ours], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
     module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=clock, jitter=lambda: 0.5)
@@ -82,14 +82,14 @@ def test_a_claim_that_keeps_losing_is_refused_parked_after_the_attempts(monkeypa
     monkeypatch.setattr(kube, 'json_patch', lambda k8s, kind, name, body, check: patches.append((name, body)) or {})
     replan = {'create': [ours], 'findings': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
     replans = []
-    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: replans.append(args) or replan)
+    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args, **kwargs: replans.append((args, kwargs)) or replan)
     clock = Clock()
     plan = {'create': [ours], 'reclaim': [], 'allocations': list(replan['allocations'])}
     with pytest.raises(Refused) as refused:
         module_under_test.claim_addresses(FakeModule(), [{'node': 'w-0', 'mac': MAC}], None, {4: 210}, {'nncps': []}, plan, attempts=3,
                                           clock=clock, jitter=lambda: 1.0)
     # the re-plan takes the route metrics parsed from the network option, never the deprecated flat option (None when unset)
-    assert replans and all(args[2] == {4: 210} for args in replans)
+    assert replans and all(args[2] == {4: 210} and kwargs == {'reserve_contested': True} for args, kwargs in replans)
     assert [item['id'] for item in refused.value.findings] == ['node_address_claim_conflict']
     assert clock.slept == [1.0, 2.0, 4.0]
     assert [name for name, _body in patches] == ['egressip-w-0'] * 3
@@ -106,7 +106,7 @@ def test_the_last_re_plan_is_checked_before_refusing(monkeypatch):
     patches = []
     monkeypatch.setattr(kube, 'json_patch', lambda k8s, kind, name, body, check: patches.append((name, body)) or {})
     replan = {'create': [moved], 'findings': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.11/24'}]}
-    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: replan)
+    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args, **kwargs: replan)
     plan = {'create': [ours], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
     module_under_test.claim_addresses(FakeModule(), [{'node': 'w-0', 'mac': MAC}], None, {4: 200}, {'nncps': []}, plan, attempts=1,
                                       clock=Clock(), jitter=lambda: 0.0)
@@ -162,7 +162,7 @@ def test_a_policy_another_writer_activated_meanwhile_is_never_re_planned(monkeyp
     monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: [ours, other])
     patches = []
     monkeypatch.setattr(kube, 'json_patch', lambda k8s, kind, name, body, check: patches.append(name) or {})
-    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args: pytest.fail('re-planned an active policy'))
+    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args, **kwargs: pytest.fail('re-planned an active policy'))
     plan = {'create': [], 'reclaim': ['egressip-w-0'], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
     module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=Clock(), jitter=lambda: 0.0)
     assert patches == [], 'neither re-planned nor activated again'
