@@ -481,10 +481,12 @@ def present(module, result):
     result['diff'] = {'before': nn.to_json(plan['before']), 'after': nn.to_json(plan['after'])}
     claims.write_policies(module, plan)
     if (plan['create'] or plan.get('taken') or plan['reclaim']) and not module.check_mode:
-        claims.claim_addresses(module, entries, networks, metrics, snapshot, plan)
+        written = claims.claim_addresses(module, entries, networks, metrics, snapshot, plan)
         result['created'] = [body['metadata']['name'] for body in plan['create']]
+        # a claim re-allocated or activated after the plan (a parked loser taken over) is an update too
+        result['updated'] = sorted(set(result['updated']) | (set(written) - set(result['created'])))
         result['allocations'] = plan['allocations']
-        result['changed'] = bool(plan['create'] or plan['patch'])
+        result['changed'] = bool(plan['create'] or result['updated'])
     if not module.check_mode and params['wait']:
         nodes_by_policy = dict((item['policy'], item['node']) for item in plan['allocations'])
         if result['changed'] or any(item['status'] != nn.AVAILABLE for item in plan['allocations']):

@@ -87,7 +87,8 @@ def settle_claims(module, snapshot, clock=None):
 
 
 def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts=8, clock=None, jitter=random.random):
-    """Make sure no other policy claimed the addresses of the policies just created, then activate them.
+    """Make sure no other policy claimed the addresses of the policies just created, then activate them; the names of the
+    policies re-allocated or activated.
 
     Another writer ignoring the cluster lock may have allocated the same address from the same snapshot: the claim made
     first keeps it (nn.losing_claims: an active policy, else the older creationTimestamp; the same second makes both
@@ -108,6 +109,7 @@ def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts
     clock = clock or parallel.Clock()
     created = [body['metadata']['name'] for body in plan['create']] + plan['reclaim']
     yielding = set(plan['reclaim'])   # re-allocated by this run: their timestamps say nothing of their new addresses
+    written = set()   # the policies this function re-allocated or activated
     policies = kube.list_objects(k8s, kube.NNCPS)
     for attempt in range(attempts + 1):
         losers = nn.losing_claims(policies, _parked(policies, created), yielding)
@@ -116,7 +118,7 @@ def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts
             policies = kube.list_objects(k8s, kube.NNCPS)
             losers = nn.losing_claims(policies, _parked(policies, created), yielding)
         if not losers:
-            if not _activate(k8s, policies, _parked(policies, created)):
+            if not _activate(k8s, policies, _parked(policies, created), written):
                 break
             policies = kube.list_objects(k8s, kube.NNCPS)   # a policy changed since the list: check its claim again
             continue
@@ -125,7 +127,7 @@ def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts
                 'node_address_claim_conflict', 'policies %s kept losing their node addresses to other writers after %d attempts.'
                 % (', '.join(losers), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in losers])],
                 written=_written_names(created))
-        _replan(module, entries, networks, metrics, snapshot, plan, policies, losers, created)
+        written.update(_replan(module, entries, networks, metrics, snapshot, plan, policies, losers, created))
         yielding.update(losers)
         policies = kube.list_objects(k8s, kube.NNCPS)
     else:
@@ -135,6 +137,7 @@ def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts
             'attempts.' % (', '.join(changing), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in changing])],
             written=_written_names(created))
     record_final_allocations(plan, policies)
+    return sorted(written)
 
 
 def _parked(policies, names):
@@ -143,7 +146,8 @@ def _parked(policies, names):
 
 
 def _replan(module, entries, networks, metrics, snapshot, plan, policies, losers, created):
-    """Re-allocate the losing claims while they stay parked; one write per policy, in parallel, each on its listed version."""
+    """Re-allocate the losing claims while they stay parked; one write per policy, in parallel, each guarded by the claim it
+    replaces. Returns the names of the policies written."""
     params = module.params
     current = dict((item['metadata']['name'], item) for item in policies)
     snapshot['nncps'] = [item for item in policies if item['metadata']['name'] not in losers]
@@ -158,17 +162,20 @@ def _replan(module, entries, networks, metrics, snapshot, plan, policies, losers
     results, failures = parallel.run_parallel(calls)
     parallel.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy re-allocation')
     moved = dict((item['node'], item) for item, result in zip(replan['allocations'], results) if result is not CHANGED_MEANWHILE)
+    patched = [body['metadata']['name'] for body, result in zip(replan['create'], results) if result is not CHANGED_MEANWHILE]
     plan['allocations'] = [moved.get(item['node'], item) for item in plan['allocations']]
     module.warn('Another writer claimed the same node address(es) at the same time: %s re-allocated (%s).'
                 % (', '.join(losers), ', '.join('%s %s' % (item['node'], item['address']) for item in moved.values())))
+    return patched
 
 
-def _activate(k8s, policies, names):
-    """Activate the parked policies `names` as listed; the names whose policy changed since the list (409), else []."""
+def _activate(k8s, policies, names, written):
+    """Activate the parked policies `names` as listed (added to `written`); the names whose claim changed since, else []."""
     current = dict((item['metadata']['name'], item) for item in policies)
     results, failures = parallel.run_parallel([lambda name=name: _guarded_patch(k8s, current[name], nn.activation_patch())
                                                for name in names])
     parallel.raise_failures(failures, len([item for item in results if item is not None]), 'NodeNetworkConfigurationPolicy activation')
+    written.update(name for name, result in zip(names, results) if result is not CHANGED_MEANWHILE)
     return [name for name, result in zip(names, results) if result is CHANGED_MEANWHILE]
 
 

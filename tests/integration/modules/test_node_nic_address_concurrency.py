@@ -13,11 +13,14 @@ import sys
 
 import _prepare as prepare
 
+from ansible_collections.ocp.egressip.plugins.module_utils.plan import node_network as nn
+
 # tests/conftest.py's COLLECTIONS_DIR, not imported: `conftest` may name another directory's conftest module here
 COLLECTIONS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), '.build')
 
-TWIN_OPTIONS = {'workers': 6}
+TWIN_OPTIONS = {'workers': 9}
 W = ['ocp1-worker-%d' % i for i in range(6)]
+SOLO = ['ocp1-worker-%d' % i for i in range(6, 9)]   # one writer each, last test
 NETWORK = {'cidr': '10.20.0.0/24', 'gateway': '10.20.0.1', 'node_address_range': '10.20.0.10-10.20.0.99'}
 RUNS = [W[0:4], W[2:6], [W[0], W[3], W[5], W[1]]]
 
@@ -32,24 +35,34 @@ def start_module(twin, tmp_path, index, args):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_three_writers_at_once_never_give_two_nodes_one_address(twin, tmp_path, run_module):
-    macs = dict((node, prepare.add_nic(twin, node)) for node in W)
-    # each writer with a lock of its own: the cluster lock would serialise them, and this is about writers that ignore it
-    runs = [start_module(twin, tmp_path, index, dict(NETWORK, nodes=[{'node': node, 'mac': macs[node]} for node in nodes],
-                                                     wait_timeout=120, wait_sleep=1, lock_name='writer-%d' % index))
-            for index, nodes in enumerate(RUNS)]
+def run_writers(twin, tmp_path, macs, writers):
+    """The writers (lists of nodes) at once, each with a lock of its own: the cluster lock would serialise them, and this is
+    about writers that ignore it."""
+    return finished([start_module(twin, tmp_path, index, dict(NETWORK, nodes=[{'node': node, 'mac': macs[node]} for node in nodes],
+                                                              wait_timeout=120, wait_sleep=1, lock_name='writer-%d' % index))
+                     for index, nodes in enumerate(writers)])
+
+
+def finished(runs):
+    """[(rc, result, stderr)] of the module processes, each successful; every result whole on the output when one failed
+    (pytest shortens a long assertion message)."""
     results = []
     for proc in runs:
         stdout, stderr = proc.communicate(timeout=600)
         assert stdout, stderr
         results.append((proc.returncode, json.loads(stdout), stderr))
     if any(returncode for returncode, _result, _stderr in results):
-        # pytest shortens a long assertion message: the whole of every writer's result goes to the captured output
         print(json.dumps([{'writer': index, 'rc': returncode, 'msg': result.get('msg'), 'findings': result.get('findings'),
                            'warnings': result.get('warnings'), 'allocations': result.get('allocations'), 'stderr': stderr}
                           for index, (returncode, result, stderr) in enumerate(results)], indent=1))
     for returncode, result, stderr in results:
         assert returncode == 0, (result.get('msg'), stderr)
+    return results
+
+
+def test_three_writers_at_once_never_give_two_nodes_one_address(twin, tmp_path, run_module):
+    macs = dict((node, prepare.add_nic(twin, node)) for node in W)
+    results = run_writers(twin, tmp_path, macs, RUNS)
     policies = [item for item in twin.custom_objects().list_cluster_custom_object(**prepare.NNCP)['items']
                 if item['metadata']['name'].startswith('egressip-')]
     assert sorted(item['metadata']['name'] for item in policies) == sorted('egressip-' + node for node in W)
@@ -112,3 +125,46 @@ def test_a_parked_policy_that_lost_its_claim_and_was_left_behind_is_re_allocated
     assert after['spec']['nodeSelector'] == {'kubernetes.io/hostname': W[5]}
     assert after['metadata']['annotations']['egressip.ocp/addresses'].split('/')[0] == by_node[W[5]]
     assert api.get_cluster_custom_object(name='egressip-' + W[4], **prepare.NNCP)['metadata']['annotations'] == older['metadata']['annotations']
+
+
+def claims_in_one_second(twin, macs, address):
+    """Parked policies of the collection claiming `address` for the SOLO nodes, created in one second (as writers planning
+    from one list make them): every one of them loses its claim."""
+    api = twin.custom_objects()
+    for _attempt in range(5):
+        for node in SOLO:
+            body = nn.parked(nn.desired_policy(node, node, macs[node], {4: address}, {4: NETWORK['gateway']}, 200, 'egressip0',
+                                               prepare.kernel_name(twin, node, macs[node])))
+            api.create_cluster_custom_object(body=body, **prepare.NNCP)
+        stamps = set(api.get_cluster_custom_object(name='egressip-' + node, **prepare.NNCP)['metadata']['creationTimestamp']
+                     for node in SOLO)
+        if len(stamps) == 1:
+            return
+        for node in SOLO:
+            api.delete_cluster_custom_object(name='egressip-' + node, **prepare.NNCP)
+    raise AssertionError('three creates in one second failed five times')
+
+
+def test_a_claim_that_lost_with_two_others_is_re_allocated_away_from_their_address(twin, run_module):
+    """Three writers claimed one address in the same second, so all three lost; the writers of two of them are gone.
+
+    The run re-allocating the third must avoid the address the two others still hold although they lose to each other:
+    taken as free (as a run's plan takes a parked loser's address), it re-planned to that address, lost again, and so on
+    until it gave up with node_address_claim_conflict; with three live writers all three did so (CI under load).
+    """
+    macs = dict((node, prepare.add_nic(twin, node)) for node in SOLO)
+    taken = sorted(item['metadata']['annotations']['egressip.ocp/addresses']
+                   for item in twin.custom_objects().list_cluster_custom_object(**prepare.NNCP)['items'])
+    lowest_free = next('10.20.0.%d/24' % host for host in range(10, 100) if '10.20.0.%d/24' % host not in taken)
+    claims_in_one_second(twin, macs, lowest_free)
+    result = run_module('node_nic_address', dict(NETWORK, nodes=[{'node': SOLO[0], 'mac': macs[SOLO[0]]}], wait_timeout=5, wait_sleep=1))
+    assert result['_rc'] == 0 and result['changed'] is True, result
+    assert result['updated'] == ['egressip-' + SOLO[0]] and result['created'] == []
+    ours = twin.custom_objects().get_cluster_custom_object(name='egressip-' + SOLO[0], **prepare.NNCP)
+    address = ours['metadata']['annotations']['egressip.ocp/addresses']
+    assert address not in taken + [lowest_free] and result['allocations'][0]['address'] == address
+    assert set(ours['spec']['nodeSelector']) == {'kubernetes.io/hostname'}
+    assert 're-allocated' in json.dumps(result.get('warnings')), result.get('warnings')
+    for node in SOLO[1:]:   # the left-behind claims stay parked, holding the address they lost (they configure no node)
+        left = twin.custom_objects().get_cluster_custom_object(name='egressip-' + node, **prepare.NNCP)
+        assert nn.is_parked(left) and left['metadata']['annotations']['egressip.ocp/addresses'] == lowest_free

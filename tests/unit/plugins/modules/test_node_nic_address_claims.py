@@ -68,7 +68,8 @@ def test_a_claim_the_other_writer_gave_up_during_the_wait_is_kept_without_re_pla
     monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args, **kwargs: pytest.fail('re-planned a claim that stood'))
     clock = Clock()
     plan = {'create': [ours], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
-    module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=clock, jitter=lambda: 0.5)
+    written = module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=clock, jitter=lambda: 0.5)
+    assert written == ['egressip-w-0'], 'activated'
     assert clock.slept == [0.5]
     assert patches == [('egressip-w-0', activation(ours))]
     assert plan['allocations'][0]['address'] == '10.20.0.10/24'
@@ -164,8 +165,8 @@ def test_a_policy_another_writer_activated_meanwhile_is_never_re_planned(monkeyp
     monkeypatch.setattr(kube, 'json_patch', lambda k8s, kind, name, body, check: patches.append(name) or {})
     monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args, **kwargs: pytest.fail('re-planned an active policy'))
     plan = {'create': [], 'reclaim': ['egressip-w-0'], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
-    module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=Clock(), jitter=lambda: 0.0)
-    assert patches == [], 'neither re-planned nor activated again'
+    written = module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, clock=Clock(), jitter=lambda: 0.0)
+    assert patches == [] and written == [], 'neither re-planned nor activated again'
 
 
 def test_a_policy_whose_claim_changes_under_every_activation_is_refused_parked(monkeypatch):
