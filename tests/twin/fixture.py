@@ -24,6 +24,23 @@ def _call_json(url, method, body, context, headers=None):
     return json.loads(payload) if payload else None
 
 
+def _log_and_faults(call):
+    """The request log and fault methods of one side (its twin-only endpoints /_twin/requests and /_twin/faults, the same
+    on both): requests(), reset_requests(), inject_fault(**fault), clear_faults(); `call` names the side's request method."""
+    def requests(self):
+        return getattr(self, call)('GET', '/_twin/requests')
+
+    def reset_requests(self):
+        getattr(self, call)('DELETE', '/_twin/requests')
+
+    def inject_fault(self, **fault):
+        return getattr(self, call)('POST', '/_twin/faults', fault)
+
+    def clear_faults(self):
+        getattr(self, call)('DELETE', '/_twin/faults')
+    return requests, reset_requests, inject_fault, clear_faults
+
+
 class Twin:
     """A running twin: settings, typed clients, request logs, fault injection."""
 
@@ -54,19 +71,9 @@ class Twin:
         return _call_json(self.kube_state['url'] + path, method, body, ssl.create_default_context(cafile=self.kube_state['ca_file']),
                           {'Authorization': 'Bearer %s' % self.kube_state['token']})
 
-    def kube_requests(self):
-        """The emulator's request log: {'requests': [...], 'counts': {verb: n}, 'writes': n}."""
-        return self._kube('GET', '/_twin/requests')
-
-    def reset_kube_requests(self):
-        self._kube('DELETE', '/_twin/requests')
-
-    def inject_kube_fault(self, **fault):
-        """E.g. inject_kube_fault(verb='patch', path='/nodes/', code=500, count=1)."""
-        return self._kube('POST', '/_twin/faults', fault)
-
-    def clear_kube_faults(self):
-        self._kube('DELETE', '/_twin/faults')
+    # the emulator's request log {'requests': [...], 'counts': {verb: n}, 'writes': n} and its faults, e.g.
+    # inject_kube_fault(verb='patch', path='/nodes/', code=500, count=1)
+    kube_requests, reset_kube_requests, inject_kube_fault, clear_kube_faults = _log_and_faults('_kube')
 
     def set_reachable(self, node, reachable):
         """Make OVN-K's egress IP reachability probe to a node fail or succeed again."""
@@ -108,19 +115,9 @@ class Twin:
         """vcsim's live inventory (hosts, port groups, DVS, VMs and their NICs), read without SOAP."""
         return self._vcsim('GET', '/_twin/inventory')
 
-    def vcsim_requests(self):
-        """vcsim's SOAP request log: {'requests': [{'method', 'this', 'status'}], 'counts': {method: n}}."""
-        return self._vcsim('GET', '/_twin/requests')
-
-    def reset_vcsim_requests(self):
-        self._vcsim('DELETE', '/_twin/requests')
-
-    def inject_vcsim_fault(self, **fault):
-        """E.g. inject_vcsim_fault(method='ReconfigVM_Task', this='vm-42', count=1, fault='disk full')."""
-        return self._vcsim('POST', '/_twin/faults', fault)
-
-    def clear_vcsim_faults(self):
-        self._vcsim('DELETE', '/_twin/faults')
+    # vcsim's SOAP request log {'requests': [{'method', 'this', 'status'}], 'counts': {method: n}} and its faults, e.g.
+    # inject_vcsim_fault(method='ReconfigVM_Task', this='vm-42', count=1, fault='disk full')
+    vcsim_requests, reset_vcsim_requests, inject_vcsim_fault, clear_vcsim_faults = _log_and_faults('_vcsim')
 
     def set_pnic_link(self, host, device, up):
         """Pull (up=False) or plug back the cable of a host's physical NIC: vCenter then reports no linkSpeed for it."""
