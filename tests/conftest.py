@@ -179,6 +179,7 @@ _LONGEST_FIRST = (  # by their measured time (junit, 4 workers), longest first, 
     'integration/playbooks/test_migrate_dual_stack.py', 'integration/modules/test_egressips_role.py',
     'integration/modules/test_progress_lines.py', 'integration/modules/test_egressip_plan.py',
     'integration/playbooks/test_failure_domains.py', 'integration/playbooks/test_render_guard.py',
+    'integration/modules/test_node_nic_address_concurrency.py',
 )
 _BY_FOLDER = ('integration/playbooks/', 'integration/roles/', 'integration/lifecycle/', 'integration/',
               'twin/conformance/', 'twin/selftest/', 'unit/')
