@@ -110,6 +110,7 @@ def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts
     created = [body['metadata']['name'] for body in plan['create']] + plan['reclaim']
     yielding = set(plan['reclaim'])   # re-allocated by this run: their timestamps say nothing of their new addresses
     written = set()   # the policies this function re-allocated or activated
+    changing = []
     policies = kube.list_objects(k8s, kube.NNCPS)
     for attempt in range(attempts + 1):
         losers = nn.losing_claims(policies, _parked(policies, created), yielding)
@@ -131,7 +132,8 @@ def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts
         yielding.update(losers)
         policies = kube.list_objects(k8s, kube.NNCPS)
     else:
-        changing = _parked(policies, created)
+        changing = _parked(policies, created)   # the last activation found a claim changed: settled since (activated)?
+    if changing:
         raise Refused([catalogue_finding(
             'node_address_claim_conflict', 'policies %s changed under every activation (another writer keeps writing them) after %d '
             'attempts.' % (', '.join(changing), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in changing])],

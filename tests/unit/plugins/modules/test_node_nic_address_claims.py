@@ -231,3 +231,21 @@ def test_settling_ends_when_the_losers_are_re_allocated_or_at_wait_timeout(monke
     clock = TimedClock(20, 2)
     module_under_test.settle_claims(FakeModule(), {'nncps': losing_pair('10.20.0.10/24')}, clock=clock)
     assert clock.time == 20, 'a writer that keeps changing its loser is waited for at most wait_timeout'
+
+
+def test_a_claim_another_writer_activated_during_the_last_activation_is_not_refused(monkeypatch):
+    """The last round's activation found the claim changed (422): the list after it shows the policy active (its other
+    writer activated it), so nothing is left to settle and the run does not refuse."""
+    listed = policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z')
+    active = policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z', parked=False)
+    lists = [[listed], [active]]
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: lists.pop(0))
+
+    def json_patch(k8s, kind, name, body, check):
+        raise module_under_test.ModuleFailure('testing value failed', status=422)
+    monkeypatch.setattr(kube, 'json_patch', json_patch)
+    plan = {'create': [listed], 'reclaim': [], 'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
+    written = module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, attempts=0, clock=Clock(),
+                                                jitter=lambda: 0.0)
+    assert written == [] and lists == []
+    assert plan['allocations'][0]['address'] == '10.20.0.10/24'
