@@ -47,12 +47,14 @@ description:
     parked, a re-allocated address then yields to any other policy holding it, and only then is the policy activated
     (the extra selector key removed). Every re-allocation and activation is a JSON patch whose C(test) operations hold only
     while the claim it was decided on stands (still parked, the same addresses), so a claim another writer changed in
-    between is checked again instead of overwritten, and a policy another writer already activated never moves. A policy another writer created for the same node at the same moment is
-    kept as it is. So one address is never configured on two nodes; a run killed in between leaves a parked policy that
-    the next run activates. A parked policy that lost its claim is not an allocation: a run that finds one waits for its writer to
-    re-allocate it (until its addresses have not changed for 40 s, its writer being gone, at most O(wait_timeout)), then
-    re-allocates it itself when it is one of its nodes (and ignores it otherwise), instead of refusing both nodes with
-    C(node_address_in_use)."
+    between is checked again instead of overwritten, and a policy another writer already activated never moves. A
+    policy another writer created for the same node at the same moment is kept as it is. So one address is never
+    configured on two nodes; a run killed in between leaves a parked policy that the next run activates. A parked
+    policy that lost its claim is not an allocation: a run that finds one waits for its writer to re-allocate it
+    (until its addresses have not changed for 40 s, its writer being gone, at most O(wait_timeout)), then re-allocates
+    it itself when it is one of its nodes (and ignores it otherwise), instead of refusing both nodes with
+    C(node_address_in_use). Re-allocating a lost claim avoids every address another policy holds, also one whose
+    claims are contested, so writers that lost one address together never all take it again."
   - "With O(wait=true), waits until each policy is C(Available) on its node and fails on C(Degraded) with the
     node's enactment message (for example, no NIC holds the MAC). A newer NMState handler retries a failing apply a few
     times (its enactment is C(Failing) and C(Progressing) together): that is reported as C(retrying) and waited for."

@@ -144,8 +144,8 @@ def test_a_claim_changed_meanwhile_is_checked_again_and_its_status_does_not_coun
 
 def test_the_json_patch_of_a_merge_patch_does_what_the_merge_patch_does():
     current = {'metadata': {'annotations': {'a': '1', 'b': '2'}}, 'spec': {'nodeSelector': {'x': 'y', 'k/e~y': 'v'}}}
-    merge = {'metadata': {'annotations': {'a': '9', 'b': None, 'c': '3'}}, 'spec': {'nodeSelector': {'k/e~y': None},
-                                                                                   'desiredState': {'interfaces': [1], 'gone': None}}}
+    merge = {'metadata': {'annotations': {'a': '9', 'b': None, 'c': '3'}},
+             'spec': {'nodeSelector': {'k/e~y': None}, 'desiredState': {'interfaces': [1], 'gone': None}}}
     assert nn.json_patch_of(current, merge) == [
         {'op': 'add', 'path': '/metadata/annotations/a', 'value': '9'},
         {'op': 'remove', 'path': '/metadata/annotations/b'},
