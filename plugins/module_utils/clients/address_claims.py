@@ -188,7 +188,7 @@ def _guarded_patch(k8s, listed, body):
     try:
         return kube.json_patch(k8s, kube.NNCPS, listed['metadata']['name'], nn.claim_guard(listed) + nn.json_patch_of(listed, body), False)
     except ModuleFailure as failure:
-        if failure.details.get('status') in (409, 422):
+        if failure.details.get('status') == 422:
             return CHANGED_MEANWHILE
         raise
 
