@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the ocp.egressip collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The wire check option: the documentation of ``wire_argument_spec()`` in module_utils/checks/verify_io.py."""
+"""The wire check option: the documentation of ``wire_argument_spec()`` in module_utils/core/option_specs.py."""
 
 from __future__ import absolute_import, division, print_function
 

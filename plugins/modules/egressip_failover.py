@@ -263,7 +263,8 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
 from ansible_collections.ocp.egressip.plugins.module_utils.model.egressip_facts import is_egress_assignable, is_ready, unowned_on_node
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import not_positive, portgroup_argument_spec, portgroup_problems
+from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import (
+    not_positive, portgroup_argument_spec, portgroup_problems, wire_argument_spec)
 from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import kube
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_BEFORE, PROGRESS_NOTES, EgressModule
@@ -289,7 +290,7 @@ def argument_spec():
         datacenter=dict(type='str'),
         portgroup=portgroup_argument_spec(),
     )
-    spec.update(vio.wire_argument_spec())
+    spec.update(wire_argument_spec())
     spec.update(vsphere_nested_argument_spec())
     return spec
 

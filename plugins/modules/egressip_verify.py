@@ -96,6 +96,15 @@ options:
         skip every step, docs/how-it-works.md#the-converged-record); otherwise the facts are stale.
       - Used with O(datacenter), O(cluster) and O(portgroup) only.
     type: dict
+  precomputed:
+    description:
+      - The verification a C(ocp.egressip.preflight) of the same run made on its own read of a converged cluster (its
+        RV(ocp.egressip.preflight#module:verify) result, given O(ocp.egressip.preflight#module:verify)). It is returned as
+        this module's result, without reading the cluster again, when it was made with the same options as this task's
+        and in the same mode (check or not); otherwise it is ignored and the module verifies as always.
+      - The enable playbook passes it when its converged record let it skip every step (docs/how-it-works.md#the-converged-record).
+        Nothing was written since that read, so verifying again would read the same cluster.
+    type: dict
   remediate:
     description:
       - Remove the egress-assignable label of the egress nodes whose secondary path is broken, so OVN-Kubernetes moves
@@ -322,6 +331,13 @@ notes:
   type: list
   elements: str
   sample: []
+from_preflight:
+  description:
+    - C(true) when the result is the one given in O(precomputed) (made by the preflight of this run on its read); the
+      module did not read the cluster or vCenter.
+  returned: when O(precomputed) was used
+  type: bool
+  sample: true
 diff:
   description: With diff mode and a remediation, the egress-assignable label of each node before and after.
   returned: when diff mode is on and a label is (or would be) removed
@@ -329,206 +345,43 @@ diff:
   sample: {before: {ocp1-worker-0: {labels: {k8s.ovn.org/egress-assignable: ""}}}, after: {ocp1-worker-0: {labels: {}}}}
 '''
 
-import time
-
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import drill as _drill
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify as _verify
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import remediation as _remediation
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import wire as _wire
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
-from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import egress_network
-from ansible_collections.ocp.egressip.plugins.module_utils.model.network import argument_spec as network_argument_spec
-from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_identity as _identity
-from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes as _kubernetes
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
-from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import (
-    failure_domains_argument_spec, not_positive, objects_argument_spec, portgroup_argument_spec, portgroup_problems)
-from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.failure_domains import read_domains
-from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verification
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify_options import option_spec, reusable, REQUIRED_TOGETHER
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, PROGRESS_NOTES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec
 
 
 def argument_spec():
-    spec = dict(
-        objects=objects_argument_spec(default=[]),
-        network=network_argument_spec(),
-        datacenter=dict(type='str'),
-        cluster=dict(type='str'),
-        portgroup=portgroup_argument_spec(),
-        failure_domains=failure_domains_argument_spec(),
+    spec = option_spec()
+    spec.update(
         vcenter_facts=dict(type='dict'),
-        remediate=dict(type='bool', default=False),
-        remediation_limit=dict(type='int'),
-        remediation_hold_down=dict(type='int', default=0),
-        remediation_min_egress_nodes=dict(type='int', default=0),
-        wait_timeout=dict(type='int', default=120),
-        poll_interval=dict(type='float', default=1.0),
+        precomputed=dict(type='dict'),
         fail_on_error=dict(type='bool', default=True),
     )
-    spec.update(vio.wire_argument_spec())
     spec.update(vsphere_nested_argument_spec())
     return spec
 
 
-def check_input(params):
-    """(network or None, messages): every problem with the options, named by field, value and fix; the network parsed once."""
-    messages = []
-    cidr = None
-    if params['network']:
-        cidr, findings = egress_network(params['network'])
-        messages += ['%s Fix: %s' % (item['message'], item['remedy']) for item in errors(findings)]
-    messages += portgroup_problems(params['portgroup'])
-    if params['wire']:
-        messages += _wire.validate_wire(params['wire'])
-    messages += not_positive(params, ('wait_timeout', 'poll_interval'))
-    if params['remediation_limit'] is not None:
-        messages += not_positive(params, ('remediation_limit',))
-    messages += ['%s %r is negative; give 0 (none) or more.' % (key, params[key])
-                 for key in ('remediation_hold_down', 'remediation_min_egress_nodes') if params[key] < 0]
-    return cidr, messages
-
-
-def vsphere_options(module):
-    params = module.params
-    if not (params['datacenter'] and (params['cluster'] or params['failure_domains']) and params['portgroup']):
-        return None
-    reason = 'to check the node VMs (datacenter given)'
-    if not params['vcenter_facts']:
-        module.require('pyvmomi', reason=reason)   # given the facts, pyVmomi loads only if a second look reads vCenter
-    options = {'vcenter': lambda: module.vcenter(reason=reason), 'datacenter': params['datacenter'], 'cluster': params['cluster'],
-               'portgroup': params['portgroup'], 'facts': params['vcenter_facts']}
-    if params['failure_domains']:
-        # each node's vNIC is checked on its own failure domain's port group (docs/how-it-works.md, Failure domains)
-        options['failure_domains'] = read_domains(module.k8s, params['failure_domains'], {
-            'datacenter': params['datacenter'], 'cluster': params['cluster'], 'portgroup': params['portgroup']})
-    return options
-
-
-class Verification(object):
-    """One run: read, evaluate, probe the wire, remediate and verify again."""
-
-    def __init__(self, module, network):
-        self.module = module
-        self.params = module.params
-        # every family of the secondary network (a dual-stack one has two), and the gateway of each that has one
-        self.cidr = [str(family.cidr) for family in network.families] if network is not None else None
-        self.gateways = [str(family.gateway) for family in network.families if family.gateway is not None] if network is not None else None
-        self.names = [entry['name'] for entry in self.params['objects']] or None
-        self.expected = dict((entry['name'], entry.get('egress_ips') or []) for entry in self.params['objects'])
-        self.vsphere = vsphere_options(module)
-        self.clock = vio.Clock()
-
-    def once(self):
-        snapshot = vio.read_verify_snapshot(self.module.k8s, self.vsphere)
-        if self.vsphere:
-            self.vsphere['facts'] = None  # the preflight's facts serve the first look only
-        result = _verify.evaluate(snapshot, cidr=self.cidr, names=self.names, expected=self.expected,
-                                  gateway=self.gateways or None)
-        if self.vsphere is None:
-            result['findings'].append(catalogue_finding('vsphere_not_checked', 'vCenter was not read (datacenter, cluster and portgroup '
-                                                        'not all given), so the node VMs\' vNICs were not checked.'))
-        if self.params['wire']:
-            wanted = [obj for obj in snapshot['egressips'] if self.names is None or obj['metadata']['name'] in self.names]
-            probes = vio.run_probes(self.module.k8s, wanted, self.params['wire'], self.module.check_mode, self.clock,
-                                    self.params['poll_interval'])
-            result = _wire.apply_wire(result, probes)
-        return snapshot, result
-
-    def remediate(self, snapshot, result):
-        """(remediation record, final result, changed, diff) for the broken egress nodes."""
-        now = time.time()
-        limits = {'limit': self.params['remediation_limit'], 'hold_down': self.params['remediation_hold_down'],
-                  'min_egress_nodes': self.params['remediation_min_egress_nodes'], 'now': now}
-        plan = _remediation.plan_remediation(result, snapshot, self.cidr, limits)
-        record = {'nodes': plan['nodes'], 'moves': [dict(move, to=None, seconds=None) for move in plan['moves']],
-                  'refused': plan['refused'], 'check_mode': self.module.check_mode, 'seconds': None, 'comparison': [],
-                  'detected': bool(plan['nodes']), 'skipped': plan['skipped'], 'deferred': plan['deferred']}
-        kept = [item for item in plan['findings'] if item['id'] in ('egressip_remediation_skipped', 'egressip_remediation_deferred')]
-        result['findings'] += kept
-        if not plan['nodes']:
-            return record, result, False, None
-        if plan['refused']:
-            result['findings'] += plan['findings']
-            return record, result, False, None
-        vio.patch_nodes(self.module.k8s, plan['nodes'], _remediation.label_patch(now), self.module.check_mode)
-        diff = _remediation.remediation_diff(plan['nodes'], now, snapshot)
-        if self.module.check_mode:
-            return record, result, True, diff
-        started = self.clock.now()
-        watched = dict(((move['egressip'], move['ip']), move['from']) for move in plan['moves'])
-        tracker = _drill.MoveTracker(watched, plan['nodes'])
-        vio.watch_moves(self.module.k8s, tracker, started, self.params['wait_timeout'], self.params['poll_interval'], self.clock)
-        candidates = dict(((move['egressip'], move['ip']), move['candidates']) for move in plan['moves'])
-        record['moves'] = [dict(move, candidates=candidates[(move['egressip'], move['ip'])]) for move in tracker.moves()]
-        record['seconds'] = tracker.slowest() if tracker.done() else None
-        record['comparison'] = [{'egressip': move['egressip'], 'ip': move['ip'], 'predicted': move['candidates'], 'actual': move['to'],
-                                 'may_be_unassigned': False, 'ok': move['to'] in move['candidates']} for move in record['moves']]
-        initial = {'summary': _verify.summary(result), 'findings': result['findings'], 'egress_ips': result['egress_ips']}
-        _snapshot, final = self.once()
-        final['findings'] += kept + _remediation.remediated_findings([move for move in record['moves'] if move['to']])
-        final['findings'] += [catalogue_finding(
-            'egressip_drill_not_reassigned', 'EgressIP %s: %s left node %s (label removed by remediation) and was not assigned to '
-            'another node within %d s.' % (move['egressip'], move['ip'], move['from'], self.params['wait_timeout']),
-            objects=[{'kind': 'EgressIP', 'name': move['egressip']}, {'kind': 'Node', 'name': move['from']}])
-            for move in record['moves'] if not move['to']]
-        record['initial'] = initial
-        return record, final, True, diff
-
-
-def failure_text(findings):
-    """One message listing every error finding with its remedy (the findings are returned too)."""
-    found = errors(findings)
-    return 'egressip_verify found %d error(s): %s' % (len(found), ' '.join('[%s] %s Fix: %s' % (item['id'], item['message'], item['remedy'])
-                                                                           for item in found))
-
-
-def run(module):
-    cidr, messages = check_input(module.params)
-    if messages:
-        raise ModuleFailure('egressip_verify: invalid options; nothing was read or written. %s' % ' '.join(messages))
-    verification = Verification(module, cidr)
-    snapshot, result = verification.once()
-    changed, diff, remediation = False, None, None
-    if module.params['remediate'] and result['broken_nodes']:
-        remediation, result, changed, diff = verification.remediate(snapshot, result)
-    portgroup = (module.params['portgroup'] or {}).get('name')
-    output = {
-        'summary': _verify.summary(result),
-        'egress_ips': result['egress_ips'],
-        'nodes': result['nodes'],
-        'findings': result['findings'],
-        'notes': snapshot.get('notes') or [],
-        'report': _verify.report(result, network=cidr.cidr if cidr is not None else None, portgroup=portgroup, remediation=remediation),
-    }
-    output['report'].update(_identity.identity(_kubernetes.read_singletons(module.k8s, _identity.KINDS), module.k8s.host,
-                                               _identity.utc_now()))
-    if 'wire' in result:
-        output['wire'] = result['wire']
-    if remediation is not None:
-        output['remediation'] = remediation
-        if remediation.get('initial'):
-            output['initial'] = remediation.pop('initial')
-    if diff and module._diff:
-        output['diff'] = diff
-    return changed, output
-
-
 def step(module, result):
-    """Take the lock (only remediation writes), verify, and fail on error findings when told to."""
-    module.take_lock(wanted=module.params['remediate'])
-    result['changed'], output = run(module)
+    """Take the lock (only remediation writes), verify (or return what a preflight of this run verified with the same
+    options), and fail on error findings when told to."""
+    params = module.params
+    output = reusable(params['precomputed'], params, module.check_mode)
+    if output is not None:
+        output['from_preflight'] = True
+    else:
+        module.take_lock(wanted=params['remediate'])
+        result['changed'], output = verification.run(module, params, facts=params['vcenter_facts'])
     result.update(output)
-    if module.params['fail_on_error'] and not result['summary']['ok']:
-        module.fail_json(msg=failure_text(result['findings']), **result)
+    if params['fail_on_error'] and not result['summary']['ok']:
+        module.fail_json(msg=verification.failure_text(result['findings']), **result)
 
 
 def main():
     module = EgressModule(
-        'egressip_verify', argument_spec=argument_spec(),
-        required_together=[('datacenter', 'cluster', 'portgroup')],
-        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=PROGRESS_NOTES, supports_check_mode=True, handed_over=('vcenter_facts',),
+        'egressip_verify', argument_spec=argument_spec(), required_together=REQUIRED_TOGETHER,
+        libraries=('netaddr',), lock=LOCK_IN_STEP, progress=PROGRESS_NOTES, supports_check_mode=True,
+        handed_over=('vcenter_facts', 'precomputed'),
     )
     module.run(step)
 

@@ -29,7 +29,8 @@ description:
     EgressIPs on the primary network and which of them newly labelled nodes could take."
   - Kubernetes costs one list request per kind; vCenter a fixed number of batched reads, whatever the number of nodes.
   - Fails when any error finding exists, unless O(fail_on_error=false); the findings are returned either way.
-  - Read-only; this module never changes anything in the cluster or in vCenter.
+  - Read-only; this module never changes anything in the cluster or in vCenter, except the probe pods of a wire check
+    that O(verify) asks for (created and deleted again, as M(ocp.egressip.egressip_verify) does).
 requirements:
   - netaddr >= 1.3.0
   - pyvmomi >= 9.0.0 (only with O(datacenter) and O(cluster))
@@ -129,6 +130,19 @@ options:
         vCenter again (the verify of an enable that skipped its steps, O(ocp.egressip.egressip_verify#module:vcenter_facts)).
     type: bool
     default: false
+  verify:
+    description:
+      - The options of M(ocp.egressip.egressip_verify) besides its connections (C(objects), C(network), C(datacenter),
+        C(cluster), C(failure_domains), C(portgroup), C(wire), C(remediate), C(remediation_limit), C(remediation_hold_down),
+        C(remediation_min_egress_nodes), C(wait_timeout), C(poll_interval)), validated as that module validates them.
+      - When RV(converged) is true, this run verifies the cluster as that module would with these options, on the read
+        it has just made (with the Profiles of the Node Tuning Operator, one more list), and returns it as RV(verify);
+        given to that module as O(ocp.egressip.egressip_verify#module:precomputed), it is its result without a second
+        module run and a second read (the enable playbook does this when its converged record lets it skip every step).
+      - Nothing is verified here (RV(verify) is absent, and that module verifies as always) when the read is not
+        converged, with C(remediate=true) (a remediation writes, under the cluster lock), when an option has a problem (that
+        module names it), when the EgressIPs could not be read, or when the verification fails (that module reports why).
+    type: dict
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
   - ocp.egressip.failure_domains
@@ -136,7 +150,13 @@ extends_documentation_fragment:
   - ocp.egressip.k8s_auth
   - ocp.egressip.vsphere_auth.nested
   - ocp.egressip.common
-  - ocp.egressip.common.read_only
+  - ocp.egressip.progress.notes
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads; a wire check of O(verify) creates no probe pod in check mode.
+  diff_mode:
+    support: none
 notes:
   - Run it before every change; the C(ocp.egressip.preflight) role does so and stops on errors before any write.
   - Each finding id has a section in C(docs/runbook.md) with what to check and how to fix it.
@@ -291,7 +311,14 @@ converged:
   type: bool
 vcenter:
   description: The vCenter part of the snapshot (hosts, switches, the node VMs and their NICs); null when vCenter was not read.
-  returned: when O(vcenter_facts=true) (with O(converged), only when RV(converged) is true)
+  returned: when O(vcenter_facts=true) (with O(converged), only when RV(converged) is true and RV(verify) was not made)
+  type: dict
+verify:
+  description:
+    - The result M(ocp.egressip.egressip_verify) would return with the options of O(verify) (C(summary), C(egress_ips),
+      C(nodes), C(findings), C(notes), C(report), C(wire)), made on this run's read, and C(made_with) (those options,
+      validated, and whether the run was in check mode) by which that module knows it may return it as its own.
+  returned: when O(verify) is given and RV(converged) is true (see O(verify) for when it is not made)
   type: dict
 msg:
   description: On failure, every error finding with its remedy in one message.
@@ -301,7 +328,8 @@ msg:
 
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, summarize
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import PROGRESS_NOTES, EgressModule
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.verification import on_converged_read
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import PLAYBOOKS
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import check as check_permissions
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import vcenter_findings, vcenter_privileges
@@ -335,6 +363,7 @@ def argument_spec():
         converged=dict(type='dict', options=dict(record=dict(type='str', default=''), steps=dict(type='dict', default={}),
                                                  collection_version=dict(type='str'), only=dict(type='bool', default=False))),
         vcenter_facts=dict(type='bool', default=False),
+        verify=dict(type='dict'),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
@@ -363,8 +392,13 @@ def run(module):
     if converged:
         # converged only when nothing stands in the way: an error finding makes the run stop before the steps anyway
         result.update(fingerprint=converged['fingerprint'], converged=converged['converged'] and result['summary']['ok'])
-    if module.params['vcenter_facts'] and result.get('converged', True):
-        result['vcenter'] = dict((key, value) for key, value in (snapshot['vsphere'] or {}).items() if key != 'privileges') or None
+    facts = dict((key, value) for key, value in (snapshot['vsphere'] or {}).items() if key != 'privileges') or None
+    if module.params['verify'] and result.get('converged'):
+        verified = on_converged_read(module, module.params['verify'], facts, snapshot)
+        if verified is not None:
+            result['verify'] = verified
+    if module.params['vcenter_facts'] and result.get('converged', True) and 'verify' not in result:
+        result['vcenter'] = facts
     return result
 
 
@@ -408,7 +442,7 @@ def step(module, result):
 
 
 def main():
-    module = EgressModule('preflight', argument_spec=argument_spec(), **CONFIG_MODULE)
+    module = EgressModule('preflight', argument_spec=argument_spec(), progress=PROGRESS_NOTES, **CONFIG_MODULE)
     module.run(step)
 
 

@@ -35,22 +35,6 @@ from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.failure_doma
 POD_LIST_MARGIN = 10  # seconds beyond the probe timeout before a pod that never finished is given up
 
 
-DEFAULT_PROBE_IMAGE = 'registry.access.redhat.com/ubi9/ubi-minimal:latest'
-
-
-def wire_argument_spec():
-    """The ``wire`` option of verify and the failover drill (documented by the ``ocp.egressip.wire_probe`` doc fragment)."""
-    return dict(wire=dict(type='dict', options=dict(
-        echo_target=dict(type='str', required=True),
-        echo_target_ipv6=dict(type='str'),
-        namespaces=dict(type='dict', default={}),
-        create_namespace=dict(type='bool', default=False),
-        image=dict(type='str', default=DEFAULT_PROBE_IMAGE),
-        timeout=dict(type='int', default=60),
-        probes=dict(type='int', default=1),
-    )))
-
-
 # --- reads ---------------------------------------------------------------------------------------------
 
 def _nns_by_node(snapshot):
@@ -66,11 +50,26 @@ def read_cluster(k8s, with_nns=True):
     """(nodes, egressips, {node: NodeNetworkState} or None, notes): one list each."""
     kinds = ('egressips', 'nodes', 'nns') if with_nns else ('egressips', 'nodes')
     snapshot = kubernetes.read(k8s, kinds, optional=('nns',), forbidden_ok=('nns',))
+    return cluster_of(snapshot) if with_nns else (snapshot['nodes'], snapshot['egressips'], None, [])
+
+
+def cluster_of(read):
+    """read_cluster's answer from a preflight snapshot of this run: the same lists, the same notes."""
     notes = []
-    nns, status = _nns_by_node(snapshot) if with_nns else (None, None)
+    nns, status = _nns_by_node(read)
     if status:
         notes.append('NodeNetworkStates were not read (HTTP %s): the base address on each NIC was checked in host-cidrs only' % status)
-    return snapshot['nodes'], snapshot['egressips'], nns, notes
+    return read['nodes'], read['egressips'], nns, notes
+
+
+def _forwarding_of(read):
+    """(Tuned objects of the Node Tuning Operator's namespace, network operator) from a preflight snapshot; a kind it could
+    not read fails as verify's own read of it would (HTTP 403 or 404, then noted)."""
+    for key, kind in (('tuneds', kube.TUNEDS), ('network_operator', kube.NETWORK_OPERATOR)):
+        if key not in read or read[key] is None:
+            raise ModuleFailure('%s was not read' % kube.resource(kind), status=403 if key not in read else 404)
+    tuneds = [item for item in read['tuneds'] if (item.get('metadata') or {}).get('namespace') == nn.TUNED_NAMESPACE]
+    return tuneds, read['network_operator']
 
 
 def read_nns(k8s):
@@ -113,9 +112,10 @@ def read_domains_vsphere(k8s, options, nodes):
     return _verify_path.domain_facts(parts, findings)
 
 
-def read_verify_snapshot(k8s, vsphere_options=None):
-    """The verify snapshot: Kubernetes lists, and vCenter when ``vsphere_options`` = {vcenter, datacenter, cluster, portgroup}."""
-    nodes, egressips, nns, notes = read_cluster(k8s)
+def read_verify_snapshot(k8s, vsphere_options=None, read=None):
+    """The verify snapshot: Kubernetes lists, and vCenter when ``vsphere_options`` = {vcenter, datacenter, cluster, portgroup}.
+    ``read``: a preflight snapshot of this run (snapshot.cluster.read_cluster) whose lists serve instead of reading them again."""
+    nodes, egressips, nns, notes = read_cluster(k8s) if read is None else cluster_of(read)
     vsphere = None
     if vsphere_options and vsphere_options.get('failure_domains'):
         vsphere = read_domains_vsphere(k8s, vsphere_options, relevant_nodes(nodes, egressips))
@@ -124,17 +124,21 @@ def read_verify_snapshot(k8s, vsphere_options=None):
                                vsphere_options['portgroup'], relevant_nodes(nodes, egressips), vsphere_options.get('facts'))
     snapshot = _verify.build_snapshot(nodes, egressips, nns=nns, vsphere=vsphere)
     snapshot['notes'] = notes
-    snapshot['forwarding'] = read_forwarding(k8s, notes)
+    snapshot['forwarding'] = read_forwarding(k8s, notes, read)
     return snapshot
 
 
-def read_forwarding(k8s, notes):
+def read_forwarding(k8s, notes, read=None):
     """_verify_path.forwarding_facts from the nodes' Profiles, the Tuned objects and the network operator (one request each);
-    None, with a note, when the Node Tuning Operator's API cannot be read."""
+    None, with a note, when the Node Tuning Operator's API cannot be read. ``read``: a preflight snapshot of this run, whose
+    Tuned objects (of the operator's namespace) and network operator serve; the Profiles are read."""
     try:
         profiles = kube.list_objects(k8s, kube.PROFILES, namespace=nn.TUNED_NAMESPACE)
-        tuneds = kube.list_objects(k8s, kube.TUNEDS, namespace=nn.TUNED_NAMESPACE)
-        operator = kube.get_object(k8s, kube.NETWORK_OPERATOR, 'cluster')
+        if read is None:
+            tuneds = kube.list_objects(k8s, kube.TUNEDS, namespace=nn.TUNED_NAMESPACE)
+            operator = kube.get_object(k8s, kube.NETWORK_OPERATOR, 'cluster')
+        else:
+            tuneds, operator = _forwarding_of(read)
     except ModuleFailure as failure:
         if failure.details.get('status') not in (403, 404):
             raise

@@ -69,3 +69,19 @@ def portgroup_problems(portgroup):
 def not_positive(params, keys):
     """The messages for the options in ``keys`` (seconds to wait, between two reads) that are not above 0."""
     return ['%s=%s must be above 0.' % (key, params[key]) for key in keys if params[key] <= 0]
+
+
+DEFAULT_PROBE_IMAGE = 'registry.access.redhat.com/ubi9/ubi-minimal:latest'
+
+
+def wire_argument_spec():
+    """The ``wire`` option of verify and the failover drill (documented by the ``ocp.egressip.wire_probe`` doc fragment)."""
+    return dict(wire=dict(type='dict', options=dict(
+        echo_target=dict(type='str', required=True),
+        echo_target_ipv6=dict(type='str'),
+        namespaces=dict(type='dict', default={}),
+        create_namespace=dict(type='bool', default=False),
+        image=dict(type='str', default=DEFAULT_PROBE_IMAGE),
+        timeout=dict(type='int', default=60),
+        probes=dict(type='int', default=1),
+    )))

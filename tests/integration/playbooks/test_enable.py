@@ -68,6 +68,7 @@ def test_apply_assigns_every_egress_ip_on_the_secondary_network(twin, run_playbo
 
 SKIPPING = 'Skipping the vSphere network, node network, egress node and EgressIP steps'
 CONVERGED = 'egressip.ocp/converged'
+FROM_PREFLIGHT = "Verified on preflight's read of this run"
 
 
 def _record(twin):
@@ -81,6 +82,12 @@ def _vm_device_reads(twin):
     return twin.vcsim_requests()['counts'].get('RetrievePropertiesEx', 0)
 
 
+def _lists(twin, resources):
+    """How many times each resource was listed, in the order of ``resources``."""
+    entries = twin.kube_requests()['requests']
+    return [sum(1 for entry in entries if entry['verb'] == 'list' and entry.get('resource') == resource) for resource in resources]
+
+
 def test_a_converged_cluster_skips_the_steps_and_still_verifies(twin, run_playbook):
     """The apply recorded the converged fingerprint on the lock Lease. A second run with egressip_skip_when_converged
     false runs every step and finds nothing to write; a rerun with the record skips the four steps, verifies (with the
@@ -92,7 +99,7 @@ def test_a_converged_cluster_skips_the_steps_and_still_verifies(twin, run_playbo
     full = run_playbook('playbooks/enable.yml', extra_vars=[TWIN_VARS, {'egressip_skip_when_converged': False}])
     assert full.rc == 0, full
     assert full.changed == 0, full
-    assert SKIPPING not in full.stdout, full
+    assert SKIPPING not in full.stdout and FROM_PREFLIGHT not in full.stdout, full
     assert _assigned(twin) == before
     assert 'Nothing changed: every step was already as the variables ask.' in full.stdout
     full_reads = _vm_device_reads(twin)
@@ -105,6 +112,9 @@ def test_a_converged_cluster_skips_the_steps_and_still_verifies(twin, run_playbo
                  'Apply the EgressIP objects'):
         assert 'skipping: [localhost]' in run.stdout.split(step, 1)[1].split('TASK [', 1)[0], step
     assert '2 egress IP(s), 2 assigned, 2 healthy' in run.stdout, run
+    # preflight verified on its own read, in its module run: every Node, EgressIP and NodeNetworkState listed once
+    assert _lists(twin, ('nodes', 'egressips.k8s.ovn.org', 'nodenetworkstates.nmstate.io')) == [1, 1, 1], twin.kube_requests()['counts']
+    assert FROM_PREFLIGHT in run.stdout, 'the verify role returned the verification preflight made'
     assert kube_writes(twin) == 4, 'the wire check only: its namespace and pod, created and deleted'
     assert not vcsim_writes(twin)
     assert _vm_device_reads(twin) < full_reads, 'verify took the vCenter facts preflight read'

@@ -72,7 +72,7 @@ def test_the_lock_wait_is_the_wait_of_every_try():
 
 # --- NotingAction: the module once, in a thread, and a line from its last note every progress_interval -----------
 
-NOTING_MODULES = ('egress_nodes', 'egressip_verify', 'egressip_failover', 'vsphere_vm_nic', 'vsphere_portgroup')
+NOTING_MODULES = ('egress_nodes', 'egressip_verify', 'preflight', 'egressip_failover', 'vsphere_vm_nic', 'vsphere_portgroup')
 
 
 class _Task(object):
