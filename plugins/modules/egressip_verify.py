@@ -345,7 +345,7 @@ diff:
   sample: {before: {ocp1-worker-0: {labels: {k8s.ovn.org/egress-assignable: ""}}}, after: {ocp1-worker-0: {labels: {}}}}
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import verification
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verification_io as verification
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify_options import option_spec, reusable, REQUIRED_TOGETHER
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import LOCK_IN_STEP, PROGRESS_NOTES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.vsphere_options import vsphere_nested_argument_spec

@@ -329,7 +329,7 @@ msg:
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, summarize
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import PROGRESS_NOTES, EgressModule
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.verification import on_converged_read
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.verification_io import on_converged_read
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import PLAYBOOKS
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import check as check_permissions
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import vcenter_findings, vcenter_privileges

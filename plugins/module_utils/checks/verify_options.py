@@ -5,7 +5,7 @@
 verification made elsewhere carries so that egressip_verify can tell whether it may return it as its own.
 
 preflight verifies its own read of a converged cluster when given these options (its ``verify`` option, enable's
-converged record, checks/verification.py). Its result carries ``made_with`` (the validated options and the mode), and
+converged record, checks/verification_io.py). Its result carries ``made_with`` (the validated options and the mode), and
 egressip_verify - its action plugin, which imports this light file on the controller, or the module itself - returns
 it instead of verifying again only when its own options, validated the same way, are the same. Private module_util.
 """

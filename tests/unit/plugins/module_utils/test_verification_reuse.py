@@ -1,4 +1,4 @@
-"""A verification made by preflight on its own read of a converged cluster (checks/verification.py), and when
+"""A verification made by preflight on its own read of a converged cluster (checks/verification_io.py), and when
 egressip_verify may return it as its own (checks/verify_options.py): only with the same options, validated the same
 way, in the same mode. The read it is made on gives verify the same lists its own read would (checks/verify_io.py)."""
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ansible_collections.ocp.egressip.plugins.module_utils.checks import verification
+from ansible_collections.ocp.egressip.plugins.module_utils.checks import verification_io as verification
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_options
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
