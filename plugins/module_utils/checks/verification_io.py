@@ -23,6 +23,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify 
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import remediation as _remediation
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import wire as _wire
 from ansible_collections.ocp.egressip.plugins.module_utils.checks import verify_io as vio
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.egressip_validation import egress_network
 from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_identity as _identity
@@ -89,17 +90,23 @@ class Verification(object):
         self.read = None   # the handed-over read, as preflight's vCenter facts, serves the first look only
         if self.vsphere:
             self.vsphere['facts'] = None
-        result = _verify.evaluate(snapshot, cidr=self.cidr, names=self.names, expected=self.expected,
-                                  gateway=self.gateways or None)
+        if self.params['wire']:
+            # the wire check's probe pods need only the EgressIPs: they run while the read is evaluated
+            probes, result = parallel.run_beside(lambda: self.probes(snapshot['egressips']), lambda: self.evaluate(snapshot))
+            return snapshot, _wire.apply_wire(result, probes)
+        return snapshot, self.evaluate(snapshot)
+
+    def evaluate(self, snapshot):
+        result = _verify.evaluate(snapshot, cidr=self.cidr, names=self.names, expected=self.expected, gateway=self.gateways or None)
         if self.vsphere is None:
             result['findings'].append(catalogue_finding('vsphere_not_checked', 'vCenter was not read (datacenter, cluster and portgroup '
                                                         'not all given), so the node VMs\' vNICs were not checked.'))
-        if self.params['wire']:
-            wanted = [obj for obj in snapshot['egressips'] if self.names is None or obj['metadata']['name'] in self.names]
-            probes = vio.run_probes(self.module.k8s, wanted, self.params['wire'], self.module.check_mode, self.clock,
-                                    self.params['poll_interval'])
-            result = _wire.apply_wire(result, probes)
-        return snapshot, result
+        return result
+
+    def probes(self, egressips):
+        """The wire check's outcomes for the objects verified (checks/verify_io.run_probes)."""
+        wanted = [obj for obj in egressips if self.names is None or obj['metadata']['name'] in self.names]
+        return vio.run_probes(self.module.k8s, wanted, self.params['wire'], self.module.check_mode, self.clock, self.params['poll_interval'])
 
     def remediate(self, snapshot, result):
         """(remediation record, final result, changed, diff) for the broken egress nodes."""

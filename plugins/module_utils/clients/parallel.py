@@ -46,6 +46,22 @@ def run_parallel(calls, limit=PARALLEL_WRITES):
     return results, failures
 
 
+def run_beside(background, foreground):
+    """(background(), foreground()): ``background`` (waiting on the API) runs in a thread while ``foreground`` (computing)
+    runs here; an exception of either is raised once both have ended, the foreground's first."""
+    if ThreadPoolExecutor is None:
+        return background(), foreground()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(background)
+        try:
+            done = foreground()
+        finally:
+            waited = future.exception()   # the thread ends before the foreground's exception leaves
+        if waited is not None:
+            raise waited
+        return future.result(), done
+
+
 def raise_failures(failures, done, what):
     """One ModuleFailure for every failed write, saying what was written before (a re-run finishes the rest)."""
     if not failures:

@@ -73,3 +73,36 @@ def test_clock_without_timeout_never_expires():
     clock = parallel.Clock(monotonic=fake.monotonic, sleep=fake.sleep)
     clock.sleep(1000)
     assert not clock.expired() and clock.now() == 1100.0
+
+
+def test_run_beside_runs_the_wait_while_the_foreground_computes_and_returns_both():
+    started = threading.Event()
+
+    def background():
+        started.set()
+        return 'probes'
+
+    def foreground():
+        assert started.wait(5), 'the background call runs while the foreground one does'
+        return 'evaluated'
+
+    assert parallel.run_beside(background, foreground) == ('probes', 'evaluated')
+
+
+def test_run_beside_raises_after_both_ended_the_foreground_s_error_first():
+    ended = threading.Event()
+
+    def slow_failure():
+        ended.wait(0.05)
+        ended.set()
+        raise ModuleFailure('probe pods: HTTP 500', status=500)
+
+    def broken():
+        raise ValueError('evaluation failed')
+
+    with pytest.raises(ValueError):
+        parallel.run_beside(slow_failure, broken)
+    assert ended.is_set(), 'the background call had ended when the error left'
+    with pytest.raises(ModuleFailure) as failure:
+        parallel.run_beside(slow_failure, lambda: 'evaluated')
+    assert failure.value.details == {'status': 500}
