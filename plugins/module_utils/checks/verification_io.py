@@ -30,7 +30,7 @@ from ansible_collections.ocp.egressip.plugins.module_utils.model import cluster_
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot import kubernetes as _kubernetes
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import not_positive, portgroup_problems
-from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify_options import MADE_WITH, made_with, validated
+from ansible_collections.ocp.egressip.plugins.module_utils.checks.verify_options import made_with, packed, validated
 from ansible_collections.ocp.egressip.plugins.module_utils.snapshot.failure_domains import read_domains
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors
 
@@ -203,5 +203,4 @@ def on_converged_read(module, options, facts, read):
         _changed, output = run(module, params, facts=facts, read=read)
     except ModuleFailure:
         return None
-    output[MADE_WITH] = made_with(params, module.check_mode)
-    return output
+    return packed(output, made_with(params, module.check_mode))

@@ -18,10 +18,26 @@ OPTIONS = {'objects': [{'name': 'egressip-a', 'egress_ips': ['10.20.0.200']}], '
            'remediation_min_egress_nodes': 0, 'wait_timeout': 120, 'poll_interval': 1.0}
 
 
+ROWS = {'nodes': [{'name': 'w0', 'path': 'ok'}], 'egress_ips': [{'egressip': 'egressip-a', 'ip': '10.20.0.200'}]}
+
+
+def output(**result):
+    """A verification as verification_io.run returns it: the report's rows are the result's own."""
+    result = dict(ROWS, **(result or {'summary': {'ok': True}, 'findings': []}))
+    result['report'] = {'kind': 'verify', 'nodes': result['nodes'], 'egress_ips': result['egress_ips'], 'summary': result['summary']}
+    return result
+
+
 def made(options=None, check_mode=False, **result):
     params, problems = verify_options.validated(dict(options or OPTIONS))
     assert not problems
-    return dict(result or {'summary': {'ok': True}, 'findings': []}, made_with=verify_options.made_with(params, check_mode))
+    return verify_options.packed(output(**result), verify_options.made_with(params, check_mode))
+
+
+def test_a_handed_over_verification_carries_the_report_s_rows_once_and_gets_them_back():
+    precomputed = made()
+    assert 'nodes' not in precomputed['report'] and 'egress_ips' not in precomputed['report'] and precomputed['nodes'] == ROWS['nodes']
+    assert verify_options.reusable(json.loads(json.dumps(precomputed)), OPTIONS, False) == output()
 
 
 def test_validation_fills_the_module_defaults_and_names_a_bad_value():
@@ -38,7 +54,7 @@ def test_a_verification_made_with_the_same_options_is_returned_without_its_recor
     precomputed = made(summary={'ok': True, 'egress_ips': 1}, findings=[])
     # the task's options as the role passes them (types as templates give them), with the module's other options beside
     task = dict(OPTIONS, wait_timeout='120', precomputed=precomputed, fail_on_error=False, vcenter_facts=None)
-    assert verify_options.reusable(precomputed, task, False) == {'summary': {'ok': True, 'egress_ips': 1}, 'findings': []}
+    assert verify_options.reusable(precomputed, task, False) == output(summary={'ok': True, 'egress_ips': 1}, findings=[])
     # the record survives the trip through JSON (the module's result) and is still recognised
     assert verify_options.reusable(json.loads(json.dumps(precomputed)), task, False) is not None
 
@@ -60,6 +76,7 @@ def test_another_mode_no_record_or_options_with_a_problem_make_it_unusable():
     assert verify_options.reusable(made(), OPTIONS, True) is None
     assert verify_options.reusable(made(check_mode=True), OPTIONS, True) is not None
     assert verify_options.reusable({'summary': {'ok': True}}, OPTIONS, False) is None
+    assert verify_options.reusable(dict(made(), report=None), OPTIONS, False) is None
     assert verify_options.reusable(None, OPTIONS, False) is None and verify_options.reusable({}, OPTIONS, False) is None
     assert verify_options.reusable(made(), dict(OPTIONS, wait_timeout='soon'), False) is None
 
