@@ -220,77 +220,154 @@ findings:
   elements: dict
 '''
 
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease, run_lock
+import shutil
+import time
+
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import kubeconfig, lease
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import PROGRESS_TRIES, EgressModule
-from ansible_collections.ocp.egressip.plugins.module_utils.clients.module_lock import release
+from ansible_collections.ocp.egressip.plugins.module_utils.clients.module_lock import LockHeld, acquire, release
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import PLAYBOOKS
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.permissions import check as check_permissions
 
 
+def hold(store, holder, duration, owner, sleep=time.sleep, until=None):
+    """Renew every third of the duration until released, lost, the owner run is gone or the monotonic time ``until``:
+    (why, renewals)."""
+    interval, renewals = max(1.0, duration / 3.0), 0
+    while True:
+        if owner and not lease.owner_alive(owner):
+            return 'owner_gone', renewals
+        if until is not None and time.monotonic() >= until:
+            return 'max_hold', renewals
+        try:
+            current = store.read()
+        except ModuleFailure:
+            current = False  # API unreachable for now: try again next round; the Lease expires if it lasts
+        if current is not False:
+            info = lease.describe(current, lease.now())
+            if info is None or not info['holder']:
+                return 'released', renewals
+            if info['holder'] != holder:
+                return 'lost', renewals
+            if store.replace(lease.renewed(current, duration, lease.now())) is None:
+                continue  # changed under us (a release racing the renewal): look again at once
+            renewals += 1
+        deadline = time.monotonic() + interval
+        while time.monotonic() < deadline:
+            if owner and not lease.owner_alive(owner):
+                return 'owner_gone', renewals
+            sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+
+
+def start_renewer(store, holder, params, owner):
+    """O(renew): the renewal of O(state=held), in a process of its own that outlives this module run; its pid."""
+    until = time.monotonic() + params['max_hold']
+    # a client certificate from kubeconfig data is in a file this run removes when it ends: the renewer keeps a copy
+    own_files = kubeconfig.detached_copies(store.client.connection)
+
+    def renew():
+        directory = own_files()
+        # its own connections (opened on first use): the module's pooled ones stay the module's
+        store.client._pool = None  # pylint: disable=protected-access
+        try:
+            hold(store, holder, params['lease_duration'], owner, until=until)
+        finally:
+            if directory:
+                shutil.rmtree(directory, True)
+    return lease.in_background(renew)
+
+
+def _validate(module, params):
+    if params['lease_duration'] < 3:
+        module.fail_json(msg='lease_duration=%s (egressip_lock.lease_duration): must be at least 3 seconds (it is renewed every third of it); '
+                             'the default is 60.' % params['lease_duration'])
+    if params['wait_timeout'] < 0:
+        module.fail_json(msg='wait_timeout=%s (egressip_lock.wait_timeout): must be 0 (fail at once) or more seconds.' % params['wait_timeout'])
+    if params['poll_interval'] <= 0:
+        module.fail_json(msg='poll_interval=%s: must be more than 0 seconds.' % params['poll_interval'])
+    if params['max_hold'] <= 0:
+        module.fail_json(msg='max_hold=%s (egressip_lock.max_hold): must be more than 0 seconds; the default is 21600 (6 hours).'
+                         % params['max_hold'])
+
+
+def _identity(module, params):
+    owner = lease.playbook_process() if params['state'] != 'held' else params.get('owner')
+    details = lease.run_details(owner, params.get('playbook'))
+    holder = params.get('holder')
+    if not holder and owner and params['state'] != 'held':
+        holder = lease.default_holder(details, owner)
+    if not holder:
+        finding = catalogue_finding('cluster_lock_owner_unknown', 'No ansible-playbook process runs this module and no holder was given, '
+                                    'so the lock cannot tell this run from another.')
+        module.fail_json(msg='[%s] %s Fix: %s' % (finding['id'], finding['message'], finding['remedy']), findings=[finding])
+    return holder, details, owner
+
+
 def argument_spec():
-    spec = run_lock.argument_spec()
-    spec.update(
+    return dict(
         state=dict(type='str', default='acquired', choices=['acquired', 'held', 'released']),
+        name=dict(type='str', default=lease.DEFAULT_NAME),
+        namespace=dict(type='str', default=lease.DEFAULT_NAMESPACE),
+        lease_duration=dict(type='int', default=60),
+        wait_timeout=dict(type='int', default=120),
+        poll_interval=dict(type='float', default=2.0),
         holder=dict(type='str'),
+        playbook=dict(type='str'),
         owner=dict(type='dict'),
         converged=dict(type='str'),
         permissions=dict(type='str', choices=list(PLAYBOOKS)),
         permissions_guard=dict(type='bool', default=False),
+        renew=dict(type='bool', default=False),
+        max_hold=dict(type='int', default=21600),
     )
-    return spec
 
 
 def main():
     module = EgressModule('cluster_lock', argument_spec=argument_spec(), progress=PROGRESS_TRIES, supports_check_mode=True)
     params = module.params
-    run_lock.validate(module, params)
-    holder, details, owner = run_lock.identity(module, params)
-    if params['state'] == 'acquired':
-        acquired(module, params, holder, details, owner)
+    _validate(module, params)
+    holder, details, owner = _identity(module, params)
     store = lease.LeaseStore(module.k8s, params['namespace'], params['name'])
     result = dict(changed=False, holder=holder, acquired=False, released=False, waited_seconds=0.0, previous_holder=None,
                   owner=owner, findings=[])
-    before = None
+    started = time.monotonic()
     try:
         if params['state'] == 'held':
             if not module.check_mode:
-                result['stopped'], result['renewals'] = run_lock.hold(store, holder, params['lease_duration'], owner)
+                result['stopped'], result['renewals'] = hold(store, holder, params['lease_duration'], owner)
             result['lock'] = lease.describe(store.read(), lease.now())
             if result.get('stopped') == 'lost':
                 _lost(module, result, params)
             module.exit_json(**result)
+        if params['state'] == 'acquired' and params['permissions']:
+            permission_check(module, params)
         before = lease.describe(store.read(), lease.now())
-        changed, written, info = (release(store, holder, converged=params['converged']) if not module.check_mode
-                                  else (False, None, before))
-        result.update(changed=changed, released=changed, lock=lease.describe(written, lease.now()))
-        if not changed and info and info['holder'] and info['holder'] != holder:
-            _lost(module, result, params, info)
+        if params['state'] == 'acquired':
+            changed, written, previous = acquire(module.check_mode, store, holder, details, params)
+            result.update(changed=changed, acquired=not module.check_mode, previous_holder=previous)
+            if params['renew'] and not module.check_mode:
+                result['renewer'] = start_renewer(store, holder, params, owner)
+            result['lock'] = lease.describe(written, lease.now())
+            # read before taking it (check mode writes nothing): what preflight compares its fingerprint with
+            result['converged'] = (before or {}).get('converged')
+        else:
+            changed, written, info = (release(store, holder, converged=params['converged']) if not module.check_mode
+                                      else (False, None, before))
+            result.update(changed=changed, released=changed, lock=lease.describe(written, lease.now()))
+            if not changed and info and info['holder'] and info['holder'] != holder:
+                _lost(module, result, params, info)
+        result['waited_seconds'] = round(time.monotonic() - started, 1)
+    except LockHeld as held:
+        result.update(lock=held.info, findings=[held.finding], waited_seconds=round(time.monotonic() - started, 1))
+        if module.check_mode:
+            module.warn('[cluster_lock_held] %s' % held.finding['message'])
+            module.exit_json(**result)
+        module.fail_json(msg='[%s] %s Fix: %s' % (held.finding['id'], held.finding['message'], held.finding['remedy']), **result)
     except ModuleFailure as failure:
         module.fail_failure(failure, result)
-    finish(module, result, before)
-
-
-def acquired(module, params, holder, details, owner):
-    """O(state=acquired): the permission check, then the Lease (run_lock.acquire_run); ends the module."""
-    if params['permissions']:
-        permission_check(module, params)
-    try:
-        result, before = run_lock.acquire_run(module, params, holder, details, owner)
-    except ModuleFailure as failure:
-        module.fail_failure(failure, dict(changed=False, holder=holder, acquired=False, owner=owner, findings=[]))
-    held = result.pop('held', None)
-    if held and module.check_mode:
-        module.warn('[cluster_lock_held] %s' % held['message'])
-        module.exit_json(**result)
-    if held:
-        module.fail_json(msg=run_lock.held_message(held), **result)
-    finish(module, result, before)
-
-
-def finish(module, result, before):
-    if module._diff:  # pylint: disable=protected-access
+    if module._diff:
         result['diff'] = {'before': {'holder': before and before['holder']}, 'after': {'holder': result['lock'] and result['lock']['holder']}}
     module.exit_json(**result)
 

@@ -29,9 +29,8 @@ description:
     EgressIPs on the primary network and which of them newly labelled nodes could take."
   - Kubernetes costs one list request per kind; vCenter a fixed number of batched reads, whatever the number of nodes.
   - Fails when any error finding exists, unless O(fail_on_error=false); the findings are returned either way.
-  - Read-only; this module never changes anything in the cluster or in vCenter, except the cluster lock's Lease that O(lock)
-    asks for, and the probe pods of a wire check that O(verify) asks for (created and deleted again, as
-    M(ocp.egressip.egressip_verify) does).
+  - Read-only; this module never changes anything in the cluster or in vCenter, except the probe pods of a wire check
+    that O(verify) asks for (created and deleted again, as M(ocp.egressip.egressip_verify) does).
 requirements:
   - netaddr >= 1.3.0
   - pyvmomi >= 9.0.0 (only with O(datacenter) and O(cluster))
@@ -144,20 +143,6 @@ options:
         converged, with C(remediate=true) (a remediation writes, under the cluster lock), when an option has a problem (that
         module names it), when the EgressIPs could not be read, or when the verification fails (that module reports why).
     type: dict
-  lock:
-    description:
-      - Take the cluster lock of the playbook run in this module run, before anything is read, as
-        M(ocp.egressip.cluster_lock) with O(ocp.egressip.cluster_lock#module:state=acquired) takes it - its options C(name),
-        C(namespace), C(lease_duration), C(wait_timeout), C(poll_interval), C(playbook), C(renew), C(max_hold),
-        C(permissions) and C(permissions_guard), with that module's defaults, validated as it validates them. The enable
-        playbook takes its lock this way (one module run fewer).
-      - C(permissions) names the playbook whose Kubernetes permissions are checked first (as O(permissions), in the lock's
-        namespace); a missing one stops the run with nothing written, the Lease included.
-      - While another run holds the lock, the module waits up to C(wait_timeout) seconds (the progress lines name the
-        holder), then fails with C(cluster_lock_held). In check mode nothing is taken, and a lock held by another run is the
-        warning C(cluster_lock_held).
-      - The converged record compared (O(converged)) is the one the Lease carried before this run took it.
-    type: dict
 extends_documentation_fragment:
   - ocp.egressip.egressip_config
   - ocp.egressip.failure_domains
@@ -169,7 +154,7 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: The module only reads; O(lock) takes no lock and a wire check of O(verify) creates no probe pod in check mode.
+    details: The module only reads; a wire check of O(verify) creates no probe pod in check mode.
   diff_mode:
     support: none
 notes:
@@ -328,15 +313,6 @@ vcenter:
   description: The vCenter part of the snapshot (hosts, switches, the node VMs and their NICs); null when vCenter was not read.
   returned: when O(vcenter_facts=true) (with O(converged), only when RV(converged) is true and RV(verify) was not made)
   type: dict
-lock:
-  description:
-    - With O(lock), the result M(ocp.egressip.cluster_lock) returns for O(ocp.egressip.cluster_lock#module:state=acquired)
-      (C(holder), C(acquired), C(previous_holder), C(owner), C(lock), C(converged), C(waited_seconds), C(renewer),
-      C(findings)), also when the run fails after taking it; give it to that module's O(ocp.egressip.cluster_lock#module:state=released)
-      (C(holder)) at the end of the run.
-  returned: when O(lock) is given and the lock was asked for
-  type: dict
-  sample: {holder: alice@bastion/ansible-playbook-4242.1234, acquired: true, previous_holder: null, converged: "v1:5f1c"}
 verify:
   description:
     - The result M(ocp.egressip.egressip_verify) would return with the options of O(verify) (C(summary), C(egress_ips),
@@ -352,10 +328,7 @@ msg:
   type: str
 '''
 
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import run_lock
-from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, Refused
+from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import Refused
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, summarize
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.module import PROGRESS_NOTES, EgressModule
 from ansible_collections.ocp.egressip.plugins.module_utils.checks.verification_io import on_converged_read
@@ -393,15 +366,12 @@ def argument_spec():
                                                  collection_version=dict(type='str'), only=dict(type='bool', default=False))),
         vcenter_facts=dict(type='bool', default=False),
         verify=dict(type='dict'),
-        lock=dict(type='dict'),
     )
     spec.update(vsphere_nested_argument_spec())
     return spec
 
 
-def run(module, output):
-    """The result; ``output`` is the module's result so far, which a run that takes the lock adds it to (``lock``) at once,
-    so that a failure later still says it holds it."""
+def run(module):
     variables = module.params['variables']
     if variables is not None:
         normalized, schema_findings = check_variables(variables)
@@ -413,11 +383,6 @@ def run(module, output):
     if module.params['permissions_only'] or errors(permissions):
         # a missing permission would fail the reads too: report it alone, before anything else is asked
         return result_of({'vsphere': None}, module.params, permissions, checks=False)
-    if module.params['lock']:
-        output['lock'] = take_lock(module)
-        if module.params['converged']:   # the converged record the Lease carried before this run took it
-            module.params['converged']['record'] = output['lock'].get('converged') or ''
-        permissions += output['lock']['findings']   # check mode: another run holds it (a warning)
     wanted = module.params['vcenter_privileges']
     snapshot = read_snapshot(module, vcenter_privileges(wanted, (module.params['portgroup'] or {}).get('switch_type')) if wanted else None)
     converged = converged_result(snapshot, module.params['converged'], variables)
@@ -451,37 +416,10 @@ def converged_result(snapshot, options, variables):
 
 
 def permission_findings(module):
-    """The permission check of O(permissions), or, given O(lock), of its playbook (before the Lease is written)."""
     params = module.params
-    lock = params['lock'] or {}
-    if lock.get('permissions'):
-        return check_permissions(module.k8s, lock['permissions'], lock['namespace'], True, guard=lock['permissions_guard'])
     if not params['permissions']:
         return []
     return check_permissions(module.k8s, params['permissions'], params['lock_namespace'], params['takes_lock'], guard=params['guard'])
-
-
-def lock_options(options):
-    """O(lock) validated as cluster_lock validates its own options (defaults filled); a problem ends the run unread."""
-    spec = run_lock.argument_spec()
-    spec.update(permissions=dict(type='str', choices=list(PLAYBOOKS)), permissions_guard=dict(type='bool', default=False))
-    checked = ArgumentSpecValidator(spec).validate(options)
-    messages = [str(error) for error in checked.errors] or run_lock.problems(checked.validated_parameters)
-    if messages:
-        raise ModuleFailure('preflight: invalid lock options; nothing was read or written. %s' % ' '.join(messages))
-    return checked.validated_parameters
-
-
-def take_lock(module):
-    """The cluster lock of the playbook run, as cluster_lock O(state=acquired) takes it (clients/run_lock.py): its result.
-    Another run holding it past O(lock.wait_timeout) fails the run (in check mode: a warning, nothing is taken)."""
-    params = module.params['lock']
-    holder, details, owner = run_lock.identity(module, dict(params, holder=None))
-    result, _before = run_lock.acquire_run(module, params, holder, details, owner)
-    held = result.pop('held', None)
-    if held and not module.check_mode:
-        raise ModuleFailure(run_lock.held_message(held), findings=result['findings'], lock=result)
-    return result
 
 
 def result_of(snapshot, params, extra=(), checks=True):
@@ -500,9 +438,7 @@ def result_of(snapshot, params, extra=(), checks=True):
 
 def step(module, result):
     """Run the checks; with fail_on_error, error findings fail the task (the result is returned all the same)."""
-    if module.params['lock']:
-        module.params['lock'] = lock_options(module.params['lock'])
-    result.update(run(module, result))
+    result.update(run(module))
     if module.params['fail_on_error'] and not result['summary']['ok']:
         raise Refused(result['findings'])
 

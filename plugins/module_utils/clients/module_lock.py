@@ -20,7 +20,6 @@ import threading
 import time
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
-from ansible_collections.ocp.egressip.plugins.module_utils.core import progress
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure, fail_with
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.k8s import _default_kubeconfig
@@ -78,8 +77,6 @@ def acquire(check_mode, store, holder, details, params, timeout_name='egressip_l
         waited = time.monotonic() - started
         if check_mode or waited >= params['wait_timeout']:
             raise LockHeld(held_finding(info, moment, params, waited, check_mode, timeout_name, remedy), info)
-        progress.note('the cluster lock, Lease %s/%s held by %s (%s %d s)' % (
-            params['namespace'], params['name'], lease.holder_text(info, moment), timeout_name, params['wait_timeout']))
         time.sleep(min(params['poll_interval'], max(0.1, params['wait_timeout'] - waited)))
 
 

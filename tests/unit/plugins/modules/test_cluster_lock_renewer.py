@@ -1,10 +1,9 @@
-"""The renewer of a run's lock (cluster_lock renew: true, preflight lock.renew: true), without forking: what runs in the
-detached process - its own copies of a data-given client certificate, its own connections, the renewal bounded by
-max_hold, its copies removed at the end."""
+"""cluster_lock's renewer (renew: true), without forking: what runs in the detached process - its own copies of a
+data-given client certificate, its own connections, the renewal bounded by max_hold, its copies removed at the end."""
 
 import os
 
-from ansible_collections.ocp.egressip.plugins.module_utils.clients import run_lock
+from ansible_collections.ocp.egressip.plugins.modules import cluster_lock
 
 
 class Client(object):
@@ -39,12 +38,12 @@ def test_the_renewer_renews_with_its_own_files_and_connections_and_removes_its_f
         body()
         return 4242
 
-    monkeypatch.setattr(run_lock.kubeconfig, 'detached_copies', copies)
-    monkeypatch.setattr(run_lock, 'hold', hold)
-    monkeypatch.setattr(run_lock.lease, 'in_background', in_background)
-    monkeypatch.setattr(run_lock.time, 'monotonic', lambda: 100.0)
+    monkeypatch.setattr(cluster_lock.kubeconfig, 'detached_copies', copies)
+    monkeypatch.setattr(cluster_lock, 'hold', hold)
+    monkeypatch.setattr(cluster_lock.lease, 'in_background', in_background)
+    monkeypatch.setattr(cluster_lock.time, 'monotonic', lambda: 100.0)
     store = Store()
-    pid = run_lock.start_renewer(store, 'run-1', {'max_hold': 60, 'lease_duration': 9}, {'pid': 1})
+    pid = cluster_lock.start_renewer(store, 'run-1', {'max_hold': 60, 'lease_duration': 9}, {'pid': 1})
     assert pid == 4242 and seen['copied_from'] is store.client.connection
     assert seen['pool'] is None and seen['files'], 'it renews over connections of its own, with its own certificate files'
     assert (seen['holder'], seen['duration'], seen['owner'], seen['until']) == ('run-1', 9, {'pid': 1}, 160.0)
@@ -68,8 +67,8 @@ def test_the_renewer_removes_its_files_also_when_the_renewal_raises(monkeypatch,
             pass   # lease.in_background ends the process whatever the body raises
         return 1
 
-    monkeypatch.setattr(run_lock.kubeconfig, 'detached_copies', lambda connection: in_child)
-    monkeypatch.setattr(run_lock, 'hold', hold)
-    monkeypatch.setattr(run_lock.lease, 'in_background', in_background)
-    run_lock.start_renewer(Store(), 'run-1', {'max_hold': 60, 'lease_duration': 9}, None)
+    monkeypatch.setattr(cluster_lock.kubeconfig, 'detached_copies', lambda connection: in_child)
+    monkeypatch.setattr(cluster_lock, 'hold', hold)
+    monkeypatch.setattr(cluster_lock.lease, 'in_background', in_background)
+    cluster_lock.start_renewer(Store(), 'run-1', {'max_hold': 60, 'lease_duration': 9}, None)
     assert not own.exists()
