@@ -318,7 +318,7 @@ verify:
     - The result M(ocp.egressip.egressip_verify) would return with the options of O(verify) (C(summary), C(egress_ips),
       C(nodes), C(findings), C(notes), C(report), C(wire)), made on this run's read, and C(made_with) (those options,
       validated, and whether the run was in check mode) by which that module knows it may return it as its own.
-    - C(report) leaves out the rows it shares with the result (C(nodes), C(egress_ips): hundreds of KB at 500 nodes, sent
+    - C(report) leaves out the rows it shares with the result, C(nodes) and C(egress_ips) (hundreds of KB at 500 nodes, sent
       once); that module puts them back.
   returned: when O(verify) is given and RV(converged) is true (see O(verify) for when it is not made)
   type: dict
