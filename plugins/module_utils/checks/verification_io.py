@@ -197,9 +197,10 @@ def on_converged_read(module, options, facts, read):
     egressip_verify's own run - a remediation (it writes, under the lock), options with a problem (that module names it),
     or a read that lacks what verify needs (egressip_verify reads it again and reports what it finds)."""
     params, problems = validated(options)
-    if problems or params['remediate'] or check_input(params)[1] or read.get('egressips') is None:
+    if problems or params['remediate'] or read.get('egressips') is None:
         return None
     try:
+        # run() checks the options first (the network parsed once) and raises before any read when one has a problem
         _changed, output = run(module, params, facts=facts, read=read)
     except ModuleFailure:
         return None
