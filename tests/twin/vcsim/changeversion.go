@@ -160,11 +160,7 @@ func versionVMs() {
 }
 
 func versionVMsLocked() {
-	for _, e := range simulator.Map.All("VirtualMachine") {
-		vm, ok := e.(*simulator.VirtualMachine)
-		if !ok {
-			continue
-		}
+	for _, vm := range allOf[*simulator.VirtualMachine]("VirtualMachine") {
 		simulator.Map.WithLock(vm, func() {
 			if vm.Config != nil && vm.Config.ChangeVersion == "" {
 				vm.Config.ChangeVersion = vmVersions.next()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -349,11 +350,7 @@ func snapshot() inventory {
 	inv := inventory{Hosts: []invHost{}, DVS: []invDVS{}, VMs: []invVM{}}
 
 	hostNames := map[types.ManagedObjectReference]string{}
-	for _, e := range m.All("HostSystem") {
-		h, ok := e.(*simulator.HostSystem)
-		if !ok {
-			continue
-		}
+	for _, h := range allOf[*simulator.HostSystem]("HostSystem") {
 		var ih invHost
 		m.WithLock(h, func() {
 			ih.Name = h.Name
@@ -413,11 +410,7 @@ func snapshot() inventory {
 	// Distributed port groups, by key and by moid.
 	pgByKey := map[string]dvpgInfo{}
 	pgByRef := map[types.ManagedObjectReference]dvpgInfo{}
-	for _, e := range m.All("DistributedVirtualPortgroup") {
-		pg, ok := e.(*simulator.DistributedVirtualPortgroup)
-		if !ok {
-			continue
-		}
+	for _, pg := range allOf[*simulator.DistributedVirtualPortgroup]("DistributedVirtualPortgroup") {
 		var info dvpgInfo
 		m.WithLock(pg, func() {
 			info.name = pg.Name
@@ -440,11 +433,7 @@ func snapshot() inventory {
 	}
 
 	for _, kind := range []string{"VmwareDistributedVirtualSwitch", "DistributedVirtualSwitch"} {
-		for _, e := range m.All(kind) {
-			s, ok := e.(*simulator.DistributedVirtualSwitch)
-			if !ok {
-				continue
-			}
+		for _, s := range allOf[*simulator.DistributedVirtualSwitch](kind) {
 			var d invDVS
 			var uplinkRefs []types.ManagedObjectReference
 			m.WithLock(s, func() {
@@ -492,11 +481,7 @@ func snapshot() inventory {
 	}
 	sort.Slice(inv.DVS, func(i, j int) bool { return inv.DVS[i].Name < inv.DVS[j].Name })
 
-	for _, e := range m.All("VirtualMachine") {
-		vm, ok := e.(*simulator.VirtualMachine)
-		if !ok {
-			continue
-		}
+	for _, vm := range allOf[*simulator.VirtualMachine]("VirtualMachine") {
 		var iv invVM
 		m.WithLock(vm, func() {
 			iv.Name = vm.Name
@@ -565,28 +550,25 @@ func snapshot() inventory {
 	return inv
 }
 
-// adapterType names the virtual NIC model the way vSphere clients do.
+// adapterTypes names the virtual NIC models the way vSphere clients do, by the device's own
+// type (a VirtualVmxnet3Vrdma is "vmxnet3vrdma", not "vmxnet3").
+var adapterTypes = map[reflect.Type]string{
+	reflect.TypeOf(&types.VirtualVmxnet3Vrdma{}):      "vmxnet3vrdma",
+	reflect.TypeOf(&types.VirtualVmxnet3{}):           "vmxnet3",
+	reflect.TypeOf(&types.VirtualVmxnet2{}):           "vmxnet2",
+	reflect.TypeOf(&types.VirtualVmxnet{}):            "vmxnet",
+	reflect.TypeOf(&types.VirtualE1000e{}):            "e1000e",
+	reflect.TypeOf(&types.VirtualE1000{}):             "e1000",
+	reflect.TypeOf(&types.VirtualPCNet32{}):           "pcnet32",
+	reflect.TypeOf(&types.VirtualSriovEthernetCard{}): "sriov",
+}
+
+// adapterType names the virtual NIC model of dev (adapterTypes), or "unknown".
 func adapterType(dev types.BaseVirtualDevice) string {
-	switch dev.(type) {
-	case *types.VirtualVmxnet3Vrdma:
-		return "vmxnet3vrdma"
-	case *types.VirtualVmxnet3:
-		return "vmxnet3"
-	case *types.VirtualVmxnet2:
-		return "vmxnet2"
-	case *types.VirtualVmxnet:
-		return "vmxnet"
-	case *types.VirtualE1000e:
-		return "e1000e"
-	case *types.VirtualE1000:
-		return "e1000"
-	case *types.VirtualPCNet32:
-		return "pcnet32"
-	case *types.VirtualSriovEthernetCard:
-		return "sriov"
-	default:
-		return "unknown"
+	if name, ok := adapterTypes[reflect.TypeOf(dev)]; ok {
+		return name
 	}
+	return "unknown"
 }
 
 // naturalLess orders "x-2" before "x-10".

@@ -127,11 +127,7 @@ func inGeneratedRange(mac string) bool {
 // vm (if not nil) whose device keys are in skip. Each VM is locked while it is read.
 func usedMACs(vm *types.ManagedObjectReference, skip map[int32]bool) map[string]bool {
 	used := map[string]bool{}
-	for _, e := range simulator.Map.All("VirtualMachine") {
-		v, ok := e.(*simulator.VirtualMachine)
-		if !ok {
-			continue
-		}
+	for _, v := range allOf[*simulator.VirtualMachine]("VirtualMachine") {
 		simulator.Map.WithLock(v, func() {
 			if v.Config == nil {
 				return

@@ -68,8 +68,8 @@ func networkSystemOf(obj mo.Reference) *simulator.HostNetworkSystem {
 // networkHosts lists the hosts that have a HostNetworkSystem, in no particular order.
 func networkHosts() []*simulator.HostSystem {
 	var hosts []*simulator.HostSystem
-	for _, e := range simulator.Map.All("HostSystem") {
-		if h, ok := e.(*simulator.HostSystem); ok && h.ConfigManager.NetworkSystem != nil {
+	for _, h := range allOf[*simulator.HostSystem]("HostSystem") {
+		if h.ConfigManager.NetworkSystem != nil {
 			hosts = append(hosts, h)
 		}
 	}
@@ -312,11 +312,8 @@ func (s *twinNetworkSystem) vswitchPolicy(name string) *types.HostNetworkPolicy 
 		return nil
 	}
 	var policy *types.HostNetworkPolicy
-	simulator.Map.WithLock(h, func() {
-		if h.Config == nil || h.Config.Network == nil {
-			return
-		}
-		for _, vs := range h.Config.Network.Vswitch {
+	withHostNetwork(h, func(network *types.HostNetworkInfo) {
+		for _, vs := range network.Vswitch {
 			if vs.Name == name && vs.Spec.Policy != nil {
 				policy = vs.Spec.Policy
 			}
@@ -329,20 +326,21 @@ func (s *twinNetworkSystem) vswitchPolicy(name string) *types.HostNetworkPolicy 
 // initial networkInfo.portgroup shares its array with host.config.network.portgroup) and
 // mirrors the port groups into the host's config.network (publishNetworkInfo).
 func (s *twinNetworkSystem) setNetworkInfo(vswitches []types.HostVirtualSwitch, portgroups []types.HostPortGroup) {
-	info := *s.NetworkInfo
-	info.Vswitch = vswitches
-	info.Portgroup = portgroups
-	s.publishNetworkInfo(info, func(network *types.HostNetworkInfo) {
+	s.publishNetworkInfo(vswitches, func(network *types.HostNetworkInfo) {
 		network.Portgroup = append([]types.HostPortGroup(nil), portgroups...)
 	})
 }
 
-// publishNetworkInfo stores info as networkInfo, tells property collectors, and mirrors it
-// into the host's config.network, which on a real host reports the same switches, port
-// groups and physical NICs: mirror sets what changed on a copy of config.network, then the
-// port group keys of the vSwitches listed there follow its port groups. Called with the
+// publishNetworkInfo stores a copy of networkInfo with vswitches and the lists that mirrored
+// sets, tells property collectors, and mirrors the change into the host's config.network, which
+// on a real host reports the same switches, port groups and physical NICs: mirrored sets its
+// lists on a copy of config.network too (whose vSwitches stay unless mirrored sets them), then
+// the port group keys of the vSwitches listed there follow its port groups. Called with the
 // network system's lock held.
-func (s *twinNetworkSystem) publishNetworkInfo(info types.HostNetworkInfo, mirror func(network *types.HostNetworkInfo)) {
+func (s *twinNetworkSystem) publishNetworkInfo(vswitches []types.HostVirtualSwitch, mirrored func(network *types.HostNetworkInfo)) {
+	info := *s.NetworkInfo
+	info.Vswitch = vswitches
+	mirrored(&info)
 	s.NetworkInfo = &info
 	simulator.Map.Update(s, []types.PropertyChange{{Name: "networkInfo", Val: s.NetworkInfo}})
 
@@ -350,12 +348,9 @@ func (s *twinNetworkSystem) publishNetworkInfo(info types.HostNetworkInfo, mirro
 	if h == nil {
 		return
 	}
-	simulator.Map.WithLock(h, func() {
-		if h.Config == nil || h.Config.Network == nil {
-			return
-		}
-		network := *h.Config.Network
-		mirror(&network)
+	withHostNetwork(h, func(current *types.HostNetworkInfo) {
+		network := *current
+		mirrored(&network)
 		network.Vswitch = append([]types.HostVirtualSwitch(nil), network.Vswitch...)
 		for i := range network.Vswitch {
 			var keys []string
@@ -375,11 +370,8 @@ func (s *twinNetworkSystem) publishNetworkInfo(info types.HostNetworkInfo, mirro
 // count too (the twin is conservative: their NIC backing still names the port group).
 func portgroupUser(h *simulator.HostSystem, name string) string {
 	user := ""
-	simulator.Map.WithLock(h, func() {
-		if h.Config == nil || h.Config.Network == nil {
-			return
-		}
-		for _, vnic := range h.Config.Network.Vnic {
+	withHostNetwork(h, func(network *types.HostNetworkInfo) {
+		for _, vnic := range network.Vnic {
 			if vnic.Portgroup == name {
 				user = "VMkernel NIC " + vnic.Device
 				return
@@ -389,11 +381,7 @@ func portgroupUser(h *simulator.HostSystem, name string) string {
 	if user != "" {
 		return user
 	}
-	for _, e := range simulator.Map.All("VirtualMachine") {
-		vm, ok := e.(*simulator.VirtualMachine)
-		if !ok {
-			continue
-		}
+	for _, vm := range allOf[*simulator.VirtualMachine]("VirtualMachine") {
 		simulator.Map.WithLock(vm, func() {
 			if vm.Runtime.Host == nil || *vm.Runtime.Host != h.Self || vm.Config == nil {
 				return
@@ -422,30 +410,19 @@ func portgroupUser(h *simulator.HostSystem, name string) string {
 // group, creating the Network if no host had that port group yet, and adds the network
 // to host.network and to the host's compute resource (cluster) network list.
 func joinStandardNetwork(h *simulator.HostSystem, name string) {
-	netMu.Lock()
-	defer netMu.Unlock()
-
-	dc, n := standardNetworkOf(h, name)
-	if dc == nil {
-		return
-	}
-	if n == nil {
-		if n = createStandardNetwork(dc, name); n == nil {
-			return
+	withStandardNetwork(h, name, func(dc *simulator.Datacenter, n *mo.Network) {
+		if n == nil {
+			if n = createStandardNetwork(dc, name); n == nil {
+				return
+			}
 		}
-	}
-	addHostToNetwork(n, h.Self)
-	simulator.Map.WithLock(h, func() {
-		if simulator.FindReference(h.Network, n.Self) == nil {
-			list := append(append([]types.ManagedObjectReference(nil), h.Network...), n.Self)
-			simulator.Map.Update(h, []types.PropertyChange{{Name: "network", Val: list}})
-		}
-	})
-	withComputeResource(h, func(parent mo.Reference, cr *mo.ComputeResource) {
-		if simulator.FindReference(cr.Network, n.Self) == nil {
-			list := append(append([]types.ManagedObjectReference(nil), cr.Network...), n.Self)
-			simulator.Map.Update(parent, []types.PropertyChange{{Name: "network", Val: list}})
-		}
+		addHostToNetwork(n, h.Self)
+		simulator.Map.WithLock(h, func() {
+			setMembership(h, "network", &h.Network, n.Self, true)
+		})
+		withComputeResource(h, func(parent mo.Reference, cr *mo.ComputeResource) {
+			setMembership(parent, "network", &cr.Network, n.Self, true)
+		})
 	})
 }
 
@@ -454,47 +431,52 @@ func joinStandardNetwork(h *simulator.HostSystem, name string) {
 // the Network itself is destroyed only when no host has the port group and no VM
 // references it any more (a real vCenter keeps a network that a VM still uses).
 func leaveStandardNetwork(h *simulator.HostSystem, name string) {
+	withStandardNetwork(h, name, func(dc *simulator.Datacenter, n *mo.Network) {
+		if n == nil {
+			return
+		}
+		var remaining []types.ManagedObjectReference
+		simulator.Map.WithLock(n, func() {
+			remaining = withoutRef(n.Host, h.Self)
+			simulator.Map.Update(n, []types.PropertyChange{{Name: "host", Val: remaining}})
+		})
+		simulator.Map.WithLock(h, func() {
+			setMembership(h, "network", &h.Network, n.Self, false)
+		})
+		withComputeResource(h, func(parent mo.Reference, cr *mo.ComputeResource) {
+			for _, other := range cr.Host {
+				if simulator.FindReference(remaining, other) != nil {
+					return // another host of this compute resource still has it
+				}
+			}
+			setMembership(parent, "network", &cr.Network, n.Self, false)
+		})
+		if len(remaining) == 0 && !networkUsedByVM(n.Self) {
+			destroyStandardNetwork(dc, n)
+		}
+	})
+}
+
+// withStandardNetwork calls f, holding netMu, with host h's datacenter and the datacenter's
+// standard Network named name (nil: none); it does nothing when h has no datacenter.
+func withStandardNetwork(h *simulator.HostSystem, name string, f func(dc *simulator.Datacenter, n *mo.Network)) {
 	netMu.Lock()
 	defer netMu.Unlock()
 
-	dc, n := standardNetworkOf(h, name)
-	if n == nil {
-		return
-	}
-	var remaining []types.ManagedObjectReference
-	simulator.Map.WithLock(n, func() {
-		remaining = withoutRef(n.Host, h.Self)
-		simulator.Map.Update(n, []types.PropertyChange{{Name: "host", Val: remaining}})
-	})
-	simulator.Map.WithLock(h, func() {
-		if simulator.FindReference(h.Network, n.Self) != nil {
-			simulator.Map.Update(h, []types.PropertyChange{{Name: "network", Val: withoutRef(h.Network, n.Self)}})
-		}
-	})
-	withComputeResource(h, func(parent mo.Reference, cr *mo.ComputeResource) {
-		if simulator.FindReference(cr.Network, n.Self) == nil {
-			return
-		}
-		for _, other := range cr.Host {
-			if simulator.FindReference(remaining, other) != nil {
-				return // another host of this compute resource still has it
-			}
-		}
-		simulator.Map.Update(parent, []types.PropertyChange{{Name: "network", Val: withoutRef(cr.Network, n.Self)}})
-	})
-	if len(remaining) == 0 && !networkUsedByVM(n.Self) {
-		destroyStandardNetwork(dc, n)
-	}
-}
-
-// standardNetworkOf returns host h's datacenter (nil: none) and the datacenter's standard
-// Network named name (nil: none).
-func standardNetworkOf(h *simulator.HostSystem, name string) (*simulator.Datacenter, *mo.Network) {
 	dc := datacenterOf(h)
 	if dc == nil {
-		return nil, nil
+		return
 	}
-	return dc, findStandardNetwork(dc, name)
+	f(dc, findStandardNetwork(dc, name))
+}
+
+// withHostNetwork calls f with host h locked and its config.network, if it has one.
+func withHostNetwork(h *simulator.HostSystem, f func(network *types.HostNetworkInfo)) {
+	simulator.Map.WithLock(h, func() {
+		if h.Config != nil && h.Config.Network != nil {
+			f(h.Config.Network)
+		}
+	})
 }
 
 // withComputeResource calls f with host h's compute resource (its cluster) locked, if it has one.
@@ -510,20 +492,13 @@ func withComputeResource(h *simulator.HostSystem, f func(parent mo.Reference, cr
 
 func addHostToNetwork(n *mo.Network, host types.ManagedObjectReference) {
 	simulator.Map.WithLock(n, func() {
-		if simulator.FindReference(n.Host, host) == nil {
-			list := append(append([]types.ManagedObjectReference(nil), n.Host...), host)
-			simulator.Map.Update(n, []types.PropertyChange{{Name: "host", Val: list}})
-		}
+		setMembership(n, "host", &n.Host, host, true)
 	})
 }
 
 func networkUsedByVM(ref types.ManagedObjectReference) bool {
 	used := false
-	for _, e := range simulator.Map.All("VirtualMachine") {
-		vm, ok := e.(*simulator.VirtualMachine)
-		if !ok {
-			continue
-		}
+	for _, vm := range allOf[*simulator.VirtualMachine]("VirtualMachine") {
 		simulator.Map.WithLock(vm, func() {
 			used = simulator.FindReference(vm.Network, ref) != nil
 		})
@@ -588,6 +563,17 @@ func destroyStandardNetwork(dc *simulator.Datacenter, n *mo.Network) {
 }
 
 // --- generic helpers ---------------------------------------------------------------------
+
+// allOf returns the registry's objects of kind (simulator.Map.All) that are of vcsim type T.
+func allOf[T mo.Reference](kind string) []T {
+	var objs []T
+	for _, e := range simulator.Map.All(kind) {
+		if obj, ok := e.(T); ok {
+			objs = append(objs, obj)
+		}
+	}
+	return objs
+}
 
 func datacenterOf(e mo.Entity) *simulator.Datacenter {
 	for e != nil && e.Entity().Parent != nil {

@@ -44,8 +44,8 @@ import (
 
 // implemented: methods the twin answers itself (after vcsim has checked the session).
 var implemented = map[string]func(*twin, *simulator.Method) soap.HasFault{
-	"ReconfigureDVPortgroup_Task": (*twin).reconfigureDVPortgroup,
-	"MigrateVM_Task":              (*twin).migrateVM,
+	"ReconfigureDVPortgroup_Task": onObject("DistributedVirtualPortgroup", (*twin).reconfigureDVPortgroup),
+	"MigrateVM_Task":              onObject("VirtualMachine", (*twin).migrateVM),
 }
 
 // repaired: methods vcsim answers, followed by the twin's repair (this = the _this moid).
@@ -206,6 +206,24 @@ func lookup[T mo.Reference](m *simulator.Method, kind string) (T, *soap.Fault) {
 	return typed, nil
 }
 
+// onObject makes impl, a method the twin implements on managed objects of vcsim type T (kind:
+// their type name), an entry of implemented: the request's _this is looked up first, and when
+// it is missing or of another type the answer is lookup's fault.
+func onObject[T mo.Reference](kind string, impl func(*twin, *simulator.Method, T) soap.HasFault) func(*twin, *simulator.Method) soap.HasFault {
+	return func(t *twin, m *simulator.Method) soap.HasFault {
+		obj, fault := lookup[T](m, kind)
+		if fault != nil {
+			return faultBody{fault}
+		}
+		return impl(t, m, obj)
+	}
+}
+
+// faultBody answers a fault alone (writeSOAPBody encodes only the fault of a body that has one).
+type faultBody struct{ fault *soap.Fault }
+
+func (b faultBody) Fault() *soap.Fault { return b.fault }
+
 // runLockedTask creates a vcsim task on obj whose outcome is apply's fault (nil: success), and
 // runs it with obj locked, as vcsim's dispatcher locks the object for the duration of a call.
 func runLockedTask(obj mo.Reference, name string, apply func() types.BaseMethodFault) types.ManagedObjectReference {
@@ -241,17 +259,10 @@ func runLockedTask(obj mo.Reference, name string, apply func() types.BaseMethodF
 // StringPolicy or VLAN spec that the spec sets replaces the current one, the others stay
 // (so a securityPolicy setting only allowPromiscuous keeps macChanges and forgedTransmits).
 
-func (t *twin) reconfigureDVPortgroup(m *simulator.Method) soap.HasFault {
-	body := &methods.ReconfigureDVPortgroup_TaskBody{}
+func (t *twin) reconfigureDVPortgroup(m *simulator.Method, pg *simulator.DistributedVirtualPortgroup) soap.HasFault {
 	req := m.Body.(*types.ReconfigureDVPortgroup_Task)
-	pg, fault := lookup[*simulator.DistributedVirtualPortgroup](m, "DistributedVirtualPortgroup")
-	if fault != nil {
-		body.Fault_ = fault
-		return body
-	}
 	task := runLockedTask(pg, "reconfigureDvPortgroup", func() types.BaseMethodFault { return applyDVPortgroupSpec(pg, &req.Spec) })
-	body.Res = &types.ReconfigureDVPortgroup_TaskResponse{Returnval: task}
-	return body
+	return &methods.ReconfigureDVPortgroup_TaskBody{Res: &types.ReconfigureDVPortgroup_TaskResponse{Returnval: task}}
 }
 
 // applyDVPortgroupSpec runs inside the task, with the port group locked.
@@ -406,9 +417,8 @@ func (t *twin) versionNewPortgroups() {
 	if t.knownPortgroups == nil {
 		t.knownPortgroups = map[types.ManagedObjectReference]bool{}
 	}
-	for _, e := range simulator.Map.All("DistributedVirtualPortgroup") {
-		pg, ok := e.(*simulator.DistributedVirtualPortgroup)
-		if !ok || t.knownPortgroups[pg.Self] {
+	for _, pg := range allOf[*simulator.DistributedVirtualPortgroup]("DistributedVirtualPortgroup") {
+		if t.knownPortgroups[pg.Self] {
 			continue
 		}
 		t.knownPortgroups[pg.Self] = true
@@ -434,14 +444,9 @@ func (t *twin) versionNewPortgroups() {
 // that power state"; InvalidState if "the target host is disconnected or in maintenance
 // mode"; NotSupported "if the virtual machine is marked as a template". No storage moves.
 
-func (t *twin) migrateVM(m *simulator.Method) soap.HasFault {
+func (t *twin) migrateVM(m *simulator.Method, vm *simulator.VirtualMachine) soap.HasFault {
 	body := &methods.MigrateVM_TaskBody{}
 	req := m.Body.(*types.MigrateVM_Task)
-	vm, fault := lookup[*simulator.VirtualMachine](m, "VirtualMachine")
-	if fault != nil {
-		body.Fault_ = fault
-		return body
-	}
 	if failed := migrateNetworkCheck(vm, req); failed != nil { // checks.go
 		body.Res = &types.MigrateVM_TaskResponse{Returnval: *failed}
 		return body
@@ -575,13 +580,9 @@ func (t *twin) reconcileVM(ref types.ManagedObjectReference) {
 		}
 	})
 
-	for _, e := range simulator.Map.All("HostSystem") {
-		h, ok := e.(*simulator.HostSystem)
-		if !ok {
-			continue
-		}
+	for _, h := range allOf[*simulator.HostSystem]("HostSystem") {
 		simulator.Map.WithLock(h, func() {
-			setMembership(h, &h.Vm, ref, host != nil && *host == h.Self)
+			setMembership(h, "vm", &h.Vm, ref, host != nil && *host == h.Self)
 		})
 	}
 	for _, kind := range []string{"ResourcePool", "VirtualApp"} {
@@ -596,15 +597,16 @@ func (t *twin) reconcileVM(ref types.ManagedObjectReference) {
 				continue
 			}
 			simulator.Map.WithLock(e, func() {
-				setMembership(e, list, ref, pool != nil && *pool == e.Reference())
+				setMembership(e, "vm", list, ref, pool != nil && *pool == e.Reference())
 			})
 		}
 	}
 }
 
-// setMembership adds or removes ref in obj's "vm" list (a fresh slice), telling property
-// collectors; the caller holds obj's lock.
-func setMembership(obj mo.Reference, list *[]types.ManagedObjectReference, ref types.ManagedObjectReference, want bool) {
+// setMembership adds ref to obj's list property (list, named property: "vm", "network",
+// "host"), or removes it, as a fresh slice, telling property collectors; nothing changes when
+// the list already has ref (want) or has not (!want). The caller holds obj's lock.
+func setMembership(obj mo.Reference, property string, list *[]types.ManagedObjectReference, ref types.ManagedObjectReference, want bool) {
 	has := simulator.FindReference(*list, ref) != nil
 	if has == want {
 		return
@@ -615,7 +617,7 @@ func setMembership(obj mo.Reference, list *[]types.ManagedObjectReference, ref t
 	} else {
 		next = withoutRef(*list, ref)
 	}
-	simulator.Map.Update(obj, []types.PropertyChange{{Name: "vm", Val: next}})
+	simulator.Map.Update(obj, []types.PropertyChange{{Name: property, Val: next}})
 }
 
 // --- merging nested vim data objects ----------------------------------------------------

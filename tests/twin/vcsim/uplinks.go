@@ -45,12 +45,9 @@ func seedUplinks() {
 		}
 		var pnics []types.PhysicalNic
 		template := map[string]types.HostVirtualSwitch{}
-		simulator.Map.WithLock(h, func() {
-			if h.Config == nil || h.Config.Network == nil {
-				return
-			}
-			pnics = append(pnics, h.Config.Network.Pnic...)
-			for _, vs := range h.Config.Network.Vswitch {
+		withHostNetwork(h, func(network *types.HostNetworkInfo) {
+			pnics = append(pnics, network.Pnic...)
+			for _, vs := range network.Vswitch {
 				template[vs.Name] = vs
 			}
 		})
@@ -70,7 +67,7 @@ func seedUplinks() {
 				}
 				vs.Pnic = bridgeKeys(vs.Spec.Bridge)
 			}
-			s.setUplinkState(vswitches, append([]types.PhysicalNic(nil), pnics...))
+			s.setUplinkState(vswitches, pnics)
 		})
 	}
 }
@@ -90,14 +87,11 @@ func bridgeKeys(bridge types.BaseHostVirtualSwitchBridge) []string {
 	return keys
 }
 
-// setUplinkState stores the vSwitches and physical NICs in networkInfo and mirrors them into the
-// host's config.network (publishNetworkInfo), as a real host reports the same switches in both.
-// Called with the network system's lock held.
+// setUplinkState stores the vSwitches and a copy of the physical NICs in networkInfo and mirrors
+// them into the host's config.network (publishNetworkInfo), as a real host reports the same
+// switches in both. Called with the network system's lock held.
 func (s *twinNetworkSystem) setUplinkState(vswitches []types.HostVirtualSwitch, pnics []types.PhysicalNic) {
-	info := *s.NetworkInfo
-	info.Vswitch = vswitches
-	info.Pnic = pnics
-	s.publishNetworkInfo(info, func(network *types.HostNetworkInfo) {
+	s.publishNetworkInfo(vswitches, func(network *types.HostNetworkInfo) {
 		network.Pnic = append([]types.PhysicalNic(nil), pnics...)
 		network.Vswitch = vswitches // copied before the port group keys are set
 	})
@@ -135,7 +129,7 @@ func (s *twinNetworkSystem) UpdateVirtualSwitch(ctx *simulator.Context, req *typ
 		vs.Mtu = req.Spec.Mtu
 	}
 	vs.Pnic = bridgeKeys(req.Spec.Bridge)
-	s.setUplinkState(vswitches, append([]types.PhysicalNic(nil), s.NetworkInfo.Pnic...))
+	s.setUplinkState(vswitches, s.NetworkInfo.Pnic)
 	body.Res = &types.UpdateVirtualSwitchResponse{}
 	return body
 }
