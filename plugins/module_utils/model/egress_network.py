@@ -119,9 +119,32 @@ def _parsed_entries(name, key, entries, parse, expected, notes):
     return parsed
 
 
+_PARSED = {}  # (name, the three annotations' texts) -> NodeNetworks: a run's checks and plans parse each node many times
+_PARSED_MOST = 20000
+
+
 def parse_node_networks(name, annotations):
-    """Parse a node's OVN-K network annotations into a NodeNetworks (never raises on bad data)."""
+    """Parse a node's OVN-K network annotations into a NodeNetworks (never raises on bad data).
+
+    The same name and annotation texts give the same NodeNetworks object (parsed once; treat it as read-only)."""
     annotations = annotations or {}
+    key = (name, annotations.get(HOST_CIDRS_ANNOTATION), annotations.get(PRIMARY_IFADDR_ANNOTATION),
+           annotations.get(SECONDARY_HOST_EGRESS_IPS_ANNOTATION))
+    try:
+        return _PARSED[key]
+    except (KeyError, TypeError):  # TypeError: an annotation value that is not text (not hashable)
+        pass
+    parsed = _parse_node_networks(name, annotations)
+    try:
+        if len(_PARSED) >= _PARSED_MOST:
+            _PARSED.clear()
+        _PARSED[key] = parsed
+    except TypeError:
+        pass
+    return parsed
+
+
+def _parse_node_networks(name, annotations):
     notes = []
 
     host_cidrs_raw = _load_json(name, annotations, HOST_CIDRS_ANNOTATION, list, notes)
@@ -183,10 +206,20 @@ def primary_subnets(node):
     return [cidr.cidr for cidr in node.primary_ifaddrs]
 
 
+_SECONDARY = {}  # id(NodeNetworks) -> (that NodeNetworks, its secondary entries): parsed nodes are shared, see _PARSED
+
+
 def _secondary_entries(node):
     """host-cidrs entries minus the primary ones, global unicast only (addresses kept)."""
-    return [cidr for cidr in node.host_cidrs
-            if not any(_same_entry(cidr, primary) for primary in node.primary_ifaddrs) and is_global_unicast(cidr.ip)]
+    cached = _SECONDARY.get(id(node))
+    if cached is not None and cached[0] is node:
+        return cached[1]
+    entries = tuple(cidr for cidr in node.host_cidrs
+                    if not any(_same_entry(cidr, primary) for primary in node.primary_ifaddrs) and is_global_unicast(cidr.ip))
+    if len(_SECONDARY) >= _PARSED_MOST:
+        _SECONDARY.clear()
+    _SECONDARY[id(node)] = (node, entries)
+    return entries
 
 
 def secondary_subnets(node):

@@ -23,6 +23,7 @@ __metaclass__ = type
 
 from ansible_collections.ocp.egressip.plugins.module_utils.clients.pyvmomi import vim  # pyVmomi on first use
 
+from ansible_collections.ocp.egressip.plugins.module_utils.clients import parallel
 from ansible_collections.ocp.egressip.plugins.module_utils.core.errors import ModuleFailure
 from ansible_collections.ocp.egressip.plugins.module_utils.core.option_specs import (
     failure_domains_argument_spec,
@@ -46,11 +47,13 @@ from ansible_collections.ocp.egressip.plugins.module_utils.clients.vcenter impor
 PREFLIGHT_KINDS = ('nodes', 'namespaces', 'pods', 'infrastructure', 'network_config', 'network_operator', 'cluster_version',
                    'egressips', 'nncps', 'nmstates', 'nns', 'tuneds', 'machinesets', 'machines')
 REQUIRED = ('nodes',)
+VCENTER_NEEDS = ('nodes', 'infrastructure')  # read before vCenter: its VMs are the Nodes', its failure domains the Infrastructure's
 
 
-def read_cluster(k8s, skip=()):
-    """The Kubernetes part of the snapshot: one list per kind; `skip` names snapshot keys not to read."""
-    kinds = [key for key in PREFLIGHT_KINDS if key not in skip]
+def read_cluster(k8s, skip=(), only=None):
+    """The Kubernetes part of the snapshot: one list per kind; `skip` names snapshot keys not to read, `only` the keys to
+    read (all of PREFLIGHT_KINDS by default)."""
+    kinds = [key for key in PREFLIGHT_KINDS if key not in skip and (only is None or key in only)]
     optional = [key for key in kinds if key not in REQUIRED]
     return kubernetes.read(k8s, kinds, optional=optional, forbidden_ok=optional)
 
@@ -192,33 +195,49 @@ def read_snapshot(module, privileges=None):
     """
     params = module.params
     skip = () if params['read_pods'] and params['objects'] else ('pods',)
-    snapshot = read_cluster(module.k8s, skip=skip)
-    snapshot['vsphere'] = None
+    reads_vcenter = bool(params.get('failure_domains') or (params['datacenter'] and params['cluster']))
+    if not reads_vcenter:
+        snapshot = read_cluster(module.k8s, skip=skip)
+        snapshot.update(vsphere=None, config=requested_config(params))
+        return snapshot
+    # the vCenter read needs the Nodes (which VMs) and the Infrastructure (failure domains): those first, then the
+    # vCenter read in a thread beside the other kinds (two servers answering at once; each client stays in one thread)
+    snapshot = read_cluster(module.k8s, only=VCENTER_NEEDS)
     if params.get('failure_domains'):
-        snapshot['vsphere'] = read_domains_vcenter(module, params, snapshot, privileges)
-    elif params['datacenter'] and params['cluster']:
+        vcenter = domains_vcenter_reader(module, params, snapshot, privileges)
+    else:
         client = module.vcenter(reason='to check vCenter (datacenter and cluster given)')
-        snapshot['vsphere'] = read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'], privileges)
-    snapshot['config'] = requested_config(params)
+
+        def vcenter():
+            return read_vcenter(client, params['datacenter'], params['cluster'], snapshot['nodes'], privileges)
+    vsphere, others = parallel.run_beside(vcenter, lambda: read_cluster(module.k8s, skip=tuple(skip) + VCENTER_NEEDS))
+    unreadable = dict(snapshot['unreadable'], **others.pop('unreadable'))
+    snapshot.update(others, unreadable=unreadable, vsphere=vsphere, config=requested_config(params))
     return snapshot
 
 
-def read_domains_vcenter(module, params, snapshot, privileges=None):
-    """With failure domains: each domain's datacenter and cluster read (one session), and the union as the snapshot's
-    ``vsphere`` (hosts, switches, VMs), with ``domains`` [{name, datacenter, cluster, portgroup, vsphere: its own read}]
-    and ``domain_findings`` (failure domains unknown or incomplete). None when no domain can be read."""
+def domains_vcenter_reader(module, params, snapshot, privileges=None):
+    """With failure domains: a function (no arguments) that reads each domain's datacenter and cluster (one session)
+    and returns the union as the snapshot's ``vsphere`` (hosts, switches, VMs), with ``domains`` [{name, datacenter,
+    cluster, portgroup, vsphere: its own read}] and ``domain_findings`` (failure domains unknown or incomplete); it
+    returns None when no domain can be read. The domains are resolved and the session opened here, before it is called."""
     defaults = {'datacenter': params['datacenter'], 'cluster': params['cluster'], 'portgroup': params['portgroup'] or {}}
     domains, findings = _failure_domains.resolve(snapshot.get('infrastructure'), params['failure_domains'], defaults)
     readable = [domain for domain in domains if domain['datacenter'] and domain['cluster']]
     if not readable:
-        return None if not findings else {'not_found': None, 'domains': [], 'domain_findings': findings, 'hosts': [], 'vms': []}
+        nothing = None if not findings else {'not_found': None, 'domains': [], 'domain_findings': findings, 'hosts': [], 'vms': []}
+        return lambda: nothing
     client = module.vcenter(reason='to check vCenter (failure domains given)')
+    return lambda: _read_domains(client, readable, findings, snapshot['nodes'], privileges)
+
+
+def _read_domains(client, readable, findings, nodes, privileges):
     merged = {'privileges': None, 'about': None, 'datacenter': None, 'cluster': None, 'not_found': None, 'hosts': [],
               'distributed_switches': [], 'opaque_networks': [], 'vms': [], 'domains': [], 'domain_findings': findings}
     seen = {'hosts': set(), 'distributed_switches': set(), 'opaque_networks': set(), 'vms': set()}
     keys = {'hosts': 'name', 'distributed_switches': 'name', 'opaque_networks': 'name', 'vms': 'moid'}
     for domain in readable:
-        read = read_vcenter(client, domain['datacenter'], domain['cluster'], snapshot['nodes'], privileges)
+        read = read_vcenter(client, domain['datacenter'], domain['cluster'], nodes, privileges)
         merged['domains'].append(dict(domain, vsphere=read))
         if read.get('not_found'):
             continue

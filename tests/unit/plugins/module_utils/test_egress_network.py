@@ -224,3 +224,17 @@ def test_over_nodes_primary_anywhere_wins():
     nodes = [node('w0', ['192.168.10.14/24', '10.20.0.11/24']),
              node('w9', ['10.20.0.9/24'], primary={'ipv4': '10.20.0.9/24'})]
     assert classify_ip_on_nodes('10.20.0.200', nodes) == (PRIMARY, IPNetwork('10.20.0.0/24'), ['w9'])
+
+
+def test_a_node_is_parsed_once_per_name_and_annotation_texts():
+    first, again = node(), node()
+    assert first is again  # a run's checks and plans share one parse
+    assert node(name='worker-1') is not first and node(host_cidrs=('192.168.10.14/24',)) is not first
+    assert node(host_cidrs=('192.168.10.14/24',)).host_cidrs == (IPNetwork('192.168.10.14/24'),)
+    assert secondary_subnets(first) is not None and classify_ip('10.20.0.200', again).network == SECONDARY
+
+
+def test_an_annotation_that_is_not_text_is_parsed_without_the_cache():
+    odd = {HOST_CIDRS_ANNOTATION: ['10.20.0.11/24'], PRIMARY_IFADDR_ANNOTATION: json.dumps({'ipv4': '192.168.10.14/24'})}
+    parsed = parse_node_networks('worker-0', odd)
+    assert parsed.host_cidrs == () and parsed.notes and parse_node_networks('worker-0', odd) is not parsed

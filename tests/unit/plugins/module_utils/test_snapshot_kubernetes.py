@@ -2,6 +2,7 @@
 request per kind, singletons picked from their list, and what a 404 / 403 means."""
 
 import json
+import threading
 import urllib.parse
 
 import pytest
@@ -82,3 +83,53 @@ def test_upgrade_check_reads_the_pools_through_the_one_reader(answer, expected):
     k8s, pool = client_with(answer)
     assert egressip_upgrade_check.read_pools(k8s) == expected
     assert paths(pool) == ['/apis/machineconfiguration.openshift.io/v1/machineconfigpools']
+
+
+class _Module(object):
+    """What read_snapshot takes from a module: its options, the Kubernetes client and the vCenter session."""
+
+    def __init__(self, k8s, **params):
+        self.k8s = k8s
+        self.params = dict({'read_pods': True, 'objects': [], 'datacenter': 'DC1', 'cluster': 'Cluster1', 'failure_domains': [],
+                            'acknowledge_unsupported': True, 'portgroup': None, 'accept_untested_nsx': False, 'network': None,
+                            'nodes': None}, **params)
+
+    def vcenter(self, reason=None):  # pylint: disable=unused-argument
+        return 'session'
+
+
+def test_preflight_reads_vcenter_beside_the_kinds_it_does_not_need():
+    """Nodes and Infrastructure are listed first (the vCenter read needs them); the other kinds are listed while the
+    vCenter read runs, and both parts land in one snapshot."""
+    kinds = [key for key in cluster.PREFLIGHT_KINDS if key != 'pods']
+    others = [key for key in kinds if key not in ('nodes', 'infrastructure')]
+    answers = [items('w0'), items('cluster')] + [FORBIDDEN if key == 'namespaces' else items('x') for key in others]
+    k8s, pool = client_with(*answers)
+    seen = {}
+
+    def read_vcenter(client, datacenter, vsphere_cluster, nodes, privileges):
+        seen.update(client=client, where=(datacenter, vsphere_cluster), nodes=nodes, listed=paths(pool)[:2])
+        for _wait in range(500):  # the other kinds are listed meanwhile (the test fails here if they wait for this read)
+            if len(pool.requests) == len(kinds):
+                break
+            threading.Event().wait(0.01)
+        seen['listed_meanwhile'] = len(pool.requests) - 2
+        return {'vms': []}
+
+    original, cluster.read_vcenter = cluster.read_vcenter, read_vcenter
+    try:
+        snapshot = cluster.read_snapshot(_Module(k8s), privileges=None)
+    finally:
+        cluster.read_vcenter = original
+    assert seen['listed'] == ['/api/v1/nodes', '/apis/config.openshift.io/v1/infrastructures']
+    assert seen['client'] == 'session' and seen['where'] == ('DC1', 'Cluster1') and seen['nodes'] == snapshot['nodes']
+    assert seen['listed_meanwhile'] == len(kinds) - 2
+    assert snapshot['vsphere'] == {'vms': []} and snapshot['infrastructure'] == {'metadata': {'name': 'cluster'}}
+    assert snapshot['unreadable'] == {'namespaces': 'HTTP 403: the credentials may not list namespaces'}
+    assert sorted(key for key in snapshot if key in kinds) == sorted(key for key in kinds if key != 'namespaces')
+
+
+def test_without_vcenter_preflight_lists_in_one_go():
+    k8s, pool = client_with(*([items('w0')] * len(cluster.PREFLIGHT_KINDS)))
+    snapshot = cluster.read_snapshot(_Module(k8s, datacenter=None, cluster=None))
+    assert snapshot['vsphere'] is None and len(pool.requests) == len(cluster.PREFLIGHT_KINDS) - 1  # no pods without objects
