@@ -101,7 +101,10 @@ def test_post_without_a_snapshot_fails(twin, enabled, files, run_playbook):
 
 
 def test_post_reports_the_moves_of_a_rolling_reboot(twin, enabled, files, run_playbook):
-    for node in WORKERS:
+    # the node that hosted the first egress IP reboots last: that IP leaves it then and nothing moves it back, so the
+    # reboot moves at least that IP whichever nodes the cluster manager has seen Ready again at each failover
+    last = enabled[sorted(enabled)[0]]
+    for node in [name for name in WORKERS if name != last] + [last]:
         set_ready(twin, node, False)
         twin.wait_for(lambda node=node: node not in reads.assignments(twin).values() and len(reads.assignments(twin)) == 2, timeout=30,
                       what='the egress IPs of rebooting %s to fail over' % node)
