@@ -194,3 +194,21 @@ def _schedule_rank(item):
 
 def pytest_collection_modifyitems(session, config, items):  # pylint: disable=unused-argument
     items.sort(key=_schedule_rank)  # stable: the order inside each file stays
+
+
+# seconds per test file (setup, call and teardown of its tests: its time on the one worker that runs it), for the summary
+_FILE_SECONDS = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split('::', 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + (report.duration or 0.0)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The longest files of this run, to keep _LONGEST_FIRST in step with what CI measures."""
+    if len(_FILE_SECONDS) < 2:
+        return
+    terminalreporter.write_sep('-', 'the 15 longest test files, seconds on their worker (_LONGEST_FIRST in tests/conftest.py)')
+    for path, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1])[:15]:
+        terminalreporter.write_line('%7.1f  %s' % (seconds, path))
