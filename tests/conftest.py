@@ -9,15 +9,20 @@
 - `run_playbook(playbook, extra_vars=None, check=False, diff=False, env=None)`: runs
   ansible-playbook with this collection on the collections path; returns a `PlaybookRun`.
 - `closed_port` (unit tests too): a TCP port on 127.0.0.1 that nothing listens on, for "cannot reach" cases.
+
+OCP_EGRESSIP_TEST_RUN_LOG=<file> appends one JSON line per module and playbook run: the test, what ran, check mode, wall
+seconds and CPU seconds (the run's process and everything it waited for).
 """
 
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -29,6 +34,9 @@ COLLECTION_LINK = os.path.join(COLLECTIONS_DIR, 'ansible_collections', 'ocp', 'e
 # of a module run's CPU is zipimport compiling source); OCP_EGRESSIP_TEST_ZIP_PYCACHE=off turns it off.
 HARNESS_DIR = os.path.join(TESTS_DIR, 'harness')
 ZIP_PYCACHE = os.path.join(REPO_ROOT, '.cache', 'zip-pycache')
+# tests/harness/ansiballz_cache.py: the module_utils each module's payload carries, kept across ansible-playbook runs
+# (building them is half a second of CPU per module and run); OCP_EGRESSIP_TEST_ANSIBALLZ_CACHE=off turns it off.
+ANSIBALLZ_CACHE = os.path.join(REPO_ROOT, '.cache', 'ansiballz')
 
 # The collection is imported as ansible_collections.ocp.egressip (a link to the repo root made
 # here and by scripts/bootstrap.sh); the twin is the package `twin` under tests/.
@@ -95,13 +103,29 @@ def _environment(request, env):
     merged.pop('KUBECONFIG', None)
     merged.update({'ANSIBLE_COLLECTIONS_PATH': COLLECTIONS_DIR, 'PYTHONPATH': COLLECTIONS_DIR,
                    'ANSIBLE_NOCOLOR': '1', 'ANSIBLE_FORCE_COLOR': '0'})
-    zip_pycache = merged.get('OCP_EGRESSIP_TEST_ZIP_PYCACHE', ZIP_PYCACHE)
-    if zip_pycache != 'off':
-        merged.update({'PYTHONPATH': os.pathsep.join((COLLECTIONS_DIR, HARNESS_DIR)), 'OCP_EGRESSIP_TEST_ZIP_PYCACHE': zip_pycache})
+    # the harness caches (each OCP_EGRESSIP_TEST_... variable =off turns its cache off)
+    for variable, default in (('OCP_EGRESSIP_TEST_ZIP_PYCACHE', ZIP_PYCACHE), ('OCP_EGRESSIP_TEST_ANSIBALLZ_CACHE', ANSIBALLZ_CACHE)):
+        if merged.get(variable, default) == 'off':
+            merged.pop(variable, None)
+        else:
+            merged.update({'PYTHONPATH': os.pathsep.join((COLLECTIONS_DIR, HARNESS_DIR)), variable: merged.get(variable, default)})
     if 'twin' in request.fixturenames or env is None:
         merged.update(request.getfixturevalue('twin').env)
     merged.update(env or {})
     return {key: str(value) for key, value in merged.items() if value is not None}
+
+
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _log_run(request, kind, what, started, cpu, check):
+    log = os.environ.get('OCP_EGRESSIP_TEST_RUN_LOG')
+    if log:
+        with open(log, 'a') as handle:
+            handle.write(json.dumps({'test': request.node.nodeid, 'kind': kind, 'what': what, 'check': check,
+                                     'wall': round(time.monotonic() - started, 2), 'cpu': round(_children_cpu() - cpu, 2)}) + '\n')
 
 
 @pytest.fixture
@@ -110,8 +134,10 @@ def run_module(request, tmp_path):
         module_args = dict(args, _ansible_check_mode=check, _ansible_diff=diff, _ansible_no_log=False)
         args_file = tmp_path / ('%s-args.json' % name)
         args_file.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': module_args}))
+        started, cpu = time.monotonic(), _children_cpu()
         proc = subprocess.run([sys.executable, '-m', 'ansible_collections.ocp.egressip.plugins.modules.%s' % name, str(args_file)],
                               env=_environment(request, env), capture_output=True, text=True, timeout=600, check=False)
+        _log_run(request, 'module', name, started, cpu, check)
         try:
             result = json.loads(proc.stdout)
         except ValueError:
@@ -159,7 +185,9 @@ def run_playbook(request):
         for extra in ([extra_vars] if isinstance(extra_vars, (dict, str)) else extra_vars or []):
             argv += ['-e', json.dumps(extra) if isinstance(extra, dict) else extra]
         argv += (['--check'] if check else []) + (['--diff'] if diff else []) + list(extra_args)
+        started, cpu = time.monotonic(), _children_cpu()
         proc = subprocess.run(argv, env=_environment(request, env), capture_output=True, text=True, timeout=1200, check=False, cwd=REPO_ROOT)
+        _log_run(request, 'playbook', os.path.relpath(playbook, REPO_ROOT), started, cpu, check)
         return PlaybookRun(proc)
     return run
 

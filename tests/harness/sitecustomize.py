@@ -60,3 +60,8 @@ def compile_source(pathname, source):
 
 if CACHE and ORIGINAL is not None:
     zipimport._compile_source = compile_source  # pylint: disable=protected-access
+
+if os.environ.get('OCP_EGRESSIP_TEST_ANSIBALLZ_CACHE'):
+    # ansiballz_cache.py: the module_utils of each module's payload, kept across ansible-playbook runs
+    import ansiballz_cache  # pylint: disable=import-error
+    ansiballz_cache.activate()
