@@ -9,12 +9,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-try:
-    from importlib.metadata import version as _distribution_version, PackageNotFoundError
-except ImportError:  # Python < 3.8 has no importlib.metadata; versions are then reported as unknown
-    _distribution_version = None
-    PackageNotFoundError = Exception
-
 from ansible_collections.ocp.egressip.plugins.module_utils.core.findings import errors, failure_message
 
 
@@ -61,14 +55,18 @@ class Refused(Exception):
 
 def library_versions(*distributions):
     """``{'<name>_version': '<version>'}`` for each Python distribution, like amazon.aws fail_json_aws."""
+    try:   # imported here, on a failure: importlib.metadata takes about 35 ms to import, a tenth of a module start
+        from importlib.metadata import version as distribution_version, PackageNotFoundError  # pylint: disable=import-outside-toplevel
+    except ImportError:  # Python < 3.8 has no importlib.metadata; versions are then reported as unknown
+        distribution_version, PackageNotFoundError = None, Exception  # pylint: disable=invalid-name
     versions = {}
     for name in distributions:
         key = '%s_version' % name.lower().replace('-', '_')
-        if _distribution_version is None:
+        if distribution_version is None:
             versions[key] = 'unknown'
             continue
         try:
-            versions[key] = _distribution_version(name)
+            versions[key] = distribution_version(name)
         except PackageNotFoundError:
             versions[key] = 'not installed'
     return versions
