@@ -30,12 +30,32 @@ quiet_pip() {
   # pip's install chatter is left out of the matrix's output
   grep -v -E "^(Looking in|WARNING: Location 'file:|Collecting|  Downloading|     .*eta|Installing collected|Successfully installed|Requirement already)" || true
 }
+cpu_of_children() {
+  # children_cpu: CPU seconds (user + system) of the processes this shell has waited for so far (fields 16 and 17 of
+  # its stat; a function, not a $(...), which would read its own subshell's)
+  local stat
+  read -r -a stat <"/proc/$BASHPID/stat"
+  children_cpu=$(((stat[15] + stat[16]) / $(getconf CLK_TCK)))
+}
+timed() {
+  # timed PART COMMAND...: runs the command, then notes its wall and CPU seconds in PART.time (printed after pytest's
+  # output: what the checks beside pytest cost on CI's 2 cores)
+  local part=$1 started=$SECONDS cpu status
+  shift
+  cpu_of_children
+  cpu=$children_cpu
+  "$@"
+  status=$?
+  cpu_of_children
+  echo "$((SECONDS - started)) s, $((children_cpu - cpu)) s of CPU" >"$background_dir/$part.time"
+  return "$status"
+}
 checks() {
   # each part's exit status goes to a file; a failing part does not stop the next
   set +e
-  bash scripts/sanity.sh >"$background_dir/sanity.log" 2>&1
+  timed sanity bash scripts/sanity.sh >"$background_dir/sanity.log" 2>&1
   echo $? >"$background_dir/sanity.rc"
-  bash scripts/lint.sh >"$background_dir/lint.log" 2>&1
+  timed lint bash scripts/lint.sh >"$background_dir/lint.log" 2>&1
   echo $? >"$background_dir/lint.rc"
   if [ "${SKIP_MATRIX:-0}" != 1 ]; then
     # On the other releases only the sanity tests whose verdict depends on the release (the module documentation schema,
@@ -43,13 +63,13 @@ checks() {
     # give the same verdict on every release and run once, in the main sanity run above. MATRIX_SANITY_TESTS="" runs all.
     # shellcheck disable=SC2086 # one argument per release
     MATRIX_UNIT=0 SANITY_RELEASES="$matrix_sanity_releases" MATRIX_SANITY_TESTS="${MATRIX_SANITY_TESTS-validate-modules ansible-doc compile import}" \
-      bash scripts/matrix.sh --sanity $matrix_sanity_releases 2>&1 \
+      timed matrix-sanity bash scripts/matrix.sh --sanity $matrix_sanity_releases 2>&1 \
       | quiet_pip >"$background_dir/matrix-sanity.log"
     echo "${PIPESTATUS[0]}" >"$background_dir/matrix-sanity.rc"
     # The unit tests on every other ansible-core release of the support matrix (the main run is 2.19, the release the
     # integration tests use). MATRIX_CI_RELEASES narrows the releases, SKIP_MATRIX=1 leaves the matrix out.
     # shellcheck disable=SC2086 # one argument per release
-    bash scripts/matrix.sh $matrix_releases 2>&1 | quiet_pip >"$background_dir/matrix-unit.log"
+    timed matrix-unit bash scripts/matrix.sh $matrix_releases 2>&1 | quiet_pip >"$background_dir/matrix-unit.log"
     echo "${PIPESTATUS[0]}" >"$background_dir/matrix-unit.rc"
   fi
   set -e
@@ -78,14 +98,15 @@ if [ "$#" -eq 0 ]; then
       matrix-unit) echo "==> version matrix: unit tests on ansible-core $matrix_releases" ;;
     esac
     grep -v "^WARNING: Location 'file:" "$background_dir/$part.log" || true
+    [ -f "$background_dir/$part.time" ] && echo "($part: $(cat "$background_dir/$part.time"))"
     part_status=$(cat "$background_dir/$part.rc")
     [ "$part_status" -eq 0 ] || status=$part_status
   done
 fi
 rm -rf "$background_dir"
 if [ "$status" -ne 0 ]; then
-  echo "==> FAILED (exit $status, ${SECONDS} s)"
+  echo "==> FAILED (exit $status, ${SECONDS} s, $children_cpu s of CPU)"
 else
-  echo "==> all tests passed (${SECONDS} s)"
+  echo "==> all tests passed (${SECONDS} s, $children_cpu s of CPU)"
 fi
 exit "$status"
