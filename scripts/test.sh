@@ -104,6 +104,7 @@ if [ "$#" -eq 0 ]; then
   done
 fi
 rm -rf "$background_dir"
+cpu_of_children
 if [ "$status" -ne 0 ]; then
   echo "==> FAILED (exit $status, ${SECONDS} s, $children_cpu s of CPU)"
 else
