@@ -325,7 +325,8 @@ findings:
   sample: [{id: node_policy_orphaned, severity: warning, message: "...", remedy: "...", docs: docs/runbook.md#node_policy_orphaned, objects: []}]
 diff:
   description: Managed parts of the policies before and after, keyed by policy name; a replaced hand-made policy is in
-    C(before) only.
+    C(before) only. C(after) is what the run wrote in the end - a claim re-allocated after losing its address to another
+    writer shows its new address, a policy another writer created at the same time shows that writer's allocation.
   returned: when diff mode is on
   type: dict
   sample: {before: {}, after: {egressip-ocp1-worker-0: {spec: {}}}}
@@ -489,6 +490,7 @@ def present(module, result):
         result['updated'] = sorted(set(result['updated']) | (set(written) - set(result['created'])))
         result['allocations'] = plan['allocations']
         result['changed'] = bool(plan['create'] or result['updated'])
+        result['diff']['after'] = nn.to_json(plan['after'])   # a claim re-allocated shows its new address
     if not module.check_mode and params['wait']:
         nodes_by_policy = dict((item['policy'], item['node']) for item in plan['allocations'])
         if result['changed'] or any(item['status'] != nn.AVAILABLE for item in plan['allocations']):
@@ -499,8 +501,11 @@ def present(module, result):
                 raise Refused(findings, written=_written(result))
             if plan.get('taken'):
                 # the other writer may have re-allocated the policy it created while this run waited for it
-                claims.record_final_allocations(plan, kube.list_objects(module.k8s, kube.NNCPS))
+                listed = kube.list_objects(module.k8s, kube.NNCPS)
+                claims.record_final_allocations(plan, listed)
+                claims.record_final_views(plan, listed, plan['taken'])
                 result['allocations'] = plan['allocations']
+                result['diff']['after'] = nn.to_json(plan['after'])
     if params['replace_hand_made']:
         replace_hand_made(module, result, plan, snapshot)
 

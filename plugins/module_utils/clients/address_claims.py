@@ -166,6 +166,8 @@ def _replan(module, entries, networks, metrics, snapshot, plan, policies, losers
     moved = dict((item['node'], item) for item, result in zip(replan['allocations'], results) if result is not CHANGED_MEANWHILE)
     patched = [body['metadata']['name'] for body, result in zip(replan['create'], results) if result is not CHANGED_MEANWHILE]
     plan['allocations'] = [moved.get(item['node'], item) for item in plan['allocations']]
+    # what the diff shows: the claims as re-allocated, not as first planned
+    plan.setdefault('after', {}).update((name, replan['after'][name]) for name in patched if name in replan.get('after', {}))
     module.warn('Another writer claimed the same node address(es) at the same time: %s re-allocated (%s).'
                 % (', '.join(losers), ', '.join('%s %s' % (item['node'], item['address']) for item in moved.values())))
     return patched
@@ -207,6 +209,15 @@ def record_final_allocations(plan, policies):
         if held and item['policy'] in plan.get('taken', []) + plan['reclaim'] + [entry['metadata']['name'] for entry in plan['create']]:
             item['address'] = held['addresses'].get(4) or held['addresses'].get(6)
             item['ipv6_address'] = held['addresses'].get(6) if 4 in held['addresses'] else None
+
+
+def record_final_views(plan, policies, names):
+    """plan['after'] (what the diff shows) of the policies `names` as `policies` lists them once settled: a policy another
+    writer created at the same time keeps that writer's allocation, not the one this run planned."""
+    listed = dict((item['metadata']['name'], item) for item in policies)
+    for name in names:
+        if name in listed and name in plan.get('after', {}):
+            plan['after'][name] = nn.owned_view(listed[name], plan['after'][name])
 
 
 def _written_names(names):

@@ -249,3 +249,41 @@ def test_a_claim_another_writer_activated_during_the_last_activation_is_not_refu
                                                 jitter=lambda: 0.0)
     assert written == [] and lists == []
     assert plan['allocations'][0]['address'] == '10.20.0.10/24'
+
+
+def view(item):
+    """What node_nic_address's diff shows of a policy: its owned part, unparked (as _add_write plans it)."""
+    desired = nn.desired_policy(*item)
+    return nn.owned_view(desired, desired)
+
+
+def test_the_diff_shows_a_re_allocated_claim_at_its_new_address(monkeypatch):
+    """A claim lost to another writer is re-allocated: the diff's after is the new address, not the first plan's."""
+    first = ('w-0', 'w-0', MAC, {4: '10.20.0.10/24'}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
+    second = ('w-0', 'w-0', MAC, {4: '10.20.0.11/24'}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
+    ours = policy('w-0', '10.20.0.10/24', '2026-12-01T20:00:01Z')
+    active = policy('w-1', '10.20.0.10/24', '2026-12-01T20:00:00Z', parked=False)
+    moved = policy('w-0', '10.20.0.11/24', '2026-12-01T20:00:01Z')
+    lists = [[ours, active], [ours, active], [moved, active]]
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: lists.pop(0))
+    monkeypatch.setattr(kube, 'json_patch', lambda k8s, kind, name, body, check: {})
+    replan = {'create': [moved], 'findings': [], 'after': {'egressip-w-0': view(second)},
+              'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.11/24'}]}
+    monkeypatch.setattr(module_under_test.na, 'plan_nic_addresses', lambda *args, **kwargs: replan)
+    plan = {'create': [ours], 'reclaim': [], 'after': {'egressip-w-0': view(first)},
+            'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
+    module_under_test.claim_addresses(FakeModule(), [{'node': 'w-0', 'mac': MAC}], None, {4: 200}, {'nncps': []}, plan, attempts=1,
+                                      clock=Clock(), jitter=lambda: 0.0)
+    assert plan['after'] == {'egressip-w-0': view(second)}
+    assert plan['after'] != {'egressip-w-0': view(first)}, 'the two addresses make two views'
+
+
+def test_the_diff_of_a_policy_another_writer_created_first_shows_that_writers_allocation():
+    planned = ('w-0', 'w-0', MAC, {4: '10.20.0.10/24'}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
+    kept = ('w-0', 'w-0', MAC, {4: '10.20.0.12/24'}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
+    theirs = policy('w-0', '10.20.0.12/24', '2026-12-01T20:00:00Z', parked=False)
+    theirs['status'] = {'conditions': [{'type': 'Available', 'status': 'True'}]}
+    plan = {'after': {'egressip-w-0': view(planned), 'egressip-w-1': {'metadata': {}}}}
+    module_under_test.record_final_views(plan, [theirs], ['egressip-w-0'])
+    assert plan['after']['egressip-w-0'] == view(kept), 'the owned part as listed: no status, the kept address'
+    assert plan['after']['egressip-w-1'] == {'metadata': {}}, 'a policy not named is left as planned'
