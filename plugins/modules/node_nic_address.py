@@ -326,7 +326,8 @@ findings:
 diff:
   description: Managed parts of the policies before and after, keyed by policy name; a replaced hand-made policy is in
     C(before) only. C(after) is what the run wrote in the end - a claim re-allocated after losing its address to another
-    writer shows its new address, a policy another writer created at the same time shows that writer's allocation.
+    writer shows its new address, a policy another writer created at the same time shows that writer's allocation (as
+    listed once the claims settled, again after the wait with O(wait=true), as it will be once active).
   returned: when diff mode is on
   type: dict
   sample: {before: {}, after: {egressip-ocp1-worker-0: {spec: {}}}}

@@ -139,6 +139,7 @@ def claim_addresses(module, entries, networks, metrics, snapshot, plan, attempts
             'attempts.' % (', '.join(changing), attempts), objects=[{'kind': nn.POLICY_KIND, 'name': name} for name in changing])],
             written=_written_names(created))
     record_final_allocations(plan, policies)
+    record_final_views(plan, policies, plan.get('taken', []))
     return sorted(written)
 
 
@@ -213,11 +214,12 @@ def record_final_allocations(plan, policies):
 
 def record_final_views(plan, policies, names):
     """plan['after'] (what the diff shows) of the policies `names` as `policies` lists them once settled: a policy another
-    writer created at the same time keeps that writer's allocation, not the one this run planned."""
+    writer created at the same time keeps that writer's allocation, not the one this run planned. One that writer has
+    not activated yet shows as it will be once active (without the parking selector, which is no part of the allocation)."""
     listed = dict((item['metadata']['name'], item) for item in policies)
     for name in names:
         if name in listed and name in plan.get('after', {}):
-            plan['after'][name] = nn.owned_view(listed[name], plan['after'][name])
+            plan['after'][name] = nn.owned_view(nn.unparked(listed[name]), plan['after'][name])
 
 
 def _written_names(names):

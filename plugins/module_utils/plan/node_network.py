@@ -161,6 +161,13 @@ def parked(policy):
     return result
 
 
+def unparked(policy):
+    """The policy as it is once activated: `parked` undone."""
+    result = copy.deepcopy(policy)
+    ((result.get('spec') or {}).get('nodeSelector') or {}).pop(CLAIM_SELECTOR_KEY, None)
+    return result
+
+
 def activation_patch():
     return {'spec': {'nodeSelector': {CLAIM_SELECTOR_KEY: None}}}
 

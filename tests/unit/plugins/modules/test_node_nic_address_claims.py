@@ -287,3 +287,20 @@ def test_the_diff_of_a_policy_another_writer_created_first_shows_that_writers_al
     module_under_test.record_final_views(plan, [theirs], ['egressip-w-0'])
     assert plan['after']['egressip-w-0'] == view(kept), 'the owned part as listed: no status, the kept address'
     assert plan['after']['egressip-w-1'] == {'metadata': {}}, 'a policy not named is left as planned'
+
+
+def test_the_diff_of_a_policy_another_writer_created_first_is_its_allocation_without_waiting(monkeypatch):
+    """With wait=false the module reads no more after claim_addresses: the claims' last list already gives the diff the
+    other writer's allocation; not activated yet, it shows as it will be once active, not with the parking selector."""
+    planned = ('w-0', 'w-0', MAC, {4: '10.20.0.10/24'}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
+    kept = ('w-0', 'w-0', MAC, {4: '10.20.0.12/24'}, {4: '10.20.0.1'}, 200, 'egressip0', 'ens224')
+    theirs = policy('w-0', '10.20.0.12/24', '2026-12-01T20:00:00Z', parked=True)
+    monkeypatch.setattr(kube, 'list_objects', lambda k8s, kind: [theirs])
+    plan = {'create': [], 'reclaim': [], 'taken': ['egressip-w-0'], 'after': {'egressip-w-0': view(planned)},
+            'allocations': [{'node': 'w-0', 'policy': 'egressip-w-0', 'address': '10.20.0.10/24'}]}
+    written = module_under_test.claim_addresses(FakeModule(), [], None, {}, {'nncps': []}, plan, attempts=0, clock=Clock(),
+                                                jitter=lambda: 0.0)
+    assert written == [], "another writer's claim is neither re-allocated nor activated by this run"
+    assert plan['allocations'][0]['address'] == '10.20.0.12/24'
+    assert plan['after']['egressip-w-0'] == view(kept), 'the diff agrees with allocations'
+    assert nn.is_parked(theirs), 'the listed policy itself is left as listed'
