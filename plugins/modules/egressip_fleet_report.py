@@ -29,7 +29,11 @@ description:
     variable, a credential) reaches a file. Failure messages are shortened, and a value after a word such as C(password),
     C(token) or C(secret), and the user information of a URL, are replaced by C([redacted]).
   - A report file is only rewritten (and the task only C(changed)) when its text changed other than in its time stamps,
-    so the same input twice changes nothing. One run at a time per O(dest) - a run removes the records of the others.
+    so the same input twice changes nothing.
+  - One run at a time per O(dest). A run removes the record directories of other runs, except those of a run whose
+    ansible-playbook process still runs on this controller (a run ID the module derived, see O(run_id)) - those stay, with
+    a warning, because the report files are shared and hold whichever run wrote last. Nothing tells whether a run with a
+    given O(run_id) still runs, so its records go when another run records; give runs that overlap their own O(dest).
 options:
   dest:
     description: Directory of the fleet report files; created when missing. Give every host of a run the same one.
@@ -142,7 +146,16 @@ removed_runs:
   type: list
   elements: str
   sample: []
+kept_runs:
+  description: The record directories of other runs that were kept because their ansible-playbook process still runs on this
+    controller (a warning says so).
+  returned: always
+  type: list
+  elements: str
+  sample: [ansible-playbook-4250-8812399]
 '''
+
+import re
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -167,6 +180,15 @@ def run_id(module):
                              '(a controller without /proc, or not run by ansible-playbook). Fix: set run_id (fleet_report_run_id in '
                              'the role) to one value every host of the run shares, such as awx_job_id in AAP.')
     return 'ansible-playbook-%s-%s' % (owner['pid'], owner['start'])
+
+
+PROCESS_RUN = re.compile(r'^ansible-playbook-(\d+)-(\d+)$')
+
+
+def still_running(run):
+    """Whether `run` is a run ID this module derived (run_id) whose ansible-playbook process still runs on this controller."""
+    match = PROCESS_RUN.match(run)
+    return bool(match) and _lease.owner_alive({'pid': match.group(1), 'start': match.group(2)})
 
 
 def main():
@@ -196,11 +218,14 @@ def main():
     template = _report_files.read_template(module, 'egressip_fleet_report')
     try:
         result = _fleet_files.update(module, params['dest'], run, params['cluster'], row, params['clusters'], params['formats'],
-                                     template, params['mode'])
+                                     template, params['mode'], running=still_running)
     except Exception as exc:  # pylint: disable=broad-except  # a user's html_template that Jinja2 cannot render
         if template is None:
             raise
         module.fail_json(msg='egressip_fleet_report: html_template=%s cannot be rendered: %s' % (params['html_template'], exc))
+    for other in result['kept_runs']:
+        module.warn('Another ansible-playbook run (%s) still records into dest=%s: its records are kept, and the report files '
+                    'hold whichever run wrote last. Fix: give runs that overlap their own dest (fleet_report_dir).' % (other, params['dest']))
     diffs = result.pop('diffs')
     output = dict(result, run_id=run, verdict=result['row']['verdict'])
     output.pop('record_written')

@@ -9,9 +9,9 @@ Layout under ``dest``::
     .fleet/<run_id>/<cluster>.json   the row of one cluster in one run (fleet.row), written atomically
     fleet_report.json / .md / .html  the report of the run, from all records of that run
 
-``update(module, ...)`` stores the cluster's row, then under the lock removes the record directories of other runs and
-rewrites the report files whose text changed (texts that differ only in their time stamps are kept as they are, so the
-same input twice changes nothing). In check mode nothing is written, created or removed: the report is built from the
+``update(module, ...)`` stores the cluster's row, then under the lock removes the record directories of other runs (but
+those the caller says still run) and rewrites the report files whose text changed (texts that differ only in their time
+stamps are kept as they are, so the same input twice changes nothing). In check mode nothing is written, created or removed: the report is built from the
 records on disk and the new row, and compared. Private module_util: no API promise outside this collection.
 """
 
@@ -167,18 +167,21 @@ def write_contents(module, dest, report, texts, formats, template, mode):
     return paths, changed, diffs
 
 
-def update(module, dest, run_id, cluster, row, clusters=None, formats=('json', 'markdown', 'html'), template=None, mode='0644'):
-    """Store the cluster's row of this run and rebuild the report; the module's result (without `changed` of the records)."""
+def update(module, dest, run_id, cluster, row, clusters=None, formats=('json', 'markdown', 'html'), template=None, mode='0644',
+           running=None):
+    """Store the cluster's row of this run and rebuild the report; the module's result (without `changed` of the records).
+
+    `running(run_id)` says whether another run still records into dest: its records are kept (kept_runs), not removed."""
     problem = _files.dest_problem(dest)
     if problem:
         module.fail_json(msg='dest=%s cannot hold the fleet report: %s. Fix: give a writable directory (fleet_report_dir, else '
                              'egressip_report_dir); it is created when missing.' % (dest, problem))
     try:
         if module.check_mode:
-            return _update(module, dest, run_id, cluster, row, clusters, formats, template, mode)
+            return _update(module, dest, run_id, cluster, row, clusters, formats, template, mode, running)
         _makedirs(dest)
         with locked(dest):
-            return _update(module, dest, run_id, cluster, row, clusters, formats, template, mode)
+            return _update(module, dest, run_id, cluster, row, clusters, formats, template, mode, running)
     except (IOError, OSError) as exc:
         if getattr(exc, 'errno', None) not in (errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EROFS, errno.ENOENT, errno.ENOTDIR):
             raise
@@ -186,17 +189,19 @@ def update(module, dest, run_id, cluster, row, clusters=None, formats=('json', '
                              'egressip_report_dir).' % (dest, exc.strerror or exc, getattr(exc, 'filename', None) or dest))
 
 
-def _update(module, dest, run_id, cluster, row, clusters, formats, template, mode):
+def _update(module, dest, run_id, cluster, row, clusters, formats, template, mode, running):
     rows = read_rows(dest, run_id)
     record_written = store_row(module, dest, run_id, cluster, row, rows.get(cluster))
     if not record_written:
         row = rows[cluster]
     rows[cluster] = row
-    removed = old_runs(dest, run_id)
+    others = old_runs(dest, run_id)
+    kept = [name for name in others if running and running(name)]
+    removed = [name for name in others if name not in kept]
     if not module.check_mode:
         for name in removed:
             shutil.rmtree(os.path.join(dest, RECORDS, name), ignore_errors=True)
     report = _fleet.build(rows.values(), clusters)
     paths, changed, diffs = write_contents(module, dest, report, contents(report, formats, template), formats, template, mode)
-    return {'changed': changed, 'report': report, 'row': row, 'paths': paths, 'diffs': diffs, 'removed_runs': removed,
+    return {'changed': changed, 'report': report, 'row': row, 'paths': paths, 'diffs': diffs, 'removed_runs': removed, 'kept_runs': kept,
             'record': os.path.join(dest, RECORDS, run_id, cluster + '.json'), 'record_written': record_written}

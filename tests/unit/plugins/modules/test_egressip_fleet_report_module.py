@@ -27,9 +27,9 @@ def verify(errors=()):
         'summary': {'ok': not errors, 'egress_ips': 2, 'assigned': 2, 'healthy': 2 - len(errors), 'blackholed': len(errors)}}
 
 
-def update(dest, cluster, record, run_id='run-1', check_mode=False, time_stamp=T1, clusters=ALL):
+def update(dest, cluster, record, run_id='run-1', check_mode=False, time_stamp=T1, clusters=ALL, running=None):
     row = fleet.row(cluster, record, time_stamp)
-    return fleet_files.update(FakeModule(check_mode), str(dest), run_id, cluster, row, clusters)
+    return fleet_files.update(FakeModule(check_mode), str(dest), run_id, cluster, row, clusters, running=running)
 
 
 def tree(dest):
@@ -170,3 +170,46 @@ def test_the_module_derives_no_run_id_outside_ansible_playbook_and_refuses_bad_o
     bad = run_module('egressip_fleet_report', {'dest': dest, 'cluster': 'a', 'run_id': 'r1', 'record': record,
                                                'html_template': str(template)}, env={})
     assert bad.get('failed') and 'html_template=%s cannot be rendered' % template in bad['msg']
+
+
+def test_the_records_of_a_run_that_still_runs_are_kept(tmp_path):
+    """Two runs into one dest at once: the records of the one still running stay (its report would lose its clusters),
+    those of a run that ended go."""
+    dest = tmp_path / 'reports'
+    asked = []
+
+    def running(name):
+        asked.append(name)
+        return name == 'run-live'
+    update(dest, 'cluster-a', {'verify': verify()}, run_id='run-live')
+    update(dest, 'cluster-a', {'verify': verify()}, run_id='run-ended', running=running)
+    del asked[:]
+    result = update(dest, 'cluster-b', {'verify': verify()}, run_id='run-new', time_stamp=T2, running=running)
+    assert sorted(asked) == ['run-ended', 'run-live'], 'only the other runs are asked about'
+    assert result['kept_runs'] == ['run-live'] and result['removed_runs'] == ['run-ended']
+    assert (dest / '.fleet' / 'run-live' / 'cluster-a.json').exists() and not (dest / '.fleet' / 'run-ended').exists()
+    assert [item['inventory'] for item in result['report']['clusters']] == ['cluster-b'], 'the report is of this run only'
+
+
+def test_a_derived_run_id_is_running_while_its_process_with_that_start_time_lives():
+    from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
+    from ansible_collections.ocp.egressip.plugins.modules import egressip_fleet_report as module
+    me = lease._stat(os.getpid())  # pylint: disable=protected-access
+    assert module.still_running('ansible-playbook-%d-%s' % (os.getpid(), me[3]))
+    assert not module.still_running('ansible-playbook-%d-%d' % (os.getpid(), int(me[3]) + 1)), 'a reused pid is another process'
+    assert not module.still_running('ansible-playbook-999999999-1'), 'a process that is gone'
+    assert not module.still_running('4242'), 'a job ID (AAP) or a name given by hand tells nothing'
+
+
+def test_the_module_keeps_a_live_runs_records_and_warns(run_module, tmp_path):
+    from ansible_collections.ocp.egressip.plugins.module_utils.clients import lease
+    dest = str(tmp_path / 'reports')
+    live = 'ansible-playbook-%d-%s' % (os.getpid(), lease._stat(os.getpid())[3])  # pylint: disable=protected-access
+    record = {'playbook': 'verify', 'verify': verify(), 'time': T1}
+    for run in (live, 'ended'):
+        run_module('egressip_fleet_report', {'dest': dest, 'cluster': 'a', 'run_id': run, 'record': record}, env={})
+    result = run_module('egressip_fleet_report', {'dest': dest, 'cluster': 'b', 'run_id': 'new', 'record': record}, env={})
+    assert result['kept_runs'] == [live] and result['removed_runs'] == ['ended']
+    texts = [item if isinstance(item, str) else (item.get('event') or {}).get('msg', '') for item in result.get('warnings') or []]
+    assert [text.startswith('Another ansible-playbook run (%s) still records into dest=%s' % (live, dest)) for text in texts] == [True]
+    assert sorted(os.listdir(os.path.join(dest, '.fleet'))) == [live, 'lock', 'new']
