@@ -296,11 +296,13 @@ def _held(value):
 
 
 def drill_step_rows(report):
+    """The steps' table. Capitals mark what went wrong: a prediction that did not hold (NO), a failback (YES: OVN-K has
+    none, so an IP that moved back is a finding)."""
     rows = []
     for index, row in enumerate(report.get('step_summaries') or [], 1):
         rows.append((index, row['node'], row['trigger'], row['egress_ips_before'], row['moved'], seconds(row['reassigned_seconds']),
                      seconds(row['wire_seconds']), _held(row['prediction_held']),
-                     'yes' if row['blackhole_detected'] else '-', 'NO' if not row['failback'] else 'YES'))
+                     'yes' if row['blackhole_detected'] else '-', 'YES' if row['failback'] else 'no'))
     return table(['#', 'Node', 'Trigger', 'IPs on node', 'IPs moved', 'Reassigned after', 'Wire back after', 'Prediction held',
                   'Blackhole detected', 'Failback'], rows)
 

@@ -81,13 +81,21 @@ def test_drill_markdown_has_steps_timings_cordon_failback_and_final_state():
                            'final': verify_report(), 'settings': {'poll_interval': 0.5}})
     text = report.render_markdown(data)
     assert text.startswith('# EgressIP failover drill\n\n**Result: PASSED** - 2 step(s) on w0, w1, 2 egress IP move(s); slowest reassignment 2.50 s')
-    assert '| 1 | w0 | unlabel | 1 | 1 | 1.00 s | 2.00 s | yes | - | NO |' in text
-    assert '| 2 | w1 | disconnect_nic | 1 | 1 | 2.50 s | 4.00 s | - | yes | NO |' in text
+    assert '| 1 | w0 | unlabel | 1 | 1 | 1.00 s | 2.00 s | yes | - | no |' in text, 'no failback: as expected, not in capitals'
+    assert '| 2 | w1 | disconnect_nic | 1 | 1 | 2.50 s | 4.00 s | - | yes | no |' in text
     assert 'OVN-Kubernetes does not notice a disconnected secondary vNIC: payments 10.20.0.200 stayed on w1' in text
     assert 'Verify detected the blackhole and removed the label of w1 (the times below run from that label removal).' in text
     assert 'no egress IP moved back (no failback)' in text
     assert 'Node w0 was cordoned (spec.unschedulable) and watched for 2.00 s: no egress IP moved' in text
     assert '## Final state' in text and '```mermaid' in text
+
+
+def test_drill_markdown_marks_a_failback_as_what_went_wrong():
+    data = drill.assemble({'trigger': 'unlabel', 'steps': [step('w0', 1.0, failback=True)], 'final': verify_report(),
+                           'settings': {'poll_interval': 0.5}})
+    text = report.render_markdown(data)
+    assert '| 1 | w0 | unlabel | 1 | 1 | 1.00 s | 2.00 s | yes | - | YES |' in text
+    assert '; failback OBSERVED.' in text.split('\n')[2]
 
 
 def test_unknown_kind_is_refused_with_the_known_ones():
