@@ -5,7 +5,7 @@
 
 Kubernetes: merge patches of one Node (the egress-assignable label, ``spec.unschedulable``),
 sent with ``dryRun=All`` in check mode. vCenter: the node's VM found through its
-``spec.providerID`` with the batched reads of ``_vsphere_network_io``, its vNIC on the egress
+``spec.providerID`` with the batched reads of ``clients/vcenter.py``, its vNIC on the egress
 port group identified by backing, then one ReconfigVM_Task (connected true/false) or a power
 task. Private module_util: no API promise outside this collection.
 """

@@ -5,7 +5,7 @@
 
 DOMAIN.md sections 1, 5 and 6 are the list of what is checked. Nothing here does I/O: the
 `preflight` module reads everything once into a snapshot (a plain dict, shape below) and
-`run_checks` turns it into findings from the catalogue (`_catalogue.py`). Where another
+`run_checks` turns it into findings from the catalogue (`core/catalogue.py`). Where another
 module_util already owns a rule (address plan, Machine API, VM NICs, node network), the check
 calls it, so preflight and the step that writes report the same finding ids.
 

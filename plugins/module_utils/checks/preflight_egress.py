@@ -113,7 +113,7 @@ def _primary_and_host_subnets(ctx):
 
 
 def check_address_plan(ctx):
-    """The address plan's own validation (`_address_plan.py`): cidr, gateway, range (both families of a dual-stack
+    """The address plan's own validation (`plan/address_plan.py`): cidr, gateway, range (both families of a dual-stack
     network), host subnet overlaps; in plan mode also the node step's allocation for the selected nodes."""
     if not ctx.network_config.get('cidr'):
         return []
@@ -142,7 +142,7 @@ def _node_address_plan(ctx, networks):
 
 
 def check_variables(ctx):
-    """The variables file against the public schema (`_variables_schema.py`): unknown keys, types, bounds.
+    """The variables file against the public schema (`variables_schema.py`): unknown keys, types, bounds.
     config['variables'] holds the egressip_* variables as the role passes them; absent for module options."""
     if ctx.config.get('variables') is None:
         return []
@@ -158,7 +158,7 @@ def check_variables(ctx):
 
 
 def check_bounds(ctx):
-    """Bounds and formats of the public schema (`_variables_schema.py`) for values given as module options."""
+    """Bounds and formats of the public schema (`variables_schema.py`) for values given as module options."""
     values = (('egressip_network.route_metric', ctx.network_config.get('route_metric')),
               ('egressip_vsphere.portgroup.name', ctx.portgroup_config.get('name')),
               ('egressip_vsphere.portgroup.vlan_id', ctx.portgroup_config.get('vlan_id')))
@@ -349,7 +349,7 @@ def check_primary_egressips(ctx):
 # --- EgressIP plan validation (owned by the EgressIP step) -------------------------------------
 
 def check_egressip_plan(ctx):
-    """The EgressIP step's own validation (`_egressip_validation.py`): shape, each IP inside the cidr and
+    """The EgressIP step's own validation (`egressip_validation.py`): shape, each IP inside the cidr and
     not reserved, not in the node address range, not a node address, not claimed by another object, no
     duplicates. Capacity is checked here instead (plan mode counts the nodes about to be labelled)."""
     if not ctx.objects:

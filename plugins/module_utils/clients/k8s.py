@@ -6,7 +6,7 @@
 
 Connection options and environment variables are those of kubernetes.core, so the same AAP
 credential, kubeconfig and ``module_defaults`` serve both collections. The kubeconfig is read by
-``_kubeconfig`` (kubectl's rules); the kubernetes library is imported only for a kubeconfig user with a
+``kubeconfig.py`` (kubectl's rules); the kubernetes library is imported only for a kubeconfig user with a
 credential plugin. Private module_util: no API promise outside this collection.
 """
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the ocp.egressip collection
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Taking the cluster lock (the Lease of _lease.py): the wait loop and release the cluster_lock module uses, and
+"""Taking the cluster lock (the Lease of lease.py): the wait loop and release the cluster_lock module uses, and
 ModuleLock, the one behaviour every writing module shares when it is called directly.
 
 A writing module holds the Lease from before its first read-for-writing to after its last write, unless the run that

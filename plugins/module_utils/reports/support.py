@@ -4,7 +4,7 @@
 """The support report: one JSON document and one Markdown page to attach to a support case.
 
 Pure code: no I/O, no clock. ``build(snapshot, findings, ...)`` turns the preflight snapshot
-(`_preflight_snapshot`, with the requested configuration under ``config``), the findings (preflight
+(`snapshot/cluster.py`, with the requested configuration under ``config``), the findings (preflight
 in audit mode, plus any verify findings), and optionally the ``egressip_plan`` result into a
 JSON-serialisable report of kind ``support``: the verdict in one line, versions, the configuration,
 every finding with its remedy, the current placement, the what-if summary, the primary-network
