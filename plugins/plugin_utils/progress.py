@@ -21,6 +21,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import abc
 import math
 import os
 import tempfile
@@ -93,8 +94,9 @@ class ModuleAction(ActionBase):
                 self._remove_tmp_path(self._connection._shell.tmpdir)   # as Ansible's own action for modules does
         return result
 
+    @abc.abstractmethod
     def _run_module(self, task_vars, wrap_async):
-        raise NotImplementedError
+        """The module's result: NotingAction runs it once, WaitingAction in tries."""
 
     def _once(self, args, task_vars, wrap_async=False):
         return self._execute_module(module_name=self._task.resolved_action, module_args=args, task_vars=task_vars,
