@@ -3,12 +3,14 @@
 Follows kubernetes/kubernetes pkg/apis/batch/v1/defaults.go `SetDefaults_CronJob` (and the PodSpec and Container
 defaults of pkg/apis/core/v1/defaults.go inside the job template), pkg/apis/batch/validation/validation.go
 `ValidateCronJobCreate` / `ValidateCronJobUpdate` (`validateCronJobSpec`, `validateScheduleFormat`,
-`ValidateJobTemplateSpec`: a job's pods restart `OnFailure` or `Never`) and the schedule syntax of robfig/cron/v3
+`ValidateJobTemplateSpec`: a job's pods restart `OnFailure` or `Never`; `ValidateResourceRequirements`; the containers'
+quantities in canonical form, quantity.py) and the schedule syntax of robfig/cron/v3
 `ParseStandard` (five fields or a descriptor). No controller runs: the twin creates no Jobs from a CronJob.
 """
 
 import re
 
+from . import quantity
 from .errors import FieldError
 
 # a Job's name is the CronJob's plus 11 characters (-<minutes since epoch>); the Job name must stay a label value
@@ -88,6 +90,7 @@ def default_cronjob(cronjob):
         container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
         container.setdefault("terminationMessagePath", "/dev/termination-log")
         container.setdefault("terminationMessagePolicy", "File")
+    quantity.canonical_containers(pod, "CronJob")
 
 
 def _non_negative(spec, key, path):
@@ -106,6 +109,7 @@ def _pod_errors(pod, path):
             errors.append(FieldError(where + ".name", "required"))
         if not container.get("image"):
             errors.append(FieldError(where + ".image", "required"))
+    errors.extend(quantity.resource_errors(pod, path))
     restart = pod.get("restartPolicy")
     if restart not in JOB_RESTART_POLICIES:
         errors.append(FieldError(path + ".restartPolicy", "required" if not restart else "unsupported",

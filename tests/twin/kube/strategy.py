@@ -9,6 +9,7 @@ import copy
 
 from . import batch
 from . import lease
+from .quantity import canonical_containers
 from . import schema as crschema
 from .errors import FieldError, bad_request, unconditional_update
 from .validation import event_errors, metadata_errors, pod_errors, pod_update_errors
@@ -49,6 +50,7 @@ def _default_pod(pod):
         container.setdefault("terminationMessagePath", "/dev/termination-log")
         container.setdefault("terminationMessagePolicy", "File")
         container.setdefault("resources", {})
+    canonical_containers(spec, "Pod")
     spec.setdefault("tolerations", [
         {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
         {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},

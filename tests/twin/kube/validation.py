@@ -8,6 +8,7 @@ built-in OpenAPI schemas.
 import re
 
 from .errors import FieldError
+from .quantity import resource_errors
 
 DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_SUBDOMAIN = DNS1123_LABEL + r"(\." + DNS1123_LABEL + r")*"
@@ -84,7 +85,7 @@ def pod_errors(pod):
             errors.append(FieldError(path + ".name", "invalid", LABEL_MSG, container["name"]))
         if not container.get("image"):
             errors.append(FieldError(path + ".image", "required"))
-    return errors
+    return errors + resource_errors(spec, "spec")
 
 
 def _qualified_name(value):

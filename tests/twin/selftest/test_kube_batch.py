@@ -66,6 +66,41 @@ def test_a_cronjob_name_over_52_characters_is_refused(batch):
     assert status == 422 and 'no more than 52 characters' in body['message'], body
 
 
+RESOURCES = ('spec', 'jobTemplate', 'spec', 'template', 'spec', 'containers', 0, 'resources')
+
+
+def test_container_quantities_are_stored_in_canonical_form(batch, core):
+    """resource.Quantity decoded and encoded again (CanonicalizeBytes): the object read back is not what was written."""
+    written = {'requests': {'cpu': '0.5', 'memory': '0.75Gi'}, 'limits': {'cpu': '2000m', 'memory': '1024Mi', 'ephemeral-storage': '2000'}}
+    batch.create_namespaced_cron_job('jobs', _with(RESOURCES, written, name='sized'))
+    stored = batch.read_namespaced_cron_job('sized', 'jobs').to_dict()
+    container = stored['spec']['job_template']['spec']['template']['spec']['containers'][0]
+    assert container['resources'] == {'requests': {'cpu': '500m', 'memory': '768Mi'},
+                                      'limits': {'cpu': '2', 'memory': '1Gi', 'ephemeral-storage': '2k'}, 'claims': None}
+    batch.patch_namespaced_cron_job('sized', 'jobs', {'spec': {'jobTemplate': {'spec': {'template': {'spec': {'containers': [
+        {'name': 'guard', 'image': 'registry.example.com/ee:1.0', 'resources': {'limits': {'memory': '1.5Gi'}}}]}}}}}})
+    patched = batch.read_namespaced_cron_job('sized', 'jobs').spec.job_template.spec.template.spec.containers[0].resources
+    assert patched.limits == {'memory': '1536Mi'} and not patched.requests, 'an update too'
+    pod = {'metadata': {'name': 'sized'}, 'spec': {'containers': [{'name': 'c', 'image': 'busybox:1', 'resources': {
+        'requests': {'cpu': '1000m'}}}]}}
+    core.create_namespaced_pod('jobs', pod)
+    assert core.read_namespaced_pod('sized', 'jobs').spec.containers[0].resources.requests == {'cpu': '1'}
+
+
+def test_a_quantity_above_its_limit_is_422_and_no_quantity_400(batch, core):
+    over = {'requests': {'memory': '1Gi'}, 'limits': {'memory': '512Mi'}}
+    status, body = failure(batch.create_namespaced_cron_job, 'jobs', _with(RESOURCES, over))
+    assert status == 422, body
+    assert body['details']['causes'] == [{'reason': 'FieldValueInvalid', 'field': 'spec.jobTemplate.spec.template.spec.containers[0].resources.requests',
+                                          'message': 'Invalid value: "1Gi": must be less than or equal to memory limit of 512Mi'}]
+    status, body = failure(batch.create_namespaced_cron_job, 'jobs', _with(RESOURCES, {'limits': {'memory': '1Gb'}}))
+    assert status == 400 and body['message'] == ('CronJob in version "v1" cannot be handled as a CronJob: quantities must match the '
+                                                 "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"), body
+    pod = {'metadata': {'name': 'greedy'}, 'spec': {'containers': [{'name': 'c', 'image': 'busybox:1', 'resources': over}]}}
+    status, body = failure(core.create_namespaced_pod, 'jobs', pod)
+    assert status == 422 and body['details']['causes'][0]['field'] == 'spec.containers[0].resources.requests', body
+
+
 def test_schedules_robfig_cron_accepts():
     for schedule in ('*/5 * * * *', '0 6 * * MON-FRI', '@daily', '@every 90s', '0,30 1-3 1 JAN *'):
         assert schedule_problem(schedule) is None, schedule
