@@ -47,7 +47,7 @@ options:
         M(ocp.egressip.egressip_render)) - C(image) (required with O(state=present)), C(namespace) (default
         C(ocp-egressip-guard)), C(schedule), C(image_pull_secret), C(vcenter_secret), C(starting_deadline_seconds),
         C(active_deadline_seconds), C(successful_jobs_history_limit), C(failed_jobs_history_limit), C(alerts),
-        C(platform_monitoring). C(enabled) is ignored here (the calling role decides).
+        C(platform_monitoring), C(resources). C(enabled) is ignored here (the calling role decides).
     type: dict
     default: {}
   guard_variables:

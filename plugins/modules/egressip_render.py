@@ -112,7 +112,9 @@ options:
         C(VMWARE_USER), C(VMWARE_PASSWORD) that the user creates; default C(egressip-guard-vcenter), optional),
         C(starting_deadline_seconds) (50), C(active_deadline_seconds) (300), C(successful_jobs_history_limit) (1),
         C(failed_jobs_history_limit) (3), C(alerts) (true), C(platform_monitoring) (true - labels the namespace
-        C(openshift.io/cluster-monitoring=true) so that the platform Prometheus evaluates the alerts).
+        C(openshift.io/cluster-monitoring=true) so that the platform Prometheus evaluates the alerts), C(resources) (the
+        container's C(requests) and C(limits), each a map of resource name to quantity; by default requests of 100m CPU
+        and 256Mi memory and a 512Mi memory limit, replaced whole when given).
     type: dict
     default: {}
   guard_variables:

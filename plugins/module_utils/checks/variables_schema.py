@@ -242,7 +242,9 @@ SCHEMA = {
         enabled=_bool(), namespace=_str(), schedule=_str(example='* * * * *'), image=_str(), image_pull_secret=_str(),
         vcenter_secret=_str(), starting_deadline_seconds=_int(1, example=50), active_deadline_seconds=_int(1, example=300),
         successful_jobs_history_limit=_int(0, example=1), failed_jobs_history_limit=_int(0, example=3), alerts=_bool(),
-        platform_monitoring=_bool())),
+        platform_monitoring=_bool(),
+        # the quantities are checked where the CronJob is planned (plan/guard_manifests.py resource_problems)
+        resources=_dict(requests=Field('map', element=Field('raw')), limits=Field('map', element=Field('raw'))))),
 }
 
 

@@ -17,6 +17,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
+from decimal import ROUND_UP, Decimal
+
 from ansible_collections.ocp.egressip.plugins.module_utils.core.names import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.ocp.egressip.plugins.module_utils.core.catalogue import catalogue_finding
 
@@ -35,7 +38,15 @@ DEFAULTS = {
     'namespace': 'ocp-egressip-guard', 'schedule': '* * * * *', 'image': '', 'image_pull_secret': '',
     'vcenter_secret': 'egressip-guard-vcenter', 'starting_deadline_seconds': 50, 'active_deadline_seconds': 300,
     'alerts': True, 'platform_monitoring': True, 'failed_jobs_history_limit': 3, 'successful_jobs_history_limit': 1,
+    # a round at 500 nodes peaks at about 160 MiB on the twin (docs/guard.md#resources); given, it replaces this whole
+    'resources': {'requests': {'cpu': '100m', 'memory': '256Mi'}, 'limits': {'memory': '512Mi'}},
 }
+# a Kubernetes resource quantity (k8s.io/apimachinery resource.Quantity): a number, then a binary or decimal SI suffix or
+# an exponent
+QUANTITY = re.compile(r'^\+?(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$')
+BINARY_SI = ('', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei')
+DECIMAL_SI = {-9: 'n', -6: 'u', -3: 'm', 0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T', 15: 'P', 18: 'E'}
+RESOURCE_KEYS = ('requests', 'limits')
 # Variables of the public file the guard round reads; connection variables and credentials never go in the ConfigMap.
 GUARD_VARIABLES = ('egressip_acknowledge_unsupported', 'egressip_network', 'egressip_vsphere', 'egressip_nodes',
                    'egressip_objects', 'egressip_verify')
@@ -112,7 +123,8 @@ def cronjob(config):
                 {'name': 'ANSIBLE_LOCAL_TEMP', 'value': '/tmp/.ansible-local'}],
         'volumeMounts': [{'name': 'variables', 'mountPath': VARIABLES_DIR, 'readOnly': True}],
         'securityContext': {'allowPrivilegeEscalation': False, 'capabilities': {'drop': ['ALL']}, 'runAsNonRoot': True},
-        'resources': {'requests': {'cpu': '100m', 'memory': '256Mi'}, 'limits': {'memory': '512Mi'}},
+        'resources': dict((key, dict((name, canonical_quantity(value)) for name, value in config['resources'][key].items()))
+                          for key in RESOURCE_KEYS if config['resources'].get(key)),
     }
     if config['vcenter_secret']:
         # VMWARE_HOST, VMWARE_USER, VMWARE_PASSWORD (and VMWARE_VALIDATE_CERTS); without the Secret the vCenter checks are skipped
@@ -206,6 +218,77 @@ def input_problems(in_cluster):
                 raise ValueError()
         except (TypeError, ValueError):
             problems.append((key, config[key], 'is not a whole number of at least %d' % (1 if 'seconds' in key else 0), 'give a number.'))
+    return problems + resource_problems(config['resources'])
+
+
+def _parsed_quantity(value):
+    """(the number as a Decimal, its format: 'binary', 'decimal' or 'exponent') of a Kubernetes quantity, else None."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    match = QUANTITY.match(str(value).strip())
+    if not match:
+        return None
+    number, suffix = Decimal(match.group(1)), match.group(2) or ''
+    powers = dict((text, power) for power, text in DECIMAL_SI.items())
+    if suffix in powers:
+        number, form = number.scaleb(powers[suffix]), 'decimal'
+    elif suffix in BINARY_SI:
+        number, form = number * 1024 ** BINARY_SI.index(suffix), 'binary'
+    else:
+        number, form = number.scaleb(int(suffix[1:])), 'exponent'
+    # the API server keeps nine decimal places, rounding up; a fraction of a byte is no binary amount
+    number = number.quantize(Decimal('1e-9'), rounding=ROUND_UP) if number.as_tuple().exponent < -9 else number
+    return number, ('decimal' if form == 'binary' and number < 1 else form)
+
+
+def quantity(value):
+    """The number a Kubernetes quantity stands for (a Decimal), or None when `value` is not one (a bool, a negative, text)."""
+    parsed = _parsed_quantity(value)
+    return parsed and parsed[0]
+
+
+def canonical_quantity(value):
+    """A quantity as the API server stores it (resource.Quantity's canonical form: 0.5 is 500m, 1.5Gi is 1536Mi, 2000 is
+    2k), so that what the collection writes reads back the same and a rerun finds nothing to change."""
+    number, form = _parsed_quantity(value)
+    if number == 0:
+        return '0'
+    if form == 'binary' and number >= 1024 and number == number.to_integral_value():
+        number, power = int(number), 0
+        while number % 1024 == 0 and power < len(BINARY_SI) - 1:
+            number, power = number // 1024, power + 1
+        return '%d%s' % (number, BINARY_SI[power])
+    sign, digits, exponent = number.normalize().as_tuple()
+    mantissa = int(''.join(str(digit) for digit in digits) or '0')
+    while exponent % 3:
+        mantissa, exponent = mantissa * 10, exponent - 1
+    if form == 'exponent':
+        return '%d%s' % (mantissa, 'e%d' % exponent if exponent else '')
+    return '%d%s' % (mantissa, DECIMAL_SI.get(exponent, 'e%d' % exponent))
+
+
+def resource_problems(resources):
+    """(key, value, problem, fix) for the container resources of the CronJob: requests and limits, each a map of resource
+    name to quantity, no request above its limit (the API server refuses such a CronJob: 422)."""
+    fix = 'write it as a container\'s resources, e.g. {requests: {cpu: 100m, memory: 256Mi}, limits: {memory: 512Mi}}.'
+    if not isinstance(resources, dict) or any(key not in RESOURCE_KEYS for key in resources):
+        return [('resources', resources, 'is not a map of requests and limits', fix)]
+    problems = []
+    for key in RESOURCE_KEYS:
+        given = resources.get(key) or {}
+        if not isinstance(given, dict):
+            problems.append(('resources.%s' % key, given, 'is not a map of resource name to quantity', fix))
+            continue
+        problems += [('resources.%s.%s' % (key, name), value, 'is not a Kubernetes quantity',
+                      'give a number with an optional suffix, e.g. 250m (CPU) or 512Mi (memory).')
+                     for name, value in sorted(given.items()) if quantity(value) is None]
+    requests, limits = resources.get('requests') or {}, resources.get('limits') or {}
+    if isinstance(requests, dict) and isinstance(limits, dict):
+        for name in sorted(set(requests) & set(limits)):
+            wanted, most = quantity(requests[name]), quantity(limits[name])
+            if wanted is not None and most is not None and wanted > most:
+                problems.append(('resources.requests.%s' % name, requests[name], 'is above its limit %s' % limits[name],
+                                 'request at most the limit (the API server refuses the CronJob otherwise).'))
     return problems
 
 

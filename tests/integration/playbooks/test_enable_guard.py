@@ -1,5 +1,6 @@
 """playbooks/enable.yml and disable.yml with the in-cluster guard (egressip_guard.in_cluster.enabled): a missing image
-refused before the first write, enable applies the CronJob and the rest (the summary counts them), a rerun changes
+and resources a request above its limit refused before the first write, enable applies the CronJob (with the resources
+given) and the rest (the summary counts them), a rerun changes
 nothing, a hand-made object of a guard name stops the run before its first write, check mode of disable writes
 nothing, and disable removes the guard's objects."""
 
@@ -11,7 +12,9 @@ pytestmark = pytest.mark.slow
 
 VARIABLES = '@examples/twin-cluster.yml'
 IMAGE = 'registry.example.com/platform/ocp-egressip-ee:1.0'
-GUARD = {'egressip_guard': {'in_cluster': {'enabled': True, 'image': IMAGE}}}
+# written as a person might; the API server stores 200m, 768Mi, 1 and 768Mi, and a rerun must find them equal
+RESOURCES = {'requests': {'cpu': 0.2, 'memory': '0.75Gi'}, 'limits': {'cpu': 1, 'memory': '768Mi'}}
+GUARD = {'egressip_guard': {'in_cluster': {'enabled': True, 'image': IMAGE, 'resources': RESOURCES}}}
 NAMESPACE = 'ocp-egressip-guard'
 PROBES = ('pods', 'namespaces', 'leases.coordination.k8s.io', 'selfsubjectaccessreviews.authorization.k8s.io')
 CONFIRMED = {'disable_delete_assigned_egressips': True}
@@ -35,9 +38,11 @@ def _guard_objects(twin):
 def test_a_guard_without_image_stops_enable_before_any_write(twin, run_playbook):
     twin.reset_kube_requests()
     twin.reset_vcsim_requests()
-    run = run_playbook('playbooks/enable.yml', [VARIABLES, {'egressip_guard': {'in_cluster': {'enabled': True}}}])
+    over = {'requests': {'memory': '1Gi'}, 'limits': {'memory': '512Mi'}}
+    run = run_playbook('playbooks/enable.yml', [VARIABLES, {'egressip_guard': {'in_cluster': {'enabled': True, 'resources': over}}}])
     assert run.rc != 0, run
     assert 'guard_input_invalid' in run.stdout and 'egressip_guard.in_cluster.image' in run.stdout, run
+    assert "egressip_guard.in_cluster.resources.requests.memory '1Gi' is above its limit 512Mi" in run.stdout, run
     assert twin.kube_requests()['writes'] == 0 and not vcsim_writes(twin)
 
 
@@ -47,6 +52,7 @@ def test_enable_applies_the_in_cluster_guard(twin, run_playbook):
     cronjob = _batch(twin).read_namespaced_cron_job('egressip-guard', NAMESPACE)
     container = cronjob.spec.job_template.spec.template.spec.containers[0]
     assert container.image == IMAGE and container.command[:4] == ['ansible-playbook', '-i', 'localhost,', 'ocp.egressip.guard']
+    assert (container.resources.requests, container.resources.limits) == ({'cpu': '200m', 'memory': '768Mi'}, {'cpu': '1', 'memory': '768Mi'})
     assert cronjob.metadata.labels['egressip.ocp/managed-by'] == 'ocp.egressip'
     variables = twin.core_v1().read_namespaced_config_map('egressip-guard-variables', NAMESPACE).data['variables.yml']
     assert 'payments' in variables

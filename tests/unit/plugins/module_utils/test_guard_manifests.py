@@ -117,3 +117,52 @@ def test_wrong_options_are_named_with_the_value_and_the_fix():
     assert sorted(problems) == ['failed_jobs_history_limit', 'image', 'schedule', 'starting_deadline_seconds']
     assert problems['schedule'] == ('every minute', 'is not a cron schedule of five fields')
     assert gm.input_problems({'image': 'registry.example.com/ee:1'}) == []
+
+
+def test_the_cronjob_has_default_resources_and_given_ones_replace_them_whole():
+    def resources(manifests):
+        return by_kind(manifests)['CronJob'][0]['spec']['jobTemplate']['spec']['template']['spec']['containers'][0]['resources']
+    assert resources(build()) == {'requests': {'cpu': '100m', 'memory': '256Mi'}, 'limits': {'memory': '512Mi'}}
+    given = resources(build(resources={'requests': {'cpu': 0.2, 'memory': '0.75Gi'}, 'limits': {'cpu': 1, 'memory': '1024Mi'}}))
+    assert given == {'requests': {'cpu': '200m', 'memory': '768Mi'}, 'limits': {'cpu': '1', 'memory': '1Gi'}}, \
+        'YAML numbers as quantities, each as the API server stores it'
+    assert resources(build(resources={'limits': {'memory': '2Gi'}})) == {'limits': {'memory': '2Gi'}}, 'no default merged in'
+    models.V1CronJob.model_validate(by_kind(build(resources={'limits': {'memory': '2Gi'}}))['CronJob'][0])
+
+
+@pytest.mark.parametrize('text, number', [('100m', '0.1'), ('512Mi', 512 * 2 ** 20), ('1.5Gi', 1.5 * 2 ** 30), ('2', 2), (2, 2),
+                                          ('0.5', '0.5'), ('1e3', 1000), ('1k', 1000), ('+1M', 10 ** 6)])
+def test_kubernetes_quantities_are_read_as_numbers(text, number):
+    assert gm.quantity(text) == gm.Decimal(str(number))
+
+
+@pytest.mark.parametrize('given, stored', [
+    ('100m', '100m'), ('0.5', '500m'), (0.5, '500m'), ('1.5', '1500m'), ('1000m', '1'), (1, '1'), ('2000', '2k'), ('1500', '1500'),
+    ('0.0001', '100u'), ('0.1n', '1n'), ('512Mi', '512Mi'), ('1024Mi', '1Gi'), ('1000Mi', '1000Mi'), ('1.5Gi', '1536Mi'),
+    ('0.5Ki', '512'), ('1.1Ki', '1126400m'), ('1e3', '1e3'), ('1.5e3', '1500'), ('12e6', '12e6'), ('0', '0'), ('0Mi', '0'),
+    ('1E', '1E'), ('.5', '500m')])
+def test_quantities_are_written_in_the_api_servers_canonical_form(given, stored):
+    """resource.Quantity's CanonicalizeBytes (k8s.io/apimachinery): the form the API server stores and returns; written
+    otherwise, the CronJob would read back different and every run would patch it."""
+    assert gm.canonical_quantity(given) == stored
+
+
+@pytest.mark.parametrize('text', ['-1', '1Gb', 'lots', '', None, True, '1 Gi', [1]])
+def test_what_is_no_quantity_is_none(text):
+    assert gm.quantity(text) is None
+
+
+def test_wrong_resources_are_named_with_the_value_and_the_fix():
+    def problems(resources):
+        return [(key, value, problem) for key, value, problem, _fix in gm.input_problems({'image': 'x', 'resources': resources})]
+    assert problems({'requests': {'memory': '1Gi'}, 'limits': {'memory': '512Mi'}}) == [
+        ('resources.requests.memory', '1Gi', 'is above its limit 512Mi')], 'the API server would refuse the CronJob (422)'
+    assert problems({'requests': {'cpu': 'half'}}) == [('resources.requests.cpu', 'half', 'is not a Kubernetes quantity')]
+    assert problems({'request': {'cpu': '1'}}) == [('resources', {'request': {'cpu': '1'}}, 'is not a map of requests and limits')]
+    assert problems({'limits': ['512Mi']}) == [('resources.limits', ['512Mi'], 'is not a map of resource name to quantity')]
+    assert problems({'requests': {'memory': '512Mi'}, 'limits': {'memory': '0.5Gi'}}) == [], 'equal is fine, in other units too'
+    findings = gm.plan({'image': 'x', 'resources': {'limits': {'memory': '1Gb'}}}, VARIABLES, render.to_yaml,
+                       permissions.RULES['guard'], permissions.NAMESPACES)[1]
+    assert [item['message'] for item in findings] == [
+        "egressip_guard.in_cluster.resources.limits.memory '1Gb' is not a Kubernetes quantity: give a number with an optional "
+        "suffix, e.g. 250m (CPU) or 512Mi (memory)."]

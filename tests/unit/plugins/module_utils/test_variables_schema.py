@@ -180,3 +180,12 @@ def test_a_secret_is_never_shown_in_a_finding():
         finding = only(schema.validate(variables(**changes)))
         assert finding['id'] == 'variables_invalid', finding
         assert 'hunter2' not in finding['message'] + finding['remedy'] and schema.SECRET_SHOWN in finding['message']
+
+
+def test_the_guard_resources_are_requests_and_limits():
+    data = variables()
+    data['egressip_guard'] = {'in_cluster': {'resources': {'requests': {'cpu': '100m'}, 'limits': {'memory': '1Gi'}}}}
+    assert schema.validate(data) == []
+    data['egressip_guard']['in_cluster']['resources'] = {'limit': {'memory': '1Gi'}}
+    finding = only(schema.validate(data))
+    assert finding['id'] == 'variables_unknown_key' and 'did you mean limits?' in finding['message']
