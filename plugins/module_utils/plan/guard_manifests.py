@@ -258,7 +258,7 @@ def canonical_quantity(value):
         while number % 1024 == 0 and power < len(BINARY_SI) - 1:
             number, power = number // 1024, power + 1
         return '%d%s' % (number, BINARY_SI[power])
-    sign, digits, exponent = number.normalize().as_tuple()
+    _sign, digits, exponent = number.normalize().as_tuple()
     mantissa = int(''.join(str(digit) for digit in digits) or '0')
     while exponent % 3:
         mantissa, exponent = mantissa * 10, exponent - 1

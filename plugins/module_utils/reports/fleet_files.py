@@ -11,8 +11,9 @@ Layout under ``dest``::
 
 ``update(module, ...)`` stores the cluster's row, then under the lock removes the record directories of other runs (but
 those the caller says still run) and rewrites the report files whose text changed (texts that differ only in their time
-stamps are kept as they are, so the same input twice changes nothing). In check mode nothing is written, created or removed: the report is built from the
-records on disk and the new row, and compared. Private module_util: no API promise outside this collection.
+stamps are kept as they are, so the same input twice changes nothing). In check mode nothing is written, created or
+removed: the report is built from the records on disk and the new row, and compared. Private module_util: no API promise
+outside this collection.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -203,5 +204,5 @@ def _update(module, dest, run_id, cluster, row, clusters, formats, template, mod
             shutil.rmtree(os.path.join(dest, RECORDS, name), ignore_errors=True)
     report = _fleet.build(rows.values(), clusters)
     paths, changed, diffs = write_contents(module, dest, report, contents(report, formats, template), formats, template, mode)
-    return {'changed': changed, 'report': report, 'row': row, 'paths': paths, 'diffs': diffs, 'removed_runs': removed, 'kept_runs': kept,
-            'record': os.path.join(dest, RECORDS, run_id, cluster + '.json'), 'record_written': record_written}
+    return {'changed': changed, 'report': report, 'row': row, 'paths': paths, 'diffs': diffs, 'removed_runs': removed,
+            'kept_runs': kept, 'record': os.path.join(dest, RECORDS, run_id, cluster + '.json'), 'record_written': record_written}
