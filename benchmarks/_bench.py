@@ -50,7 +50,7 @@ def playbook_env(twin, peer_venv, extra=None):
     return {key: str(value) for key, value in env.items()}
 
 
-def _children_cpu():
+def children_cpu():
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -107,7 +107,7 @@ def run_playbook(twin, peer_venv, playbook, variables, log_path, timeout, env=No
     twin.reset_kube_requests()
     argv = [os.path.join(peer_venv, 'bin', 'ansible-playbook'), playbook, '-e', '@' + handle.name]
     load_before = loadavg()
-    cpu_before, twin_before = _children_cpu(), twin_cpu(twin)
+    cpu_before, twin_before = children_cpu(), twin_cpu(twin)
     started = time.monotonic()
     proc = subprocess.Popen(argv, env=playbook_env(twin, peer_venv, env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=REPO, start_new_session=True)
@@ -119,7 +119,7 @@ def run_playbook(twin, peer_venv, playbook, variables, log_path, timeout, env=No
         stdout, stderr = proc.communicate()
         returncode = 'timeout'
     seconds = time.monotonic() - started
-    cpu_client, cpu_twin = _children_cpu() - cpu_before, twin_cpu(twin) - twin_before
+    cpu_client, cpu_twin = children_cpu() - cpu_before, twin_cpu(twin) - twin_before
     os.unlink(handle.name)
     with open(log_path, 'w', encoding='utf-8') as log:
         log.write(stdout + '\n--- stderr ---\n' + stderr)

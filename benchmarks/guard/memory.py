@@ -1,18 +1,21 @@
 """Peak memory of a guard round (and of verify and enable) by cluster size, against the in-cluster CronJob's limit.
 
-    .venv/bin/python benchmarks/guard/memory.py --nodes 50 500 --output benchmarks/guard/memory.json
+    .venv/bin/python benchmarks/guard/memory.py --nodes 50 500 --pad-images 50 --output benchmarks/guard/memory.json
 
 For each size N, a fresh twin with N worker nodes (3 masters, 3 ESXi hosts), enabled once (the first apply), then a no-op
 enable, a guard round (`playbooks/guard.yml`, what the CronJob runs) and a verify, each as one ansible-playbook run. While
 a run lasts, the PSS (proportional set size: shared pages counted once over the processes sharing them) of every process
 of its tree - the controller, its forked worker, the module - is read from /proc/<pid>/smaps_rollup every 50 ms; the peak
 of their sum is what a container's memory limit meets, page cache left out. Sampling can miss a peak shorter than 50 ms.
+Each run also records its Kubernetes requests (by kind), vCenter calls and client CPU. With --pad-images N, every Node
+then gets N container images (real Nodes carry up to 50) and a guard round runs again: what larger objects cost.
 
 The twin's objects are smaller than a real cluster's (docs/guard.md#resources says by how much): the per-node growth
 measured here is a lower bound.
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -87,6 +90,9 @@ def measure(twin, playbook, log_path, timeout):
             '-e', '@' + variables]
     peak = {'kib': 0, 'processes': []}
     done = threading.Event()
+    twin.reset_kube_requests()
+    twin.reset_vcsim_requests()
+    cpu_before = _bench.children_cpu()
     with open(log_path, 'w', encoding='utf-8') as log:
         proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=_bench.REPO)
 
@@ -109,8 +115,22 @@ def measure(twin, playbook, log_path, timeout):
             returncode = 'timeout'
         done.set()
         sampler.join()
+    kube = _bench.kube_summary(twin.kube_requests())
     return {'rc': returncode, 'seconds': round(time.monotonic() - started, 1), 'peak_mib': round(peak['kib'] / 1024.0, 1),
-            'processes_at_peak': peak['processes']}
+            'processes_at_peak': peak['processes'], 'cpu_client': round(_bench.children_cpu() - cpu_before, 2),
+            'kube_requests': kube['total'], 'kube_by_kind': kube['by_kind'], 'vcenter_calls': _bench.vcenter_summary(twin.vcsim_requests())['total']}
+
+
+def pad_node_images(twin, count):
+    """Give every Node `count` container images in its status, as kubelet reports them (at most 50), each two names:
+    real Nodes carry them, the twin's do not."""
+    images = [{'names': ['quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:%064x' % (index * 7919),
+                         'quay.io/openshift-release-dev/ocp-v4.0-art-dev:%d' % index], 'sizeBytes': 500000000 + index}
+              for index in range(count)]
+    core = twin.core_v1()
+    for node in core.list_node().items:
+        core.patch_node_status(node.metadata.name, {'status': {'images': images}})
+    return len(json.dumps(images))
 
 
 def main(argv=None):
@@ -118,6 +138,8 @@ def main(argv=None):
     parser.add_argument('--nodes', type=int, nargs='+', default=[50, 500])
     parser.add_argument('--output', default=os.path.join(HERE, 'memory.json'))
     parser.add_argument('--timeout', type=int, default=900)
+    parser.add_argument('--pad-images', type=int, default=0, metavar='N',
+                        help='after the runs, give every Node N container images and run a guard round again')
     args = parser.parse_args(argv)
     log_dir = os.path.join(_bench.REPO, 'reports', 'bench-guard-memory-logs')
     data, binary = _bench.begin(args.output, log_dir)
@@ -128,10 +150,18 @@ def main(argv=None):
             runs = {}
             for label, playbook in PLAYBOOKS:
                 runs[label] = result = measure(twin, playbook, os.path.join(log_dir, '%s-%d.log' % (label.split()[0], size)), args.timeout)
-                print('%4d nodes  %-22s rc=%s %6.1f s  peak %6.1f MiB  %s' % (
-                    size, label, result['rc'], result['seconds'], result['peak_mib'],
+                print('%4d nodes  %-22s rc=%s %6.1f s  peak %6.1f MiB  %d requests, %d vCenter calls, %.1f s CPU  %s' % (
+                    size, label, result['rc'], result['seconds'], result['peak_mib'], result['kube_requests'],
+                    result['vcenter_calls'], result['cpu_client'],
                     ', '.join('%s %.1f' % (role, mib) for mib, role in result['processes_at_peak'])))
                 sys.stdout.flush()
+            if args.pad_images:
+                label = 'guard round, %d images per Node' % args.pad_images
+                padding = pad_node_images(twin, args.pad_images)
+                runs[label] = result = measure(twin, 'guard.yml', os.path.join(log_dir, 'guard-padded-%d.log' % size), args.timeout)
+                result['json_bytes_added_per_node'] = padding
+                print('%4d nodes  %-22s rc=%s %6.1f s  peak %6.1f MiB (+%d bytes of JSON per Node)' % (
+                    size, label, result['rc'], result['seconds'], result['peak_mib'], padding))
             data['results'][str(size)] = runs
         finally:
             _bench.stop_twin(twin)
