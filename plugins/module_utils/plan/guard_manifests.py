@@ -46,6 +46,7 @@ DEFAULTS = {
 QUANTITY = re.compile(r'^\+?(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$')
 BINARY_SI = ('', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei')
 DECIMAL_SI = {-9: 'n', -6: 'u', -3: 'm', 0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T', 15: 'P', 18: 'E'}
+DECIMAL_POWERS = dict((text, power) for power, text in DECIMAL_SI.items())
 RESOURCE_KEYS = ('requests', 'limits')
 # Variables of the public file the guard round reads; connection variables and credentials never go in the ConfigMap.
 GUARD_VARIABLES = ('egressip_acknowledge_unsupported', 'egressip_network', 'egressip_vsphere', 'egressip_nodes',
@@ -229,9 +230,8 @@ def _parsed_quantity(value):
     if not match:
         return None
     number, suffix = Decimal(match.group(1)), match.group(2) or ''
-    powers = dict((text, power) for power, text in DECIMAL_SI.items())
-    if suffix in powers:
-        number, form = number.scaleb(powers[suffix]), 'decimal'
+    if suffix in DECIMAL_POWERS:
+        number, form = number.scaleb(DECIMAL_POWERS[suffix]), 'decimal'
     elif suffix in BINARY_SI:
         number, form = number * 1024 ** BINARY_SI.index(suffix), 'binary'
     else:
